@@ -1,0 +1,230 @@
+//! Courses, their members and roster imports.
+
+use leptos::prelude::*;
+
+use crate::views::{CourseDetail, CourseSummary, RosterAppliedView, RosterPreviewView};
+
+#[server(endpoint = "list_courses")]
+pub async fn list_courses() -> Result<Vec<CourseSummary>, ServerFnError> {
+    use super::ssr::{from_core, require, services, Action, Caller};
+    use slicehub_core::auth::authorize;
+    let caller = require(Action::ListOwnCourses).await?;
+    let services = services()?;
+    let store = &services.store;
+    let Caller::User { id, .. } = &caller else {
+        return Ok(Vec::new());
+    };
+    let mine = store.courses_of_user(*id).await.map_err(from_core)?;
+    let courses: Vec<_> = if authorize(&caller, &Action::ListAllCourses).is_ok() {
+        store.list_courses().await.map_err(from_core)?
+    } else {
+        mine.iter().map(|(c, _)| c.clone()).collect()
+    };
+    let mut out = Vec::with_capacity(courses.len());
+    for course in courses {
+        let members = store.course_members(course.id).await.map_err(from_core)?;
+        let role = mine
+            .iter()
+            .find(|(c, _)| c.id == course.id)
+            .map(|(_, r)| r.as_str().to_string());
+        out.push(CourseSummary {
+            students: members
+                .iter()
+                .filter(|m| m.role.as_str() == "student")
+                .count(),
+            instructors: members
+                .iter()
+                .filter(|m| m.role.as_str() == "instructor")
+                .map(|m| m.user.display_name.clone())
+                .collect(),
+            code: course.code,
+            title: course.title,
+            role,
+        });
+    }
+    Ok(out)
+}
+
+#[server(endpoint = "add_course")]
+pub async fn add_course(code: String, title: String) -> Result<(), ServerFnError> {
+    use super::ssr::{actor, from_core, require, services, Action};
+    let caller = require(Action::CreateCourse).await?;
+    slicehub_core::courses::create_course(&services()?.store, &code, &title, &actor(&caller))
+        .await
+        .map_err(from_core)?;
+    Ok(())
+}
+
+#[server(endpoint = "open_course")]
+pub async fn open_course(code: String) -> Result<CourseDetail, ServerFnError> {
+    use super::ssr::{from_core, require, services, Action};
+    use crate::views::MemberRow;
+    use slicehub_core::auth::authorize;
+    let services = services()?;
+    let course = ssr::course(&services, &code).await?;
+    let caller = require(Action::ViewCourse(course.id)).await?;
+    let members = services
+        .store
+        .course_members(course.id)
+        .await
+        .map_err(from_core)?;
+    Ok(CourseDetail {
+        can_manage_roster: authorize(&caller, &Action::ManageRoster(course.id)).is_ok(),
+        can_assign_instructors: authorize(&caller, &Action::AssignInstructor(course.id)).is_ok(),
+        code: course.code,
+        title: course.title,
+        members: members
+            .into_iter()
+            .map(|m| MemberRow {
+                username: m.user.username,
+                display_name: m.user.display_name,
+                email: m.user.email.unwrap_or_default(),
+                role: m.role.as_str().to_string(),
+            })
+            .collect(),
+    })
+}
+
+#[server(endpoint = "make_instructor")]
+pub async fn make_instructor(code: String, username: String) -> Result<(), ServerFnError> {
+    use super::ssr::{actor, from_core, require, services, Action};
+    let services = services()?;
+    let course = ssr::course(&services, &code).await?;
+    let caller = require(Action::AssignInstructor(course.id)).await?;
+    let user = ssr::user(&services, &username).await?;
+    slicehub_core::courses::assign_instructor(&services.store, course.id, user.id, &actor(&caller))
+        .await
+        .map_err(from_core)
+}
+
+#[server(endpoint = "drop_student")]
+pub async fn drop_student(code: String, username: String) -> Result<(), ServerFnError> {
+    use super::ssr::{actor, from_core, require, services, Action};
+    let services = services()?;
+    let course = ssr::course(&services, &code).await?;
+    let caller = require(Action::ManageRoster(course.id)).await?;
+    let user = ssr::user(&services, &username).await?;
+    slicehub_core::courses::remove_student(&services.store, course.id, user.id, &actor(&caller))
+        .await
+        .map_err(from_core)
+}
+
+/// What importing the CSV file (its bytes, base64) would change; nothing is written.
+#[server(endpoint = "check_roster")]
+pub async fn check_roster(
+    code: String,
+    csv_base64: String,
+) -> Result<RosterPreviewView, ServerFnError> {
+    use super::ssr::{from_core, require, services, Action};
+    use crate::views::{RosterRowView, RowErrorView};
+    let services = services()?;
+    let course = ssr::course(&services, &code).await?;
+    require(Action::ManageRoster(course.id)).await?;
+    let bytes = ssr::decode(&csv_base64)?;
+    let preview = slicehub_core::courses::preview_roster(&services.store, course.id, &bytes)
+        .await
+        .map_err(from_core)?;
+    Ok(RosterPreviewView {
+        rows: preview
+            .rows
+            .into_iter()
+            .map(|r| RosterRowView {
+                line: r.line,
+                username: r.username,
+                display_name: r.display_name,
+                email: r.email.unwrap_or_default(),
+                action: format!("{:?}", r.action).to_lowercase(),
+            })
+            .collect(),
+        errors: preview
+            .errors
+            .into_iter()
+            .map(|e| RowErrorView {
+                line: e.line,
+                message: e.message,
+            })
+            .collect(),
+    })
+}
+
+/// Applies the CSV file, all or nothing; new accounts' one-time passwords come back once.
+#[server(endpoint = "import_roster")]
+pub async fn import_roster(
+    code: String,
+    csv_base64: String,
+) -> Result<RosterAppliedView, ServerFnError> {
+    use super::ssr::{actor, from_core, require, services, Action};
+    use slicehub_core::courses::{apply_roster, one_time_passwords_csv};
+    let services = services()?;
+    let course = ssr::course(&services, &code).await?;
+    let caller = require(Action::ManageRoster(course.id)).await?;
+    let bytes = ssr::decode(&csv_base64)?;
+    let applied = apply_roster(
+        &services.store,
+        services.auth.hasher(),
+        course.id,
+        &bytes,
+        &actor(&caller),
+    )
+    .await
+    .map_err(from_core)?;
+    Ok(RosterAppliedView {
+        created: applied.created,
+        enrolled: applied.enrolled,
+        updated: applied.updated,
+        unchanged: applied.unchanged,
+        passwords_csv: (!applied.one_time_passwords.is_empty())
+            .then(|| one_time_passwords_csv(&applied)),
+    })
+}
+
+#[cfg(feature = "ssr")]
+mod ssr {
+    use http::StatusCode;
+    use leptos::prelude::ServerFnError;
+    use slicehub_core::store::{Course, User};
+    use slicehub_core::Services;
+
+    use crate::api::ssr::{fail, from_core, require, Action};
+
+    /// The course with this code. Unknown codes answer 404 only to signed-in callers.
+    pub async fn course(services: &Services, code: &str) -> Result<Course, ServerFnError> {
+        match services
+            .store
+            .course_by_code(code)
+            .await
+            .map_err(from_core)?
+        {
+            Some(course) => Ok(course),
+            None => {
+                require(Action::ListOwnCourses).await?;
+                Err(fail(
+                    StatusCode::NOT_FOUND,
+                    format!("There is no course {code}."),
+                ))
+            }
+        }
+    }
+
+    pub async fn user(services: &Services, username: &str) -> Result<User, ServerFnError> {
+        let name = username.trim().to_lowercase();
+        services
+            .store
+            .user_by_username(&name)
+            .await
+            .map_err(from_core)?
+            .ok_or_else(|| fail(StatusCode::NOT_FOUND, format!("There is no user {name}.")))
+    }
+
+    pub fn decode(text: &str) -> Result<Vec<u8>, ServerFnError> {
+        use base64::Engine;
+        base64::engine::general_purpose::STANDARD
+            .decode(text.trim())
+            .map_err(|_| {
+                fail(
+                    StatusCode::BAD_REQUEST,
+                    "The file did not arrive intact; choose it again.",
+                )
+            })
+    }
+}

@@ -1,0 +1,113 @@
+//! The instance's health and its GPUs.
+
+use leptos::prelude::*;
+
+use crate::views::{GpuBoard, InstanceStatus};
+
+/// The instance's health and GPUs, looked at now.
+#[server(endpoint = "check_instance")]
+pub async fn check_instance() -> Result<InstanceStatus, ServerFnError> {
+    use crate::views::ComponentView;
+    use slicehub_core::health;
+
+    use super::ssr::{request_auth, Action};
+    use slicehub_core::auth::authorize;
+
+    let services = super::ssr::services()?;
+    let mut report = health::check(&services).await;
+    // Where the database lives is for administrators; everyone sees whether it works.
+    let admin = authorize(&request_auth().await?.caller, &Action::ViewStatus).is_ok();
+    if !admin && report.database.ok {
+        report.database.summary = services.store.kind().label().to_string();
+    }
+    let component = |name: &str, c: &health::ComponentHealth| ComponentView {
+        name: name.to_string(),
+        ok: c.ok,
+        summary: c.summary.clone(),
+    };
+    Ok(InstanceStatus {
+        status: report.status.to_string(),
+        components: vec![
+            component("Database", &report.database),
+            component("Docker engine", &report.docker),
+            component("GPUs", &report.gpu),
+        ],
+        board: board::board(&services).await?,
+        viewer_is_admin: admin,
+        checked_at: super::ssr::clock(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+    })
+}
+
+/// Every GPU with the MIG instances placed on it.
+#[server(endpoint = "read_gpus")]
+pub async fn read_gpus() -> Result<GpuBoard, ServerFnError> {
+    use super::ssr::{require, Action};
+    require(Action::ViewGpus).await?;
+    let services = super::ssr::services()?;
+    Ok(board::board(&services).await?)
+}
+
+#[cfg(feature = "ssr")]
+mod board {
+    use leptos::prelude::*;
+    use slicehub_core::fleet::{self, GpuSnapshot};
+    use slicehub_core::gpu::{BackendKind, MigMode};
+    use slicehub_core::Services;
+
+    use crate::views::{GpuBoard, GpuLayoutView, GpuView, InstanceView};
+
+    pub async fn board(services: &Services) -> Result<GpuBoard, ServerFnError> {
+        let snapshots = fleet::snapshot(services)
+            .await
+            .map_err(super::super::ssr::from_core)?;
+        Ok(GpuBoard {
+            simulated: services.gpus.kind() == BackendKind::Simulated,
+            backend: services.gpus.describe(),
+            gpus: snapshots.into_iter().map(layout_view).collect(),
+            refreshed_at: super::super::ssr::clock(),
+        })
+    }
+
+    fn gib(mib: u64) -> String {
+        format!("{:.0} GB", mib as f64 / 1024.0)
+    }
+
+    fn layout_view(s: GpuSnapshot) -> GpuLayoutView {
+        let instances = s
+            .instances
+            .iter()
+            .map(|placed| {
+                let i = &placed.instance;
+                InstanceView {
+                    profile: i.profile_name.clone(),
+                    start: i.placement.start,
+                    size: placed.memory_slices,
+                    // Sessions arrive with the launch issue; until then no instance is held.
+                    holder: None,
+                    mig_uuid: i.mig_uuid.clone(),
+                    memory_used: i.memory_used_mib.map(|m| format!("{m} MiB")),
+                }
+            })
+            .collect();
+        GpuLayoutView {
+            gpu: GpuView {
+                index: s.info.index,
+                name: s.info.name.clone(),
+                uuid: s.info.uuid.clone(),
+                memory: gib(s.info.memory_mib),
+                mig: match s.info.mig_mode {
+                    MigMode::Enabled => "MIG enabled",
+                    MigMode::Disabled => "MIG disabled",
+                    MigMode::Unsupported => "no MIG",
+                }
+                .to_string(),
+            },
+            mode: s.mode.label(),
+            instances,
+            free: format!("{} of 8 memory slices", s.free_slices),
+            placeable: s.placeable.clone(),
+            error: s.error.clone(),
+        }
+    }
+}

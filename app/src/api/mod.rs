@@ -1,0 +1,18 @@
+//! Server functions: check the caller, call core, map the answer to a view type.
+
+pub mod admin;
+pub mod auth;
+pub mod courses;
+pub mod instance;
+#[cfg(feature = "ssr")]
+pub mod ssr;
+
+use leptos::prelude::ServerFnError;
+
+/// The words of a server function's error, without the framework's prefix.
+pub fn message(error: &ServerFnError) -> String {
+    match error {
+        ServerFnError::ServerError(text) => text.clone(),
+        other => other.to_string(),
+    }
+}

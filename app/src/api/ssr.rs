@@ -1,0 +1,117 @@
+//! What every server function shares on the server: the services, the caller, the one
+//! authorization guard, and turning core errors into answers with the right HTTP status.
+
+use http::StatusCode;
+use leptos::prelude::*;
+use leptos_axum::ResponseOptions;
+use slicehub_core::{CoreError, Services};
+
+pub fn services() -> Result<Services, ServerFnError> {
+    use_context::<Services>().ok_or_else(|| ServerFnError::new("portal services missing"))
+}
+
+pub fn clock() -> String {
+    let now = time::OffsetDateTime::now_utc();
+    format!(
+        "{:02}:{:02}:{:02} UTC",
+        now.hour(),
+        now.minute(),
+        now.second()
+    )
+}
+
+/// An error answer with `status` and a message meant for the person who clicked.
+pub fn fail(status: StatusCode, message: impl Into<String>) -> ServerFnError {
+    if let Some(response) = use_context::<ResponseOptions>() {
+        response.set_status(status);
+    }
+    ServerFnError::ServerError(message.into())
+}
+
+/// Core's error as an answer: bad input 400, missing 404, conflicts 409, anything the
+/// operator must fix 503. The words are core's, which never include secrets.
+pub fn from_core(e: CoreError) -> ServerFnError {
+    let status = match &e {
+        CoreError::InvalidRequest(_) | CoreError::Config(_) => StatusCode::BAD_REQUEST,
+        CoreError::NotFound(_) => StatusCode::NOT_FOUND,
+        CoreError::InsufficientResources(_) | CoreError::Conflict(_) => StatusCode::CONFLICT,
+        CoreError::Auth(_) => StatusCode::UNAUTHORIZED,
+        CoreError::NoPermission(_) => StatusCode::FORBIDDEN,
+        _ => StatusCode::SERVICE_UNAVAILABLE,
+    };
+    let text = match e {
+        CoreError::InvalidRequest(m)
+        | CoreError::NotFound(m)
+        | CoreError::InsufficientResources(m)
+        | CoreError::Conflict(m)
+        | CoreError::Auth(m)
+        | CoreError::NoPermission(m) => m,
+        other => other.to_string(),
+    };
+    fail(status, text)
+}
+
+pub use slicehub_core::auth::{Action, Caller};
+
+/// The session cookie's name. Its value is a random token; the database keeps its SHA-256.
+pub const SESSION_COOKIE: &str = "slicehub_session";
+
+/// Who sent this request, resolved once by the server's session middleware.
+#[derive(Debug, Clone)]
+pub struct RequestAuth {
+    pub caller: Caller,
+    /// The session token from the cookie, when there was one.
+    pub token: Option<String>,
+    pub address: std::net::IpAddr,
+    /// Whether cookies get the `Secure` attribute (the portal is served over HTTPS).
+    pub secure_cookies: bool,
+}
+
+pub async fn request_auth() -> Result<RequestAuth, ServerFnError> {
+    let axum::Extension(auth) = leptos_axum::extract::<axum::Extension<RequestAuth>>()
+        .await
+        .map_err(|_| ServerFnError::new("the session middleware did not run"))?;
+    Ok(auth)
+}
+
+/// The caller, if the one guard lets them do `action`; else 401/403 with its reason.
+pub async fn require(action: Action) -> Result<Caller, ServerFnError> {
+    use slicehub_core::auth::{authorize, Denied};
+    let auth = request_auth().await?;
+    match authorize(&auth.caller, &action) {
+        Ok(()) => Ok(auth.caller),
+        Err(denied @ Denied::NotLoggedIn) => {
+            Err(fail(StatusCode::UNAUTHORIZED, denied.to_string()))
+        }
+        Err(denied) => Err(fail(StatusCode::FORBIDDEN, denied.to_string())),
+    }
+}
+
+/// `Set-Cookie` for a new session (or, with `None`, one that removes the cookie).
+pub fn set_session_cookie(token: Option<&str>, max_age_secs: i64, secure: bool) {
+    let value = match token {
+        Some(token) => format!(
+            "{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age_secs}"
+        ),
+        None => format!("{SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0"),
+    };
+    let value = if secure {
+        format!("{value}; Secure")
+    } else {
+        value
+    };
+    if let (Some(response), Ok(header)) = (
+        use_context::<ResponseOptions>(),
+        http::HeaderValue::from_str(&value),
+    ) {
+        response.append_header(http::header::SET_COOKIE, header);
+    }
+}
+
+/// The name audit rows give the caller.
+pub fn actor(caller: &Caller) -> String {
+    match caller {
+        Caller::User { username, .. } => username.clone(),
+        Caller::Anonymous => "anonymous".to_string(),
+    }
+}

@@ -1,0 +1,39 @@
+use leptos::prelude::*;
+
+use super::slice_bar::SliceBar;
+use crate::views::GpuLayoutView;
+
+/// One GPU: its name, backend badge, mode, and its 8 memory slices with placed instances.
+#[component]
+pub fn GpuCard(layout: GpuLayoutView, simulated: bool) -> impl IntoView {
+    let gpu = layout.gpu.clone();
+    let placeable = if layout.placeable.is_empty() {
+        "nothing".to_string()
+    } else {
+        layout.placeable.join(", ")
+    };
+    view! {
+        <article class="card gpu-card">
+            <header class="gpu-head">
+                <div>
+                    <div class="gpu-index">{format!("GPU {} · {}", gpu.index, layout.mode)}</div>
+                    <h3 class="gpu-name">{gpu.name.clone()}</h3>
+                </div>
+                {if simulated {
+                    view! { <span class="badge badge-sim" title="No NVIDIA driver here: this GPU exists in configuration only">"simulated"</span> }.into_any()
+                } else {
+                    view! { <span class="badge badge-real">"NVML"</span> }.into_any()
+                }}
+            </header>
+            {layout.error.clone().map(|e| view! { <p class="inline-error">{e}</p> })}
+            <SliceBar instances=layout.instances.clone()/>
+            <dl class="facts">
+                <div><dt>"Memory"</dt><dd>{gpu.memory.clone()}</dd></div>
+                <div><dt>"Partitioning"</dt><dd>{gpu.mig.clone()}</dd></div>
+                <div><dt>"Free"</dt><dd class="free-slices">{layout.free.clone()}</dd></div>
+                <div><dt>"Could place now"</dt><dd class="placeable">{placeable}</dd></div>
+                <div class="wide"><dt>"UUID"</dt><dd class="mono">{gpu.uuid.clone()}</dd></div>
+            </dl>
+        </article>
+    }
+}

@@ -1,0 +1,11 @@
+//! SliceHub's UI. Compiled twice: for the server (`ssr`) and to wasm (`hydrate`).
+// Leptos view types nest deeply; the compiler needs more room to lay them out.
+#![recursion_limit = "256"]
+
+pub mod api;
+mod components;
+mod pages;
+mod shell;
+pub mod views;
+
+pub use shell::{shell, App};

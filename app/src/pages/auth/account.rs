@@ -1,0 +1,69 @@
+use leptos::form::ActionForm;
+use leptos::prelude::*;
+use leptos_meta::Title;
+
+use crate::api::auth::ChangePassword;
+use crate::pages::auth::RequireUser;
+
+#[component]
+pub fn AccountPage() -> impl IntoView {
+    view! {
+        <Title text="Account"/>
+        <RequireUser render=|me| {
+            let change = ServerAction::<ChangePassword>::new();
+            let outcome = move || match change.value().get() {
+                Some(Ok(())) => Some(view! { <p class="form-ok" role="status">"Password changed. Other sessions were signed out."</p> }.into_any()),
+                Some(Err(e)) => Some(view! { <p class="form-error" role="alert">{crate::api::message(&e)}</p> }.into_any()),
+                None => None,
+            };
+            let must_change = me.must_change_password;
+            let roles = if me.courses.is_empty() {
+                view! { <p class="muted">"You are not in any course yet."</p> }.into_any()
+            } else {
+                me.courses
+                    .iter()
+                    .map(|c| view! {
+                        <li><a href=format!("/courses/{}", c.code)>{c.code.clone()}</a>" — "{c.title.clone()}" "<span class="badge badge-role">{c.role.clone()}</span></li>
+                    })
+                    .collect_view()
+                    .into_any()
+            };
+            view! {
+                <h1 class="page-title">{me.display_name.clone()}</h1>
+                <p class="muted">
+                    "Signed in as " <b>{me.username.clone()}</b>
+                    {me.is_admin.then(|| view! { " · " <span class="badge badge-admin">"admin"</span> })}
+                </p>
+                {must_change.then(|| view! {
+                    <div class="card notice" role="alert">
+                        <b>"Choose a new password."</b>
+                        " You signed in with a one-time password; the rest of SliceHub opens once you have set your own."
+                    </div>
+                })}
+                <div class="grid-2">
+                    <section class="card">
+                        <h2 class="card-title">"Courses"</h2>
+                        <ul class="plain-list">{roles}</ul>
+                    </section>
+                    <section class="card">
+                        <h2 class="card-title">"Change password"</h2>
+                        <ActionForm action=change attr:class="form">
+                            <label>"Current password"
+                                <input type="password" name="current" autocomplete="current-password" required/>
+                            </label>
+                            <label>"New password (at least 10 characters)"
+                                <input type="password" name="new_password" autocomplete="new-password" minlength="10" required/>
+                            </label>
+                            <label>"New password again"
+                                <input type="password" name="confirm" autocomplete="new-password" minlength="10" required/>
+                            </label>
+                            {outcome}
+                            <button class="btn btn-primary" type="submit" disabled=move || change.pending().get()>"Change password"</button>
+                        </ActionForm>
+                    </section>
+                </div>
+            }
+            .into_any()
+        }/>
+    }
+}

@@ -1,0 +1,61 @@
+use leptos::form::ActionForm;
+use leptos::prelude::*;
+use leptos_meta::Title;
+
+use crate::api::courses::{list_courses, AddCourse};
+use crate::api::message;
+use crate::pages::LoadError;
+use crate::shell::CurrentUser;
+
+#[component]
+pub fn CoursesPage() -> impl IntoView {
+    let add = ServerAction::<AddCourse>::new();
+    let courses = Resource::new(move || add.version().get(), |_| list_courses());
+    let user = expect_context::<CurrentUser>().0;
+    view! {
+        <Title text="Courses"/>
+        <h1 class="page-title">"Courses"</h1>
+        <div class="grid-sidebar">
+            <Transition fallback=|| view! { <div class="card skeleton">"Loading…"</div> }>
+                {move || Suspend::new(async move {
+                    match courses.await {
+                        Ok(list) if list.is_empty() => view! {
+                            <section class="card"><p class="muted">"You are not in any course yet. Your instructor adds you to theirs."</p></section>
+                        }.into_any(),
+                        Ok(list) => {
+                            let cards = list.into_iter().map(|c| view! {
+                                <a class="card course-card" href=format!("/courses/{}", c.code)>
+                                    <div class="course-code">{c.code.clone()}</div>
+                                    <h3>{c.title.clone()}</h3>
+                                    <div class="muted small">
+                                        {format!("{} student{}", c.students, if c.students == 1 { "" } else { "s" })}
+                                        {(!c.instructors.is_empty()).then(|| format!(" · taught by {}", c.instructors.join(", ")))}
+                                    </div>
+                                    {c.role.clone().map(|r| view! { <span class="badge badge-role">{r}</span> })}
+                                </a>
+                            }).collect_view();
+                            view! { <div class="course-grid">{cards}</div> }.into_any()
+                        }
+                        Err(error) => view! { <LoadError error/> }.into_any(),
+                    }
+                })}
+            </Transition>
+            <Transition fallback=|| ()>
+                {move || Suspend::new(async move {
+                    let admin = user.await.ok().flatten().map(|me| me.is_admin).unwrap_or(false);
+                    admin.then(|| view! {
+                        <section class="card">
+                            <h2 class="card-title">"New course"</h2>
+                            <ActionForm action=add attr:class="form">
+                                <label>"Code"<input name="code" required placeholder="CS-101"/></label>
+                                <label>"Title"<input name="title" required placeholder="Deep Learning Lab"/></label>
+                                {move || add.value().get().and_then(Result::err).map(|e| view! { <p class="form-error" role="alert">{message(&e)}</p> })}
+                                <button class="btn btn-primary" type="submit">"Create course"</button>
+                            </ActionForm>
+                        </section>
+                    })
+                })}
+            </Transition>
+        </div>
+    }
+}

@@ -1,0 +1,3 @@
+pub mod course;
+mod import;
+pub mod list;

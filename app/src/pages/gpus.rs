@@ -1,0 +1,103 @@
+use std::time::Duration;
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+
+use super::LoadError;
+use crate::api::instance::read_gpus;
+use crate::components::gpu_card::GpuCard;
+use crate::views::GpuLayoutView;
+
+const REFRESH: Duration = Duration::from_secs(5);
+
+/// Every GPU with its MIG instances and who holds them, refreshed while the page is open.
+#[component]
+pub fn GpusPage() -> impl IntoView {
+    let generation = RwSignal::new(0u32);
+    let board = Resource::new(move || generation.get(), |_| read_gpus());
+    Effect::new(move |_| {
+        if let Ok(handle) =
+            set_interval_with_handle(move || generation.update(|n| *n += 1), REFRESH)
+        {
+            on_cleanup(move || handle.clear());
+        }
+    });
+    view! {
+        <Title text="GPUs"/>
+        <h1 class="page-title">"GPUs"</h1>
+        <p class="muted">
+            "Each GPU is drawn as its 8 memory slices with the MIG instances placed on them. "
+            "Refreshes every 5 seconds."
+        </p>
+        <Transition fallback=|| view! { <div class="card skeleton">"Reading the GPUs…"</div> }>
+            {move || Suspend::new(async move {
+                match board.await {
+                    Ok(board) => {
+                        let simulated = board.simulated;
+                        let sections = board
+                            .gpus
+                            .into_iter()
+                            .map(|layout| view! { <GpuSection layout simulated/> })
+                            .collect_view();
+                        view! {
+                            <div class="board-meta">
+                                <span>{board.backend}</span>
+                                <span class="muted refreshed-at">"Read at " {board.refreshed_at}</span>
+                            </div>
+                            {sections}
+                        }
+                        .into_any()
+                    }
+                    Err(error) => view! { <LoadError error/> }.into_any(),
+                }
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn GpuSection(layout: GpuLayoutView, simulated: bool) -> impl IntoView {
+    let rows = layout
+        .instances
+        .iter()
+        .map(|i| {
+            view! {
+                <tr>
+                    <td><b>{i.profile.clone()}</b></td>
+                    <td>{if i.size <= 1 { i.start.to_string() } else { format!("{}–{}", i.start, i.start + i.size - 1) }}</td>
+                    <td>{i.holder.clone().unwrap_or_else(|| "free".to_string())}</td>
+                    <td>{i.memory_used.clone().unwrap_or_else(|| "—".to_string())}</td>
+                    <td class="mono">{i.mig_uuid.clone().unwrap_or_else(|| "—".to_string())}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let empty = layout.instances.is_empty();
+    view! {
+        <section class="gpu-section">
+            <GpuCard layout=layout.clone() simulated/>
+            <div class="card instances">
+                <h3>"Instances"</h3>
+                {if empty {
+                    view! { <p class="muted">"No MIG instances on this GPU."</p> }.into_any()
+                } else {
+                    view! {
+                        <table class="table">
+                            <thead>
+                                <tr>
+                                    <th>"Profile"</th>
+                                    <th>"Memory slices"</th>
+                                    <th>"Held by"</th>
+                                    <th>"Memory used"</th>
+                                    <th>"MIG device"</th>
+                                </tr>
+                            </thead>
+                            <tbody>{rows}</tbody>
+                        </table>
+                    }
+                    .into_any()
+                }}
+            </div>
+        </section>
+    }
+}

@@ -1,0 +1,35 @@
+pub mod admin;
+pub mod auth;
+pub mod courses;
+pub mod gpus;
+pub mod home;
+pub mod not_found;
+pub mod status;
+
+use leptos::prelude::*;
+
+use crate::api::instance::check_instance;
+use crate::views::InstanceStatus;
+
+/// The instance's status, fetched with the page and again on each `recheck` call.
+fn instance_resource() -> (
+    Resource<Result<InstanceStatus, ServerFnError>>,
+    Callback<()>,
+) {
+    let generation = RwSignal::new(0u32);
+    let resource = Resource::new(move || generation.get(), |_| check_instance());
+    (
+        resource,
+        Callback::new(move |()| generation.update(|n| *n += 1)),
+    )
+}
+
+#[component]
+pub fn LoadError(error: ServerFnError) -> impl IntoView {
+    view! {
+        <div class="card alert" role="alert">
+            <strong>"Could not read this instance's status. "</strong>
+            {error.to_string()}
+        </div>
+    }
+}

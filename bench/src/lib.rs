@@ -1,0 +1,8 @@
+//! Benchmark of SliceHub's MIG allocator on generated classroom traces: the
+//! fragmentation-aware policy against first-fit, static layouts and the offline optimum.
+
+pub mod optimum;
+pub mod rng;
+pub mod simulate;
+pub mod statics;
+pub mod trace;

@@ -1,0 +1,114 @@
+//! The one authorization rule of the portal: who may do what. Pure: it looks only at the
+//! caller (as loaded for this request) and the action, so every route and server
+//! function can ask it and the whole rule can be tested as a table.
+
+use std::fmt;
+
+use crate::store::Role;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Caller {
+    Anonymous,
+    User {
+        id: i64,
+        username: String,
+        is_admin: bool,
+        must_change_password: bool,
+        /// (course id, role) for every course the user belongs to.
+        memberships: Vec<(i64, Role)>,
+    },
+}
+
+/// Everything the portal does. Ids name the user or course acted on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    ViewOwnAccount,
+    ChangeOwnPassword,
+    ListUsers,
+    CreateUser,
+    ResetPassword(i64),
+    /// Disabling or enabling an account.
+    DisableUser(i64),
+    CreateCourse,
+    /// Seeing the courses one belongs to (the courses page).
+    ListOwnCourses,
+    ListAllCourses,
+    ViewCourse(i64),
+    /// Importing students and removing them.
+    ManageRoster(i64),
+    AssignInstructor(i64),
+    ViewGpus,
+    ViewStatus,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Denied {
+    NotLoggedIn,
+    Forbidden,
+    /// Logged in with a one-time password: only the account page and changing the
+    /// password are open until a new password is set.
+    MustChangePassword,
+}
+
+impl fmt::Display for Denied {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Denied::NotLoggedIn => "Please log in.",
+            Denied::Forbidden => "You do not have permission to do that.",
+            Denied::MustChangePassword => "Choose a new password before you continue.",
+        })
+    }
+}
+
+impl std::error::Error for Denied {}
+
+impl From<Denied> for crate::CoreError {
+    fn from(denied: Denied) -> Self {
+        match denied {
+            Denied::NotLoggedIn => crate::CoreError::Auth(denied.to_string()),
+            Denied::Forbidden | Denied::MustChangePassword => {
+                crate::CoreError::NoPermission(denied.to_string())
+            }
+        }
+    }
+}
+
+pub fn authorize(caller: &Caller, action: &Action) -> Result<(), Denied> {
+    let Caller::User {
+        id,
+        is_admin,
+        must_change_password,
+        memberships,
+        ..
+    } = caller
+    else {
+        return Err(Denied::NotLoggedIn);
+    };
+    let own_account_only = matches!(action, Action::ViewOwnAccount | Action::ChangeOwnPassword);
+    if *must_change_password && !own_account_only {
+        return Err(Denied::MustChangePassword);
+    }
+    let role_in = |course: i64| {
+        memberships
+            .iter()
+            .find(|(c, _)| *c == course)
+            .map(|(_, r)| *r)
+    };
+    let allowed = match *action {
+        Action::ViewOwnAccount | Action::ChangeOwnPassword => true,
+        Action::ListUsers | Action::CreateUser | Action::ResetPassword(_) => *is_admin,
+        // An administrator cannot disable their own account and lock themselves out.
+        Action::DisableUser(user) => *is_admin && user != *id,
+        Action::ListOwnCourses => true,
+        Action::CreateCourse | Action::ListAllCourses => *is_admin,
+        Action::ViewCourse(course) => *is_admin || role_in(course).is_some(),
+        Action::ManageRoster(course) => *is_admin || role_in(course) == Some(Role::Instructor),
+        Action::AssignInstructor(_) => *is_admin,
+        Action::ViewGpus | Action::ViewStatus => *is_admin,
+    };
+    if allowed {
+        Ok(())
+    } else {
+        Err(Denied::Forbidden)
+    }
+}

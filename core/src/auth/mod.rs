@@ -1,0 +1,27 @@
+//! Accounts and who may do what: argon2id passwords, login sessions stored in the
+//! database, login throttling, the first administrator, account management, and the
+//! one authorization rule (`authorize`).
+
+mod bootstrap;
+mod guard;
+mod login;
+mod password;
+mod ratelimit;
+mod sessions;
+mod tokens;
+mod users;
+pub mod validate;
+
+pub use bootstrap::{ensure_first_admin, Bootstrap, FIRST_ADMIN_USERNAME};
+pub use guard::{authorize, Action, Caller, Denied};
+pub use login::{Authenticator, LoginError, LoginOk};
+pub use password::{
+    check_new_password, hash_parameters, PasswordHasher, ARGON2_ITERATIONS, ARGON2_LANES,
+    ARGON2_MEMORY_KIB, MAX_PASSWORD_BYTES, MIN_PASSWORD_CHARS,
+};
+pub use ratelimit::{Attempt, Limit, LoginLimiter, LoginLimits};
+pub use sessions::{caller_of, SessionPolicy};
+pub use tokens::{new_session_token, one_time_password, token_sha256, SESSION_TOKEN_LEN};
+pub use users::{
+    add_user, reset_password, set_admin, set_disabled, set_password, CreatedUser, NewUser,
+};

@@ -1,0 +1,97 @@
+use super::guard::Caller;
+use super::login::Authenticator;
+use super::tokens::{token_sha256, SESSION_TOKEN_LEN};
+use crate::config::Config;
+use crate::store::{Store, User};
+use crate::CoreError;
+
+/// How long a login session lasts: it ends after `idle_ms` without a request, and
+/// `absolute_ms` after the login however active it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionPolicy {
+    pub idle_ms: i64,
+    pub absolute_ms: i64,
+}
+
+impl SessionPolicy {
+    /// From `auth.session_idle_minutes` and `auth.session_absolute_hours`.
+    pub fn from_config(config: &Config) -> Self {
+        SessionPolicy {
+            idle_ms: i64::from(config.auth_session_idle_minutes) * 60_000,
+            absolute_ms: i64::from(config.auth_session_absolute_hours) * 3_600_000,
+        }
+    }
+}
+
+/// `last_seen_at` is written at most this often, so idle expiry is exact to a minute and
+/// a busy page does not write to the database on every request.
+const TOUCH_EVERY_MS: i64 = 60_000;
+
+impl Authenticator {
+    /// The user a session token belongs to, if the session is still valid; an expired
+    /// session, or one of a disabled account, is deleted and yields None.
+    pub async fn session_user(&self, token: &str) -> Result<Option<User>, CoreError> {
+        if token.len() != SESSION_TOKEN_LEN {
+            return Ok(None);
+        }
+        let Some(session) = self
+            .store
+            .session_by_token_sha256(&token_sha256(token))
+            .await?
+        else {
+            return Ok(None);
+        };
+        let now = self.clock.now_ms();
+        let expired = now >= session.expires_at_ms
+            || now >= session.created_at_ms + self.policy.absolute_ms
+            || now >= session.last_seen_at_ms + self.policy.idle_ms;
+        if expired || session.user.disabled {
+            self.store.delete_session(session.id).await?;
+            return Ok(None);
+        }
+        if now - session.last_seen_at_ms >= TOUCH_EVERY_MS {
+            self.store.touch_session(session.id, now).await?;
+        }
+        Ok(Some(session.user))
+    }
+
+    /// Who is calling, for [`super::authorize`]: Anonymous without a valid session.
+    pub async fn caller(&self, token: Option<&str>) -> Result<Caller, CoreError> {
+        let user = match token {
+            Some(token) => self.session_user(token).await?,
+            None => None,
+        };
+        match user {
+            Some(user) => caller_of(&self.store, &user).await,
+            None => Ok(Caller::Anonymous),
+        }
+    }
+
+    /// Ends the session of this token; an unknown or expired token is not an error.
+    pub async fn logout(&self, token: &str) -> Result<(), CoreError> {
+        if token.len() != SESSION_TOKEN_LEN {
+            return Ok(());
+        }
+        if let Some(session) = self
+            .store
+            .session_by_token_sha256(&token_sha256(token))
+            .await?
+        {
+            self.store.delete_session(session.id).await?;
+            let name = &session.user.username;
+            self.store.audit(name, "logout", name, "").await?;
+        }
+        Ok(())
+    }
+}
+
+/// The guard's view of a user: the account's flags and every course membership.
+pub async fn caller_of(store: &Store, user: &User) -> Result<Caller, CoreError> {
+    Ok(Caller::User {
+        id: user.id,
+        username: user.username.clone(),
+        is_admin: user.is_admin,
+        must_change_password: user.must_change_password,
+        memberships: store.memberships_of_user(user.id).await?,
+    })
+}

@@ -1,0 +1,47 @@
+//! The time boundary: everything whose outcome depends on "now" (session expiry, login
+//! lockouts) asks a `Clock`, so tests can move time instead of sleeping.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+
+pub trait Clock: Send + Sync + 'static {
+    /// Milliseconds since the Unix epoch.
+    fn now_ms(&self) -> i64;
+}
+
+/// The machine's clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> i64 {
+        (time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64
+    }
+}
+
+/// A clock that only moves when told to: the in-process implementation for tests.
+#[derive(Debug, Default)]
+pub struct ManualClock {
+    now_ms: AtomicI64,
+}
+
+impl ManualClock {
+    pub fn starting_at(now_ms: i64) -> Self {
+        ManualClock {
+            now_ms: AtomicI64::new(now_ms),
+        }
+    }
+
+    pub fn advance_ms(&self, ms: i64) {
+        self.now_ms.fetch_add(ms, Ordering::SeqCst);
+    }
+
+    pub fn set_ms(&self, now_ms: i64) {
+        self.now_ms.store(now_ms, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> i64 {
+        self.now_ms.load(Ordering::SeqCst)
+    }
+}

@@ -1,0 +1,232 @@
+use super::{Config, GpuBackendChoice, LogFormat};
+
+/// One configuration key: its TOML name (`section.key`), default, the form a value must
+/// take, what it does, and how a value is applied.
+pub struct KeySpec {
+    pub key: &'static str,
+    pub default: &'static str,
+    pub expected: &'static str,
+    pub doc: &'static str,
+    pub apply: fn(&mut Config, &str) -> Result<(), ()>,
+}
+
+impl KeySpec {
+    /// `server.bind` → `SLICEHUB_SERVER_BIND`
+    pub fn env_name(&self) -> String {
+        format!("SLICEHUB_{}", self.key.replace('.', "_").to_uppercase())
+    }
+}
+
+fn one_of<T: Copy>(value: &str, choices: &[(&str, T)]) -> Result<T, ()> {
+    choices
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(value.trim()))
+        .map(|(_, v)| *v)
+        .ok_or(())
+}
+
+pub static KEYS: &[KeySpec] = &[
+    KeySpec {
+        key: "data_dir",
+        default: "data",
+        expected: "a directory path (created if missing)",
+        doc: "Where SliceHub keeps its SQLite database and simulated-GPU state.",
+        apply: |c, v| {
+            if v.trim().is_empty() {
+                return Err(());
+            }
+            c.data_dir = v.trim().into();
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "server.bind",
+        default: "127.0.0.1:3000",
+        expected: "an address and port such as 127.0.0.1:3000 or 0.0.0.0:8080",
+        doc: "Address the portal listens on.",
+        apply: |c, v| {
+            c.server_bind = v.trim().parse().map_err(|_| ())?;
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "server.site_root",
+        default: "target/site",
+        expected: "a directory path",
+        doc: "Where the built browser assets are (written by `cargo leptos build`).",
+        apply: |c, v| {
+            if v.trim().is_empty() {
+                return Err(());
+            }
+            c.site_root = v.trim().into();
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "server.secure_cookies",
+        default: "false",
+        expected: "true or false",
+        doc: "Mark the session cookie Secure; set true when the portal is served over HTTPS.",
+        apply: |c, v| {
+            c.server_secure_cookies = match v.trim().to_ascii_lowercase().as_str() {
+                "true" | "yes" | "1" => true,
+                "false" | "no" | "0" => false,
+                _ => return Err(()),
+            };
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "database.url",
+        default: "",
+        expected: "empty, sqlite://PATH or postgres://USER:PASSWORD@HOST:PORT/DB",
+        doc: "Empty: a SQLite file in data_dir. Otherwise a SQLite or PostgreSQL URL.",
+        apply: |c, v| {
+            let v = v.trim();
+            let ok = v.is_empty()
+                || v.starts_with("sqlite:")
+                || v.starts_with("postgres://")
+                || v.starts_with("postgresql://");
+            if !ok {
+                return Err(());
+            }
+            c.database_url = v.to_string();
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "database.max_connections",
+        default: "10",
+        expected: "a whole number from 1 to 1000",
+        doc: "Size of the database connection pool.",
+        apply: |c, v| {
+            let n: u32 = v.trim().parse().map_err(|_| ())?;
+            if !(1..=1000).contains(&n) {
+                return Err(());
+            }
+            c.database_max_connections = n;
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "gpu.backend",
+        default: "auto",
+        expected: "one of auto, nvml, simulated",
+        doc: "auto: NVML when an NVIDIA driver is present, otherwise the simulated inventory.",
+        apply: |c, v| {
+            c.gpu_backend = one_of(
+                v,
+                &[
+                    ("auto", GpuBackendChoice::Auto),
+                    ("nvml", GpuBackendChoice::Nvml),
+                    ("simulated", GpuBackendChoice::Simulated),
+                ],
+            )?;
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "gpu.simulated",
+        default: "1 x A100-40GB",
+        expected: "a list such as `1 x A100-40GB, 2 x H100-80GB` (models: A100-40GB, A100-80GB, H100-80GB, H100-94GB, H200-141GB, B200-180GB)",
+        doc: "The simulated inventory used when no NVIDIA driver is present.",
+        apply: |c, v| {
+            crate::gpu::parse_inventory(v).map_err(|_| ())?;
+            c.gpu_simulated = v.trim().to_string();
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "gpu.nvml_library",
+        default: "",
+        expected: "empty or the path of libnvidia-ml.so.1",
+        doc: "Where to load NVML from; empty searches the standard places.",
+        apply: |c, v| {
+            c.gpu_nvml_library = v.trim().to_string();
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "docker.host",
+        default: "",
+        expected: "empty, unix:///PATH or tcp://HOST:PORT",
+        doc: "The Docker engine; empty uses DOCKER_HOST or /var/run/docker.sock.",
+        apply: |c, v| {
+            let v = v.trim();
+            let ok = v.is_empty()
+                || v.starts_with("unix://")
+                || v.starts_with("tcp://")
+                || v.starts_with("http://");
+            if !ok {
+                return Err(());
+            }
+            c.docker_host = v.to_string();
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "log.format",
+        default: "text",
+        expected: "one of text, json",
+        doc: "Log line format; `--log-json` on the command line also selects json.",
+        apply: |c, v| {
+            c.log_format = one_of(v, &[("text", LogFormat::Text), ("json", LogFormat::Json)])?;
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "log.level",
+        default: "info",
+        expected: "a tracing filter such as info, debug or slicehub=debug,info",
+        doc: "Which log lines are written; RUST_LOG, when set, wins.",
+        apply: |c, v| {
+            let v = v.trim();
+            let ok = !v.is_empty()
+                && v.chars().all(|ch| ch.is_ascii_alphanumeric() || "_=,:.-".contains(ch));
+            if !ok {
+                return Err(());
+            }
+            c.log_level = v.to_string();
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "auth.hash_concurrency",
+        default: "0",
+        expected: "a whole number from 0 to 1024 (0 = number of CPUs)",
+        doc: "How many password hashes may run at once; each holds about 19 MiB while it runs.",
+        apply: |c, v| {
+            c.auth_hash_concurrency = whole_number(v, 0, 1024)?;
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "auth.session_idle_minutes",
+        default: "480",
+        expected: "a whole number of minutes from 1 to 525600",
+        doc: "A login session ends after this long without a request.",
+        apply: |c, v| {
+            c.auth_session_idle_minutes = whole_number(v, 1, 525_600)?;
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "auth.session_absolute_hours",
+        default: "168",
+        expected: "a whole number of hours from 1 to 8760",
+        doc: "A login session ends this long after the login, however active it is.",
+        apply: |c, v| {
+            c.auth_session_absolute_hours = whole_number(v, 1, 8_760)?;
+            Ok(())
+        },
+    },
+];
+
+fn whole_number(value: &str, min: u32, max: u32) -> Result<u32, ()> {
+    let n: u32 = value.trim().parse().map_err(|_| ())?;
+    if (min..=max).contains(&n) {
+        Ok(n)
+    } else {
+        Err(())
+    }
+}

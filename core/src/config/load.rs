@@ -1,0 +1,251 @@
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::{Config, KEYS};
+
+/// Where configuration comes from: an optional TOML file and the process environment.
+#[derive(Debug, Clone, Default)]
+pub struct ConfigSource {
+    /// A file named on the command line or in SLICEHUB_CONFIG; it must exist.
+    pub file: Option<PathBuf>,
+}
+
+/// A configuration problem, phrased so the operator can fix it without reading code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigError {
+    InvalidValue {
+        key: String,
+        value: String,
+        expected: String,
+        origin: String,
+    },
+    UnknownKey {
+        key: String,
+        origin: String,
+        known: Vec<String>,
+    },
+    Unreadable {
+        path: String,
+        reason: String,
+    },
+    Syntax {
+        path: String,
+        reason: String,
+    },
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::InvalidValue {
+                key,
+                value,
+                expected,
+                origin,
+            } => write!(
+                f,
+                "invalid value for `{key}` ({origin}): {value:?} — expected {expected}"
+            ),
+            ConfigError::UnknownKey { key, origin, known } => write!(
+                f,
+                "unknown key `{key}` ({origin}); known keys: {}",
+                known.join(", ")
+            ),
+            ConfigError::Unreadable { path, reason } => {
+                write!(f, "cannot read config file {path}: {reason}")
+            }
+            ConfigError::Syntax { path, reason } => {
+                write!(f, "config file {path} is not valid TOML: {reason}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Defaults, then the file, then `SLICEHUB_*` variables from `env`.
+pub fn load(
+    source: &ConfigSource,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Config, ConfigError> {
+    let mut config = Config::default();
+
+    let file = match &source.file {
+        Some(path) => Some(path.clone()),
+        None => Some(PathBuf::from("slicehub.toml")).filter(|p| p.exists()),
+    };
+    if let Some(path) = file {
+        for (key, value) in read_file(&path)? {
+            let origin = format!("in {}", path.display());
+            apply(&mut config, &key, &value, &origin)?;
+        }
+    }
+
+    for spec in KEYS {
+        let name = spec.env_name();
+        if let Some(value) = env(&name) {
+            apply(&mut config, spec.key, &value, &format!("from {name}"))?;
+        }
+    }
+    Ok(config)
+}
+
+fn apply(config: &mut Config, key: &str, value: &str, origin: &str) -> Result<(), ConfigError> {
+    let Some(spec) = KEYS.iter().find(|k| k.key == key) else {
+        return Err(ConfigError::UnknownKey {
+            key: key.to_string(),
+            origin: origin.to_string(),
+            known: KEYS.iter().map(|k| k.key.to_string()).collect(),
+        });
+    };
+    (spec.apply)(config, value).map_err(|()| ConfigError::InvalidValue {
+        key: key.to_string(),
+        value: value.to_string(),
+        expected: spec.expected.to_string(),
+        origin: origin.to_string(),
+    })
+}
+
+/// The file's keys as dotted names with their values as text, in file order.
+fn read_file(path: &Path) -> Result<Vec<(String, String)>, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Unreadable {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    let table: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| ConfigError::Syntax {
+            path: path.display().to_string(),
+            reason: e.message().to_string(),
+        })?;
+    let mut out = Vec::new();
+    flatten("", &toml::Value::Table(table), path, &mut out)?;
+    Ok(out)
+}
+
+fn flatten(
+    prefix: &str,
+    value: &toml::Value,
+    path: &Path,
+    out: &mut Vec<(String, String)>,
+) -> Result<(), ConfigError> {
+    match value {
+        toml::Value::Table(table) => {
+            for (k, v) in table {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten(&key, v, path, out)?;
+            }
+        }
+        toml::Value::String(s) => out.push((prefix.to_string(), s.clone())),
+        toml::Value::Integer(i) => out.push((prefix.to_string(), i.to_string())),
+        toml::Value::Float(x) => out.push((prefix.to_string(), x.to_string())),
+        toml::Value::Boolean(b) => out.push((prefix.to_string(), b.to_string())),
+        other => {
+            let expected = KEYS
+                .iter()
+                .find(|k| k.key == prefix)
+                .map(|k| k.expected.to_string())
+                .unwrap_or_else(|| "a string or a number".to_string());
+            return Err(ConfigError::InvalidValue {
+                key: prefix.to_string(),
+                value: other.to_string(),
+                expected,
+                origin: format!("in {}", path.display()),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{GpuBackendChoice, LogFormat};
+    use std::collections::HashMap;
+
+    fn with_file(text: &str, env: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("slicehub.toml");
+        std::fs::write(&path, text).unwrap();
+        let env: HashMap<String, String> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        load(&ConfigSource { file: Some(path) }, |k| env.get(k).cloned())
+    }
+
+    #[test]
+    fn defaults_apply_when_nothing_is_set() {
+        let c = load(&ConfigSource::default(), |_| None).unwrap();
+        assert_eq!(c.server_bind.to_string(), "127.0.0.1:3000");
+        assert_eq!(c.gpu_backend, GpuBackendChoice::Auto);
+        assert!(c
+            .effective_database_url()
+            .starts_with("sqlite://data/slicehub.db"));
+    }
+
+    #[test]
+    fn file_values_apply_and_env_overrides_them() {
+        let c = with_file(
+            "data_dir = \"/srv/slicehub\"\n[server]\nbind = \"0.0.0.0:8080\"\n[log]\nformat = \"json\"\n",
+            &[("SLICEHUB_SERVER_BIND", "127.0.0.1:9000")],
+        )
+        .unwrap();
+        assert_eq!(c.data_dir, PathBuf::from("/srv/slicehub"));
+        assert_eq!(c.server_bind.to_string(), "127.0.0.1:9000");
+        assert_eq!(c.log_format, LogFormat::Json);
+    }
+
+    #[test]
+    fn invalid_value_names_key_value_and_expected_form() {
+        let err = with_file("[server]\nbind = \"not-an-address\"\n", &[]).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("`server.bind`"), "{msg}");
+        assert!(msg.contains("\"not-an-address\""), "{msg}");
+        assert!(msg.contains("expected an address and port"), "{msg}");
+    }
+
+    #[test]
+    fn invalid_env_value_names_the_variable() {
+        let err = with_file("", &[("SLICEHUB_DATABASE_MAX_CONNECTIONS", "lots")]).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("from SLICEHUB_DATABASE_MAX_CONNECTIONS"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn unknown_key_is_refused_with_the_known_ones() {
+        let err = with_file("[server]\nprot = 3000\n", &[]).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("unknown key `server.prot`"), "{msg}");
+        assert!(msg.contains("server.bind"), "{msg}");
+    }
+
+    #[test]
+    fn broken_toml_and_missing_file_are_reported() {
+        let err = with_file("[server\nbind=1", &[]).unwrap_err();
+        assert!(matches!(err, ConfigError::Syntax { .. }), "{err}");
+        let err = load(
+            &ConfigSource {
+                file: Some("/nonexistent/x.toml".into()),
+            },
+            |_| None,
+        )
+        .unwrap_err();
+        assert!(err
+            .to_string()
+            .contains("cannot read config file /nonexistent/x.toml"));
+    }
+
+    #[test]
+    fn bad_simulated_inventory_is_refused() {
+        let err = with_file("[gpu]\nsimulated = \"3 x Z80\"\n", &[]).unwrap_err();
+        assert!(err.to_string().contains("`gpu.simulated`"), "{err}");
+    }
+}

@@ -1,0 +1,90 @@
+//! Configuration: a TOML file plus `SLICEHUB_*` environment overrides.
+//! Every key, its default and its expected form are listed once, in `keys.rs`.
+
+mod keys;
+mod load;
+
+pub use keys::{KeySpec, KEYS};
+pub use load::{load, ConfigError, ConfigSource};
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuBackendChoice {
+    Auto,
+    Nvml,
+    Simulated,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub data_dir: PathBuf,
+    pub server_bind: SocketAddr,
+    pub site_root: PathBuf,
+    /// Session cookies carry `Secure` (the portal is served over HTTPS).
+    pub server_secure_cookies: bool,
+    /// Empty means the SQLite file `slicehub.db` in `data_dir`.
+    pub database_url: String,
+    pub database_max_connections: u32,
+    pub gpu_backend: GpuBackendChoice,
+    /// e.g. `1 x A100-40GB, 2 x H100-80GB`
+    pub gpu_simulated: String,
+    /// Empty means the standard places (`libnvidia-ml.so.1` on the linker path,
+    /// `/usr/lib/x86_64-linux-gnu`, `/usr/local/nvidia/lib64`).
+    pub gpu_nvml_library: String,
+    /// Empty means `DOCKER_HOST` or the local unix socket.
+    pub docker_host: String,
+    pub log_format: LogFormat,
+    pub log_level: String,
+    /// Password hashes allowed to run at once; 0 means one per CPU.
+    pub auth_hash_concurrency: u32,
+    pub auth_session_idle_minutes: u32,
+    pub auth_session_absolute_hours: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        let mut config = Config {
+            data_dir: PathBuf::new(),
+            server_bind: SocketAddr::from(([127, 0, 0, 1], 3000)),
+            site_root: PathBuf::new(),
+            server_secure_cookies: false,
+            database_url: String::new(),
+            database_max_connections: 0,
+            gpu_backend: GpuBackendChoice::Auto,
+            gpu_simulated: String::new(),
+            gpu_nvml_library: String::new(),
+            docker_host: String::new(),
+            log_format: LogFormat::Text,
+            log_level: String::new(),
+            auth_hash_concurrency: 0,
+            auth_session_idle_minutes: 0,
+            auth_session_absolute_hours: 0,
+        };
+        for key in KEYS {
+            (key.apply)(&mut config, key.default).expect("built-in defaults parse");
+        }
+        config
+    }
+}
+
+impl Config {
+    /// The database URL actually used: the configured one, or the SQLite file in `data_dir`.
+    pub fn effective_database_url(&self) -> String {
+        if self.database_url.is_empty() {
+            format!(
+                "sqlite://{}?mode=rwc",
+                self.data_dir.join("slicehub.db").display()
+            )
+        } else {
+            self.database_url.clone()
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! Courses and their members: creating courses, assigning instructors, removing
+//! students, and importing rosters from CSV with a preview.
+
+mod manage;
+mod roster;
+mod roster_csv;
+
+pub use manage::{
+    assign_instructor, check_course_code, check_course_title, create_course, remove_student,
+};
+pub use roster::{
+    apply_roster, one_time_passwords_csv, preview_roster, RosterApplied, RosterPreview, RowAction,
+    RowError, RowPlan,
+};
+pub use roster_csv::{MAX_ROSTER_BYTES, MAX_ROSTER_ROWS};

@@ -1,0 +1,281 @@
+//! Importing a course roster from CSV: a preview that says what each row would do, and
+//! an apply that re-reads the file, refuses it if anything is wrong, and writes all of it
+//! in one transaction. Importing never removes anyone, and importing the same file again
+//! changes nothing.
+//!
+//! Per row: an unknown username is created (a student of the course, with the row's
+//! password or a generated one-time password, either way to be replaced at first login);
+//! a known one is enrolled if not yet a member. Blank cells keep what is stored. The
+//! display name and email of administrators and instructors are never changed by an
+//! import, nor is any existing account's password.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use serde::Serialize;
+
+use super::manage::course;
+use super::roster_csv::{read_roster, RosterLine};
+use crate::auth::{one_time_password, PasswordHasher};
+use crate::store::{AccountDetails, Course, RosterAccount, RosterChange, Store};
+use crate::CoreError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum RowAction {
+    /// A new account, enrolled as a student.
+    Create,
+    /// An existing account, enrolled as a student (its details brought up to date).
+    Enroll,
+    /// Already a member; display name or email change.
+    Update,
+    Unchanged,
+}
+
+/// What one row will do, with the values the account will have afterwards.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RowPlan {
+    pub line: usize,
+    pub username: String,
+    pub display_name: String,
+    pub email: Option<String>,
+    pub action: RowAction,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RowError {
+    pub line: usize,
+    pub message: String,
+}
+
+impl fmt::Display for RowError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}", self.line, self.message)
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct RosterPreview {
+    pub rows: Vec<RowPlan>,
+    pub errors: Vec<RowError>,
+}
+
+impl RosterPreview {
+    pub fn count(&self, action: RowAction) -> usize {
+        self.rows.iter().filter(|row| row.action == action).count()
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct RosterApplied {
+    pub created: usize,
+    pub enrolled: usize,
+    pub updated: usize,
+    pub unchanged: usize,
+    /// (username, password) for every account created with a generated password.
+    pub one_time_passwords: Vec<(String, String)>,
+}
+
+/// What applying `bytes` to the course would do. Whole-file refusals (too large, too
+/// many rows) are errors; everything else is in `errors` with its line.
+pub async fn preview_roster(
+    store: &Store,
+    course_id: i64,
+    bytes: &[u8],
+) -> Result<RosterPreview, CoreError> {
+    let course = course(store, course_id).await?;
+    Ok(plan(store, &course, bytes).await?.preview)
+}
+
+/// Applies the file as previewed, all or nothing. Refuses (`InvalidRequest`, nothing
+/// written) when the file has any row error. New accounts' passwords are hashed before
+/// the transaction opens; a large import takes about one argon2id hash per new account
+/// divided by the hasher's concurrency.
+pub async fn apply_roster(
+    store: &Store,
+    hasher: &PasswordHasher,
+    course_id: i64,
+    bytes: &[u8],
+    actor: &str,
+) -> Result<RosterApplied, CoreError> {
+    let course = course(store, course_id).await?;
+    let Planned { preview, steps } = plan(store, &course, bytes).await?;
+    if !preview.errors.is_empty() {
+        return Err(CoreError::InvalidRequest(refusal(&preview.errors)));
+    }
+
+    let mut one_time_passwords = Vec::new();
+    let mut to_hash = Vec::new();
+    for (row, step) in preview.rows.iter().zip(&steps) {
+        if let Step::Create { password } = step {
+            let password = match password {
+                Some(given) => given.clone(),
+                None => {
+                    let generated = one_time_password()?;
+                    one_time_passwords.push((row.username.clone(), generated.clone()));
+                    generated
+                }
+            };
+            to_hash.push(password);
+        }
+    }
+    let mut hashes = hasher.hash_many(to_hash).await?.into_iter();
+
+    let mut changes = Vec::new();
+    for (row, step) in preview.rows.iter().zip(steps) {
+        let details = AccountDetails {
+            display_name: row.display_name.clone(),
+            email: row.email.clone(),
+        };
+        let change = match step {
+            Step::Create { .. } => RosterChange::Create {
+                username: row.username.clone(),
+                details,
+                password_hash: hashes.next().ok_or_else(|| {
+                    CoreError::Auth("a password hash went missing during the import".to_string())
+                })?,
+                must_change_password: true,
+            },
+            Step::Enroll {
+                user_id,
+                details_change,
+            } => RosterChange::Enroll {
+                user_id,
+                new_details: details_change.then_some(details),
+            },
+            Step::Update { user_id } => RosterChange::UpdateDetails { user_id, details },
+            Step::Unchanged => continue,
+        };
+        changes.push(change);
+    }
+
+    let applied = RosterApplied {
+        created: preview.count(RowAction::Create),
+        enrolled: preview.count(RowAction::Enroll),
+        updated: preview.count(RowAction::Update),
+        unchanged: preview.count(RowAction::Unchanged),
+        one_time_passwords,
+    };
+    let summary = format!(
+        "created {}, enrolled {}, updated {}, unchanged {}",
+        applied.created, applied.enrolled, applied.updated, applied.unchanged
+    );
+    store
+        .apply_roster_changes(&course, &changes, actor, &summary)
+        .await?;
+    Ok(applied)
+}
+
+/// The generated passwords as a CSV file to download once after an import.
+pub fn one_time_passwords_csv(applied: &RosterApplied) -> String {
+    // Usernames (a-z0-9._-) and generated passwords never need quoting.
+    let mut out = String::from("username,one-time password\r\n");
+    for (username, password) in &applied.one_time_passwords {
+        out.push_str(&format!("{username},{password}\r\n"));
+    }
+    out
+}
+
+fn refusal(errors: &[RowError]) -> String {
+    const SHOWN: usize = 5;
+    let listed: Vec<String> = errors.iter().take(SHOWN).map(RowError::to_string).collect();
+    let more = match errors.len().saturating_sub(SHOWN) {
+        0 => String::new(),
+        n => format!(" (and {n} more)"),
+    };
+    format!(
+        "the roster has {} problem(s), so nothing was imported: {}{more}",
+        errors.len(),
+        listed.join("; ")
+    )
+}
+
+/// What a valid row will do; aligned with `RosterPreview::rows`.
+enum Step {
+    Create { password: Option<String> },
+    Enroll { user_id: i64, details_change: bool },
+    Update { user_id: i64 },
+    Unchanged,
+}
+
+struct Planned {
+    preview: RosterPreview,
+    steps: Vec<Step>,
+}
+
+async fn plan(store: &Store, course: &Course, bytes: &[u8]) -> Result<Planned, CoreError> {
+    let parsed = read_roster(bytes)?;
+    let usernames: Vec<String> = parsed.lines.iter().map(|l| l.username.clone()).collect();
+    let existing: HashMap<String, RosterAccount> = store
+        .roster_accounts(course.id, &usernames)
+        .await?
+        .into_iter()
+        .map(|account| (account.username.clone(), account))
+        .collect();
+    let mut rows = Vec::with_capacity(parsed.lines.len());
+    let mut steps = Vec::with_capacity(parsed.lines.len());
+    for line in parsed.lines {
+        let account = existing.get(&line.username);
+        let (row, step) = plan_row(line, account);
+        rows.push(row);
+        steps.push(step);
+    }
+    Ok(Planned {
+        preview: RosterPreview {
+            rows,
+            errors: parsed.errors,
+        },
+        steps,
+    })
+}
+
+fn plan_row(line: RosterLine, account: Option<&RosterAccount>) -> (RowPlan, Step) {
+    let RosterLine {
+        line,
+        username,
+        display_name,
+        email,
+        password,
+    } = line;
+    let Some(account) = account else {
+        let display_name = display_name.unwrap_or_else(|| username.clone());
+        let row = RowPlan {
+            line,
+            username,
+            display_name,
+            email,
+            action: RowAction::Create,
+        };
+        return (row, Step::Create { password });
+    };
+    let (display_name, email) = if account.is_admin || account.instructs_any_course {
+        (account.display_name.clone(), account.email.clone())
+    } else {
+        (
+            display_name.unwrap_or_else(|| account.display_name.clone()),
+            email.or_else(|| account.email.clone()),
+        )
+    };
+    let details_change = display_name != account.display_name || email != account.email;
+    let user_id = account.user_id;
+    let (action, step) = match (account.role_in_course, details_change) {
+        (None, _) => (
+            RowAction::Enroll,
+            Step::Enroll {
+                user_id,
+                details_change,
+            },
+        ),
+        (Some(_), true) => (RowAction::Update, Step::Update { user_id }),
+        (Some(_), false) => (RowAction::Unchanged, Step::Unchanged),
+    };
+    (
+        RowPlan {
+            line,
+            username,
+            display_name,
+            email,
+            action,
+        },
+        step,
+    )
+}

@@ -1,0 +1,51 @@
+use std::sync::Arc;
+
+use super::{GpuBackend, NvmlBackend, SimulatedBackend, SIMULATED_STATE_FILE};
+use crate::config::{Config, GpuBackendChoice};
+use crate::CoreError;
+
+/// The backend the configuration asks for. With `auto`, NVML when it loads and answers,
+/// otherwise the simulated inventory — the second value then says why NVML was not used.
+/// Opening reads the simulated state file if there is one and writes nothing.
+pub fn open_backend(config: &Config) -> Result<(Arc<dyn GpuBackend>, Option<String>), CoreError> {
+    let simulated = || {
+        SimulatedBackend::open(
+            &config.gpu_simulated,
+            config.data_dir.join(SIMULATED_STATE_FILE),
+        )
+    };
+    match config.gpu_backend {
+        GpuBackendChoice::Simulated => Ok((Arc::new(simulated()?), None)),
+        GpuBackendChoice::Nvml => {
+            let opened = NvmlBackend::open(&config.gpu_nvml_library)
+                .and_then(|nvml| nvml.list_gpus().map(|_| nvml));
+            match opened {
+                Ok(nvml) => Ok((Arc::new(nvml), None)),
+                Err(e) => Err(CoreError::Gpu(format!(
+                    "gpu.backend is `nvml`, but NVML cannot be used: {}; install the NVIDIA \
+                     driver, set gpu.nvml_library to libnvidia-ml.so.1, or set gpu.backend to \
+                     `auto` or `simulated`",
+                    reason(e)
+                ))),
+            }
+        }
+        GpuBackendChoice::Auto => {
+            let why = match NvmlBackend::open(&config.gpu_nvml_library) {
+                Ok(nvml) => match nvml.list_gpus() {
+                    Ok(gpus) if !gpus.is_empty() => return Ok((Arc::new(nvml), None)),
+                    Ok(_) => "NVML found no GPUs".to_string(),
+                    Err(e) => reason(e),
+                },
+                Err(e) => reason(e),
+            };
+            Ok((Arc::new(simulated()?), Some(why)))
+        }
+    }
+}
+
+fn reason(e: CoreError) -> String {
+    match e {
+        CoreError::Gpu(message) => message,
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,59 @@
+//! The GPU boundary: one trait, with NVML (real hardware) and simulated implementations.
+//!
+//! Every method is synchronous and may block (NVML calls, a state-file write): async callers
+//! wrap them in `spawn_blocking`. Both backends answer with the same errors for the same
+//! situations, so code tested against the simulated backend behaves the same on hardware.
+
+mod detect;
+mod inventory;
+mod mig_rules;
+mod nvml;
+mod simulated;
+mod types;
+
+pub use detect::open_backend;
+pub use inventory::{parse_inventory, InventoryEntry, SimulatedModel};
+pub use mig_rules::placement_by_name;
+pub use nvml::{catalog_from_readout, NvmlBackend, PlacementReadout, ProfileReadout};
+pub use simulated::{SimulatedBackend, SIMULATED_STATE_FILE};
+pub use types::{BackendKind, GpuHealth, GpuInfo, GpuUtilization, MigInstance, MigMode};
+
+pub use slicehub_mig::{Catalog, Placement, Profile};
+
+use crate::CoreError;
+
+pub trait GpuBackend: Send + Sync {
+    fn kind(&self) -> BackendKind;
+
+    /// One line for logs and pages, e.g. `NVML, driver 580.65.06` or `simulated: 1 x A100-40GB`.
+    fn describe(&self) -> String;
+
+    fn list_gpus(&self) -> Result<Vec<GpuInfo>, CoreError>;
+
+    /// The MIG profiles of GPU `gpu_index` with their placements: read from NVML on real
+    /// hardware, the built-in catalog of the model when simulated.
+    fn catalog(&self, gpu_index: u32) -> Result<Catalog, CoreError>;
+
+    /// The GPU instances that exist on GPU `gpu_index` now, ordered by start.
+    fn instances(&self, gpu_index: u32) -> Result<Vec<MigInstance>, CoreError>;
+
+    /// Creates the GPU instance at exactly `placement` and one compute instance spanning it.
+    /// A placement that is taken, not allowed, or over the GPU's limits is
+    /// [`CoreError::InsufficientResources`]; a profile this GPU lacks is
+    /// [`CoreError::InvalidRequest`].
+    fn create_instance(
+        &self,
+        gpu_index: u32,
+        placement: Placement,
+    ) -> Result<MigInstance, CoreError>;
+
+    /// Destroys the compute instances of the GPU instance at `placement`, then the GPU instance;
+    /// nothing else. [`CoreError::NotFound`] when no instance is there.
+    fn destroy_instance(&self, gpu_index: u32, placement: Placement) -> Result<(), CoreError>;
+
+    /// Busy percentages where the GPU reports them (not with MIG enabled on most drivers).
+    fn utilization(&self, gpu_index: u32) -> Result<GpuUtilization, CoreError>;
+
+    /// Problems the driver knows of cheaply (pages or rows waiting for retirement or remapping).
+    fn health(&self, gpu_index: u32) -> Result<GpuHealth, CoreError>;
+}

@@ -1,0 +1,322 @@
+//! Real GPUs through NVIDIA's management library: nvml-wrapper where it wraps NVML
+//! correctly, `raw` (the crate's only unsafe code) where it does not.
+
+mod catalog;
+mod errors;
+mod instances;
+mod profiles;
+mod raw;
+
+pub use catalog::{catalog_from_readout, PlacementReadout, ProfileReadout};
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::sync::{Mutex, MutexGuard};
+
+use nvml_wrapper::error::NvmlError;
+use nvml_wrapper::{Device, Nvml};
+use slicehub_mig::{Catalog, Layout, Placement, Profile};
+
+use super::mig_rules::{check_create, mig_error};
+use super::{BackendKind, GpuBackend, GpuHealth, GpuInfo, GpuUtilization, MigInstance, MigMode};
+use crate::CoreError;
+use errors::nvml_error;
+
+/// Places NVML is looked for when no path is configured; the first is the linker's search.
+const STANDARD_LIBRARIES: &[&str] = &[
+    "libnvidia-ml.so.1",
+    "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
+    "/usr/lib64/libnvidia-ml.so.1",
+    "/usr/local/nvidia/lib64/libnvidia-ml.so.1",
+    "/usr/lib/wsl/lib/libnvidia-ml.so.1",
+];
+
+/// Real GPUs through NVIDIA's management library.
+pub struct NvmlBackend {
+    nvml: Nvml,
+    library: String,
+    /// Catalogs read once per GPU: the profiles do not change while the driver is loaded.
+    catalogs: Mutex<HashMap<u32, Catalog>>,
+    /// Held by every call that lists, creates or destroys instances, so instance handles
+    /// stay valid while one call uses them.
+    mig: Mutex<()>,
+}
+
+impl NvmlBackend {
+    /// Loads NVML from `configured` if given, else from the standard places.
+    pub fn open(configured: &str) -> Result<Self, CoreError> {
+        let candidates: Vec<&str> = if configured.is_empty() {
+            STANDARD_LIBRARIES.to_vec()
+        } else {
+            vec![configured]
+        };
+        let mut failures = Vec::new();
+        for library in candidates {
+            match Nvml::builder().lib_path(OsStr::new(library)).init() {
+                Ok(nvml) => {
+                    return Ok(NvmlBackend {
+                        nvml,
+                        library: library.to_string(),
+                        catalogs: Mutex::new(HashMap::new()),
+                        mig: Mutex::new(()),
+                    })
+                }
+                Err(e) => failures.push(format!("{library}: {}", short(&e))),
+            }
+        }
+        if !configured.is_empty() {
+            return Err(CoreError::Gpu(format!(
+                "NVML could not be loaded from gpu.nvml_library ({})",
+                failures.join("; ")
+            )));
+        }
+        if failures.iter().all(|f| f.ends_with(": not found")) {
+            return Err(CoreError::Gpu(
+                "no NVIDIA driver: libnvidia-ml.so.1 is not on the linker path nor in the standard places"
+                    .to_string(),
+            ));
+        }
+        Err(CoreError::Gpu(format!(
+            "NVML could not be loaded ({})",
+            failures.join("; ")
+        )))
+    }
+
+    pub fn library(&self) -> &str {
+        &self.library
+    }
+
+    fn device(&self, gpu_index: u32) -> Result<Device<'_>, CoreError> {
+        self.nvml.device_by_index(gpu_index).map_err(|e| match e {
+            NvmlError::InvalidArg => {
+                let count = self.nvml.device_count().unwrap_or(0);
+                CoreError::NotFound(format!("there is no GPU {gpu_index} (NVML sees {count})"))
+            }
+            other => nvml_error(&format!("GPU {gpu_index}"), other),
+        })
+    }
+
+    fn lock_mig(&self) -> MutexGuard<'_, ()> {
+        self.mig
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn require_mig_enabled(&self, gpu_index: u32, device: &Device) -> Result<(), CoreError> {
+        match mig_modes(device)?.0 {
+            MigMode::Enabled => Ok(()),
+            MigMode::Disabled => Err(CoreError::NotSupported(format!(
+                "MIG is disabled on GPU {gpu_index}; an admin enables it with \
+                 `nvidia-smi -i {gpu_index} -mig 1` (takes effect after a GPU reset)"
+            ))),
+            MigMode::Unsupported => Err(CoreError::NotSupported(format!(
+                "GPU {gpu_index} cannot be partitioned with MIG"
+            ))),
+        }
+    }
+}
+
+fn short(e: &NvmlError) -> String {
+    match e {
+        NvmlError::LibloadingError(_) => "not found".to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// (current, pending) MIG mode.
+fn mig_modes(device: &Device) -> Result<(MigMode, MigMode), CoreError> {
+    let mode = |m: u32| {
+        if m == 1 {
+            MigMode::Enabled
+        } else {
+            MigMode::Disabled
+        }
+    };
+    match device.mig_mode() {
+        Ok(m) => Ok((mode(m.current), mode(m.pending))),
+        Err(NvmlError::NotSupported) => Ok((MigMode::Unsupported, MigMode::Unsupported)),
+        Err(e) => Err(nvml_error("MIG mode", e)),
+    }
+}
+
+fn profile_of(gpu_index: u32, catalog: &Catalog, p: Placement) -> Result<&Profile, CoreError> {
+    catalog
+        .profile_by_id(p.profile_id)
+        .map_err(|e| mig_error(gpu_index, catalog, e))
+}
+
+impl GpuBackend for NvmlBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Nvml
+    }
+
+    fn describe(&self) -> String {
+        match self.nvml.sys_driver_version() {
+            Ok(version) => format!("NVML, driver {version}"),
+            Err(_) => "NVML".to_string(),
+        }
+    }
+
+    fn list_gpus(&self) -> Result<Vec<GpuInfo>, CoreError> {
+        let count = self
+            .nvml
+            .device_count()
+            .map_err(|e| nvml_error("device count", e))?;
+        (0..count)
+            .map(|index| {
+                let device = self.device(index)?;
+                let (mig_mode, mig_mode_pending) = mig_modes(&device)?;
+                Ok(GpuInfo {
+                    index,
+                    uuid: device.uuid().map_err(|e| nvml_error("UUID", e))?,
+                    name: device.name().map_err(|e| nvml_error("name", e))?,
+                    memory_mib: device
+                        .memory_info()
+                        .map_err(|e| nvml_error("memory", e))?
+                        .total
+                        / (1024 * 1024),
+                    mig_mode,
+                    mig_mode_pending,
+                })
+            })
+            .collect()
+    }
+
+    fn catalog(&self, gpu_index: u32) -> Result<Catalog, CoreError> {
+        let device = self.device(gpu_index)?;
+        self.read_catalog(gpu_index, &device)
+    }
+
+    fn instances(&self, gpu_index: u32) -> Result<Vec<MigInstance>, CoreError> {
+        let device = self.device(gpu_index)?;
+        if mig_modes(&device)?.0 != MigMode::Enabled {
+            return Ok(Vec::new());
+        }
+        let catalog = self.read_catalog(gpu_index, &device)?;
+        let _held = self.lock_mig();
+        self.read_instances(gpu_index, &device, &catalog)
+    }
+
+    fn create_instance(
+        &self,
+        gpu_index: u32,
+        placement: Placement,
+    ) -> Result<MigInstance, CoreError> {
+        let device = self.device(gpu_index)?;
+        let catalog = self.read_catalog(gpu_index, &device)?;
+        let profile = profile_of(gpu_index, &catalog, placement)?;
+        self.require_mig_enabled(gpu_index, &device)?;
+        let _held = self.lock_mig();
+        let existing: Vec<Placement> = self
+            .read_instances(gpu_index, &device, &catalog)?
+            .iter()
+            .map(|i| i.placement)
+            .collect();
+        check_create(gpu_index, &catalog, &existing, placement)?;
+
+        let what = format!("GPU {gpu_index}: create {}", placement.describe(&catalog));
+        let instance = raw::create_gpu_instance(
+            &self.nvml,
+            &device,
+            profile.id,
+            u32::from(placement.start),
+            u32::from(profile.memory_slices),
+        )
+        .map_err(|e| nvml_error(&what, e))?;
+        let compute = match self.full_compute_profile(&instance, profile.compute_slices) {
+            Some(id) => raw::create_compute_instance(&self.nvml, &instance, id)
+                .map(|_| ())
+                .map_err(|e| nvml_error(&format!("{what}: its compute instance"), e)),
+            None => Err(CoreError::Gpu(format!(
+                "{what}: NVML offers no compute-instance profile of {} slices",
+                profile.compute_slices
+            ))),
+        };
+        if let Err(e) = compute {
+            // Leave the GPU as it was: without a compute instance the GPU instance is unusable.
+            let _ = self.destroy_gpu_instance(&what, instance);
+            return Err(e);
+        }
+        self.read_instances(gpu_index, &device, &catalog)?
+            .into_iter()
+            .find(|i| i.placement == placement)
+            .ok_or_else(|| CoreError::Gpu(format!("{what}: created, but NVML does not list it")))
+    }
+
+    fn destroy_instance(&self, gpu_index: u32, placement: Placement) -> Result<(), CoreError> {
+        let device = self.device(gpu_index)?;
+        let catalog = self.read_catalog(gpu_index, &device)?;
+        profile_of(gpu_index, &catalog, placement)?;
+        let _held = self.lock_mig();
+        let what = format!("GPU {gpu_index}: destroy {}", placement.describe(&catalog));
+        let mut found = None;
+        if mig_modes(&device)?.0 == MigMode::Enabled {
+            for handle in raw::gpu_instances(&self.nvml, &device, placement.profile_id)
+                .map_err(|e| nvml_error(&what, e))?
+            {
+                let info = raw::gpu_instance_info(&self.nvml, &handle)
+                    .map_err(|e| nvml_error(&what, e))?;
+                if info.start == u32::from(placement.start) {
+                    found = Some(handle);
+                    break;
+                }
+            }
+        }
+        let Some(instance) = found else {
+            let now: Vec<Placement> = self
+                .read_instances(gpu_index, &device, &catalog)?
+                .iter()
+                .map(|i| i.placement)
+                .collect();
+            return Err(CoreError::NotFound(format!(
+                "GPU {gpu_index} has no MIG instance {} (it has: {})",
+                placement.describe(&catalog),
+                Layout::from(now).describe(&catalog)
+            )));
+        };
+        self.destroy_gpu_instance(&what, instance)
+    }
+
+    fn utilization(&self, gpu_index: u32) -> Result<GpuUtilization, CoreError> {
+        let device = self.device(gpu_index)?;
+        match device.utilization_rates() {
+            Ok(u) => Ok(GpuUtilization {
+                gpu_percent: Some(u.gpu),
+                memory_percent: Some(u.memory),
+            }),
+            Err(NvmlError::GpuLost) => Err(nvml_error(
+                &format!("GPU {gpu_index}: utilization"),
+                NvmlError::GpuLost,
+            )),
+            // With MIG enabled (and on some parts) the driver keeps no whole-GPU figures.
+            Err(_) => Ok(GpuUtilization::default()),
+        }
+    }
+
+    fn health(&self, gpu_index: u32) -> Result<GpuHealth, CoreError> {
+        let device = self.device(gpu_index)?;
+        let mut problems = Vec::new();
+        if let Ok(true) = device.are_pages_pending_retired() {
+            problems.push(
+                "memory pages are pending retirement (a GPU reset or reboot retires them)"
+                    .to_string(),
+            );
+        }
+        match raw::remapped_rows(&self.nvml, &device) {
+            Ok((pending, failed)) => {
+                if pending {
+                    problems.push(
+                        "memory rows are pending remapping (a GPU reset is needed)".to_string(),
+                    );
+                }
+                if failed {
+                    problems
+                        .push("a memory row remapping failed (the GPU needs service)".to_string());
+                }
+            }
+            Err(NvmlError::GpuLost) => problems.push("the GPU fell off the bus".to_string()),
+            Err(_) => {}
+        }
+        Ok(GpuHealth::from_problems(problems))
+    }
+}

@@ -1,0 +1,92 @@
+//! One look at every outside system the portal depends on.
+
+use serde::Serialize;
+
+use crate::gpu::BackendKind;
+use crate::runtime::EngineStatus;
+use crate::Services;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ComponentHealth {
+    pub ok: bool,
+    pub summary: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HealthReport {
+    /// `ok`, or `degraded` when the portal runs but something it needs does not,
+    /// or `down` when the database cannot be used.
+    pub status: &'static str,
+    pub database: ComponentHealth,
+    pub docker: ComponentHealth,
+    pub gpu: ComponentHealth,
+    pub engine: EngineStatus,
+    pub gpu_backend: BackendKind,
+}
+
+pub async fn check(services: &Services) -> HealthReport {
+    let store = &services.store;
+    let database = match store.ping().await {
+        Ok(()) => ComponentHealth {
+            ok: true,
+            summary: format!("{} at {}", store.kind().label(), store.url_redacted()),
+        },
+        Err(e) => ComponentHealth {
+            ok: false,
+            summary: e.to_string(),
+        },
+    };
+
+    let engine = services.engine.probe().await;
+    let docker = if engine.reachable {
+        ComponentHealth {
+            ok: true,
+            summary: format!(
+                "Docker {} (API {}){}",
+                engine.version.as_deref().unwrap_or("?"),
+                engine.api_version.as_deref().unwrap_or("?"),
+                if engine.nvidia_runtime {
+                    ", NVIDIA runtime"
+                } else {
+                    ""
+                }
+            ),
+        }
+    } else {
+        ComponentHealth {
+            ok: false,
+            summary: format!("down: {}", engine.reason.as_deref().unwrap_or("unknown")),
+        }
+    };
+
+    let gpu = match services.on_gpus(|b| b.list_gpus()).await {
+        Ok(list) => {
+            let plural = if list.len() == 1 { "" } else { "s" };
+            let mut summary = format!("{} — {} GPU{plural}", services.gpus.describe(), list.len());
+            if let Some(why) = &services.gpu_fallback_reason {
+                summary.push_str(&format!(" ({why})"));
+            }
+            ComponentHealth { ok: true, summary }
+        }
+        Err(e) => ComponentHealth {
+            ok: false,
+            summary: e.to_string(),
+        },
+    };
+
+    let status = if !database.ok {
+        "down"
+    } else if docker.ok && gpu.ok {
+        "ok"
+    } else {
+        "degraded"
+    };
+    HealthReport {
+        status,
+        database,
+        docker,
+        gpu,
+        engine,
+        gpu_backend: services.gpus.kind(),
+    }
+}

@@ -1,0 +1,18 @@
+//! SliceHub's domain and the boundaries to the outside systems it drives:
+//! the database (`store`), the GPUs (`gpu`) and the container engine (`runtime`).
+//! Nothing here knows about HTTP or the UI.
+
+pub mod auth;
+pub mod clock;
+pub mod config;
+pub mod courses;
+pub mod error;
+pub mod fleet;
+pub mod gpu;
+pub mod health;
+pub mod runtime;
+pub mod services;
+pub mod store;
+
+pub use error::CoreError;
+pub use services::Services;

@@ -1,0 +1,324 @@
+//! The container a session runs in, decided before Docker is asked: which image and
+//! command, which MIG device, what limits and labels. Pure data, so both GPU shapes and
+//! every hardening flag are tested without an engine; the Docker boundary only
+//! translates it.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::CoreError;
+
+/// The port JupyterLab listens on inside the container.
+pub const NOTEBOOK_PORT: u16 = 8888;
+/// The image's non-root user (`jovyan`, group `users`).
+pub const CONTAINER_USER: &str = "1000:100";
+pub const HOME: &str = "/home/jovyan";
+/// Every container SliceHub creates carries this label, so a restarted portal finds them.
+pub const MANAGED_LABEL: &str = "org.slicehub.managed";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum Workload {
+    /// JupyterLab behind the portal at `base_url`, opened with `token`.
+    Notebook { token: String, base_url: String },
+    /// A training job: the command as argv, never through a shell.
+    Job { argv: Vec<String> },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Limits {
+    pub cpus: f64,
+    pub memory_mib: u64,
+    pub pids: i64,
+}
+
+/// What the session holds and runs; everything the spec is made from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LaunchRequest {
+    /// Lowercase letters, digits and `-`; it names the container.
+    pub session_id: String,
+    pub username: String,
+    pub course: String,
+    pub gpu_uuid: String,
+    /// e.g. `3g.40gb@4`
+    pub placement: String,
+    /// The MIG device the container may use, `MIG-…`.
+    pub mig_uuid: String,
+    pub image: String,
+    pub workload: Workload,
+    pub limits: Limits,
+    /// The engine has the NVIDIA runtime: the device is requested from it. Without it
+    /// (a simulated GPU) the same device variables are set and nothing is requested.
+    pub nvidia_runtime: bool,
+}
+
+/// A GPU device asked of the NVIDIA container runtime.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DeviceRequest {
+    pub driver: String,
+    pub device_ids: Vec<String>,
+    pub capabilities: Vec<Vec<String>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ContainerSpec {
+    pub name: String,
+    pub image: String,
+    pub cmd: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub labels: BTreeMap<String, String>,
+    pub user: String,
+    pub working_dir: String,
+    /// Named volume mounted as the user's home; never a host path.
+    pub home_volume: String,
+    /// Published on 127.0.0.1 only, on a port the engine picks.
+    pub published_port: Option<u16>,
+    pub device_request: Option<DeviceRequest>,
+    pub nano_cpus: i64,
+    pub memory_bytes: i64,
+    pub pids_limit: i64,
+    pub cap_drop: Vec<String>,
+    pub security_opt: Vec<String>,
+}
+
+impl ContainerSpec {
+    pub fn for_session(request: &LaunchRequest) -> Result<ContainerSpec, CoreError> {
+        let r = request;
+        let id_ok = !r.session_id.is_empty()
+            && r.session_id.len() <= 64
+            && r.session_id
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+        if !id_ok {
+            return Err(invalid(format!(
+                "session id {:?} is not lowercase letters, digits and -",
+                r.session_id
+            )));
+        }
+        if !r.mig_uuid.starts_with("MIG-") {
+            return Err(invalid(format!(
+                "{:?} is not a MIG device UUID",
+                r.mig_uuid
+            )));
+        }
+        if !(r.limits.cpus > 0.0 && r.limits.memory_mib > 0 && r.limits.pids > 0) {
+            return Err(invalid(
+                "CPU, memory and process limits must all be positive".to_string(),
+            ));
+        }
+
+        let mut env = BTreeMap::new();
+        // CUDA inside sees exactly this device, with or without the NVIDIA runtime.
+        env.insert("NVIDIA_VISIBLE_DEVICES".to_string(), r.mig_uuid.clone());
+        env.insert("CUDA_VISIBLE_DEVICES".to_string(), r.mig_uuid.clone());
+        env.insert(
+            "NVIDIA_DRIVER_CAPABILITIES".to_string(),
+            "compute,utility".to_string(),
+        );
+        env.insert("HOME".to_string(), HOME.to_string());
+        let (cmd, published_port) = match &r.workload {
+            Workload::Notebook { token, base_url } => {
+                if token.len() < 32 {
+                    return Err(invalid(
+                        "a notebook token must have at least 32 characters".to_string(),
+                    ));
+                }
+                if !base_url.starts_with('/') || !base_url.ends_with('/') {
+                    return Err(invalid(format!(
+                        "base URL {base_url:?} must start and end with /"
+                    )));
+                }
+                env.insert("JUPYTER_TOKEN".to_string(), token.clone());
+                env.insert("SLICEHUB_BASE_URL".to_string(), base_url.clone());
+                (vec!["slicehub-notebook".to_string()], Some(NOTEBOOK_PORT))
+            }
+            Workload::Job { argv } => {
+                if argv.is_empty() || argv[0].trim().is_empty() {
+                    return Err(invalid("a training job needs a command".to_string()));
+                }
+                (argv.clone(), None)
+            }
+        };
+
+        let labels = BTreeMap::from([
+            (MANAGED_LABEL.to_string(), "true".to_string()),
+            ("org.slicehub.session".to_string(), r.session_id.clone()),
+            ("org.slicehub.user".to_string(), r.username.clone()),
+            ("org.slicehub.course".to_string(), r.course.clone()),
+            ("org.slicehub.gpu".to_string(), r.gpu_uuid.clone()),
+            ("org.slicehub.placement".to_string(), r.placement.clone()),
+            ("org.slicehub.mig".to_string(), r.mig_uuid.clone()),
+        ]);
+        let device_request = r.nvidia_runtime.then(|| DeviceRequest {
+            driver: "nvidia".to_string(),
+            device_ids: vec![r.mig_uuid.clone()],
+            capabilities: vec![vec!["gpu".to_string()]],
+        });
+        Ok(ContainerSpec {
+            name: format!("slicehub-{}", r.session_id),
+            image: r.image.clone(),
+            cmd,
+            env,
+            labels,
+            user: CONTAINER_USER.to_string(),
+            working_dir: HOME.to_string(),
+            home_volume: home_volume(&r.username),
+            published_port,
+            device_request,
+            nano_cpus: (r.limits.cpus * 1e9).round() as i64,
+            memory_bytes: (r.limits.memory_mib as i64) * 1024 * 1024,
+            pids_limit: r.limits.pids,
+            cap_drop: vec!["ALL".to_string()],
+            security_opt: vec!["no-new-privileges".to_string()],
+        })
+    }
+}
+
+/// The user's home volume: one per user, kept across sessions.
+pub fn home_volume(username: &str) -> String {
+    let safe: String = username
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("slicehub-home-{safe}")
+}
+
+fn invalid(message: String) -> CoreError {
+    CoreError::InvalidRequest(message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(workload: Workload, nvidia_runtime: bool) -> LaunchRequest {
+        LaunchRequest {
+            session_id: "s-42".to_string(),
+            username: "alice".to_string(),
+            course: "CS-101".to_string(),
+            gpu_uuid: "GPU-simulated-00-h100-80gb".to_string(),
+            placement: "1g.10gb@3".to_string(),
+            mig_uuid: "MIG-simulated-00-h100-80gb-1-0".to_string(),
+            image: "slicehub/jupyterlab:offline".to_string(),
+            workload,
+            limits: Limits {
+                cpus: 2.0,
+                memory_mib: 8192,
+                pids: 512,
+            },
+            nvidia_runtime,
+        }
+    }
+
+    fn notebook() -> Workload {
+        Workload::Notebook {
+            token: "t".repeat(48),
+            base_url: "/user/alice/s-42/".to_string(),
+        }
+    }
+
+    #[test]
+    fn a_real_gpu_is_requested_from_the_nvidia_runtime() {
+        let spec = ContainerSpec::for_session(&request(notebook(), true)).unwrap();
+        let device = spec.device_request.expect("a device request");
+        assert_eq!(device.driver, "nvidia");
+        assert_eq!(device.device_ids, ["MIG-simulated-00-h100-80gb-1-0"]);
+        assert_eq!(device.capabilities, [["gpu"]]);
+        assert_eq!(
+            spec.env["NVIDIA_VISIBLE_DEVICES"],
+            "MIG-simulated-00-h100-80gb-1-0"
+        );
+    }
+
+    #[test]
+    fn a_simulated_gpu_gets_the_same_variables_and_no_device_request() {
+        let spec = ContainerSpec::for_session(&request(notebook(), false)).unwrap();
+        assert_eq!(spec.device_request, None);
+        assert_eq!(
+            spec.env["NVIDIA_VISIBLE_DEVICES"],
+            "MIG-simulated-00-h100-80gb-1-0"
+        );
+        assert_eq!(
+            spec.env["CUDA_VISIBLE_DEVICES"],
+            "MIG-simulated-00-h100-80gb-1-0"
+        );
+    }
+
+    #[test]
+    fn every_container_is_hardened_limited_and_labelled() {
+        let spec = ContainerSpec::for_session(&request(notebook(), false)).unwrap();
+        assert_eq!(spec.user, "1000:100");
+        assert_eq!(spec.cap_drop, ["ALL"]);
+        assert_eq!(spec.security_opt, ["no-new-privileges"]);
+        assert_eq!(spec.nano_cpus, 2_000_000_000);
+        assert_eq!(spec.memory_bytes, 8 << 30);
+        assert_eq!(spec.pids_limit, 512);
+        assert_eq!(spec.home_volume, "slicehub-home-alice");
+        assert_eq!(spec.labels[MANAGED_LABEL], "true");
+        assert_eq!(spec.labels["org.slicehub.session"], "s-42");
+        assert_eq!(spec.labels["org.slicehub.placement"], "1g.10gb@3");
+        assert_eq!(spec.name, "slicehub-s-42");
+        assert_eq!(spec.published_port, Some(NOTEBOOK_PORT));
+        assert_eq!(spec.env["SLICEHUB_BASE_URL"], "/user/alice/s-42/");
+    }
+
+    #[test]
+    fn a_job_runs_its_argv_as_given_and_publishes_nothing() {
+        let argv = vec![
+            "python".to_string(),
+            "train.py".to_string(),
+            "--lr=1e-3; rm -rf /".to_string(),
+        ];
+        let spec =
+            ContainerSpec::for_session(&request(Workload::Job { argv: argv.clone() }, false))
+                .unwrap();
+        assert_eq!(
+            spec.cmd, argv,
+            "shell metacharacters stay inside one argument"
+        );
+        assert_eq!(spec.published_port, None);
+        assert!(!spec.env.contains_key("JUPYTER_TOKEN"));
+    }
+
+    #[test]
+    fn bad_requests_are_refused_with_a_reason() {
+        let mut r = request(notebook(), false);
+        r.session_id = "../etc".to_string();
+        assert!(ContainerSpec::for_session(&r)
+            .unwrap_err()
+            .to_string()
+            .contains("session id"));
+        let mut r = request(notebook(), false);
+        r.mig_uuid = "GPU-123".to_string();
+        assert!(ContainerSpec::for_session(&r)
+            .unwrap_err()
+            .to_string()
+            .contains("MIG device UUID"));
+        let r = request(Workload::Job { argv: vec![] }, false);
+        assert!(ContainerSpec::for_session(&r)
+            .unwrap_err()
+            .to_string()
+            .contains("needs a command"));
+        let r = request(
+            Workload::Notebook {
+                token: "short".into(),
+                base_url: "/x/".into(),
+            },
+            false,
+        );
+        assert!(ContainerSpec::for_session(&r)
+            .unwrap_err()
+            .to_string()
+            .contains("32 characters"));
+        let mut r = request(notebook(), false);
+        r.limits.pids = 0;
+        assert!(ContainerSpec::for_session(&r).is_err());
+        assert_eq!(home_volume("a/b c"), "slicehub-home-a_b_c");
+    }
+}

@@ -1,0 +1,34 @@
+use std::sync::Arc;
+
+use crate::auth::Authenticator;
+use crate::config::Config;
+use crate::gpu::GpuBackend;
+use crate::runtime::Engine;
+use crate::store::Store;
+use crate::CoreError;
+
+/// Everything the portal's handlers reach the outside world through. Cheap to clone.
+#[derive(Clone)]
+pub struct Services {
+    pub config: Arc<Config>,
+    pub store: Store,
+    pub gpus: Arc<dyn GpuBackend>,
+    /// Why the configured GPU backend was replaced by the simulated one, if it was.
+    pub gpu_fallback_reason: Option<String>,
+    pub engine: Arc<Engine>,
+    /// Logins, sessions and password changes; shares one hashing limit per process.
+    pub auth: Authenticator,
+}
+
+impl Services {
+    /// Runs `work` against the GPU backend off the async runtime (NVML calls block).
+    pub async fn on_gpus<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&dyn GpuBackend) -> Result<T, CoreError> + Send + 'static,
+    ) -> Result<T, CoreError> {
+        let gpus = self.gpus.clone();
+        tokio::task::spawn_blocking(move || work(gpus.as_ref()))
+            .await
+            .map_err(|e| CoreError::Gpu(format!("GPU call crashed: {e}")))?
+    }
+}

@@ -1,0 +1,413 @@
+use serde::Serialize;
+
+use super::audit::audit_on;
+use super::users::{is_unique_violation, user_from_row, UserRow, USER_COLUMNS};
+use super::{now_ms, Store, User};
+use crate::CoreError;
+
+/// A person's role in one course.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum Role {
+    Instructor,
+    Student,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Instructor => "instructor",
+            Role::Student => "student",
+        }
+    }
+
+    fn from_db(text: &str) -> Result<Role, CoreError> {
+        match text {
+            "instructor" => Ok(Role::Instructor),
+            "student" => Ok(Role::Student),
+            other => Err(CoreError::Database(format!(
+                "unknown course role {other:?}"
+            ))),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Course {
+    pub id: i64,
+    /// e.g. `CS-101`; unique regardless of case.
+    pub code: String,
+    pub title: String,
+    pub created_at_ms: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Member {
+    pub user: User,
+    pub role: Role,
+    pub added_at_ms: i64,
+}
+
+/// An existing account named in a roster, with what a roster import needs to know of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RosterAccount {
+    pub user_id: i64,
+    pub username: String,
+    pub display_name: String,
+    pub email: Option<String>,
+    pub is_admin: bool,
+    pub instructs_any_course: bool,
+    pub role_in_course: Option<Role>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccountDetails {
+    pub display_name: String,
+    pub email: Option<String>,
+}
+
+/// One write of a roster import; all of an import's writes commit together or not at all.
+#[derive(Debug, Clone)]
+pub enum RosterChange {
+    /// A new account, enrolled as a student.
+    Create {
+        username: String,
+        details: AccountDetails,
+        password_hash: String,
+        must_change_password: bool,
+    },
+    /// An existing account enrolled as a student, its details replaced when given.
+    Enroll {
+        user_id: i64,
+        new_details: Option<AccountDetails>,
+    },
+    /// A member's details replaced.
+    UpdateDetails {
+        user_id: i64,
+        details: AccountDetails,
+    },
+}
+
+type CourseRow = (i64, String, String, i64);
+
+fn course_from_row((id, code, title, created_at_ms): CourseRow) -> Course {
+    Course {
+        id,
+        code,
+        title,
+        created_at_ms,
+    }
+}
+
+/// Usernames per `IN (...)` query: far below SQLite's and PostgreSQL's bind limits.
+const LOOKUP_CHUNK: usize = 500;
+
+impl Store {
+    /// Fails with `Conflict` when a course with that code (in any case) exists.
+    pub async fn insert_course(&self, code: &str, title: &str) -> Result<Course, CoreError> {
+        let now = now_ms();
+        let inserted: Result<(i64,), sqlx::Error> = sqlx::query_as(
+            "INSERT INTO courses (code, title, created_at) VALUES ($1, $2, $3) RETURNING id",
+        )
+        .bind(code)
+        .bind(title)
+        .bind(now)
+        .fetch_one(self.pool())
+        .await;
+        match inserted {
+            Ok((id,)) => Ok(Course {
+                id,
+                code: code.to_string(),
+                title: title.to_string(),
+                created_at_ms: now,
+            }),
+            Err(e) if is_unique_violation(&e) => Err(CoreError::Conflict(format!(
+                "a course with the code `{code}` already exists"
+            ))),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    pub async fn course_by_id(&self, id: i64) -> Result<Option<Course>, CoreError> {
+        let row: Option<CourseRow> =
+            sqlx::query_as("SELECT id, code, title, created_at FROM courses WHERE id = $1")
+                .bind(id)
+                .fetch_optional(self.pool())
+                .await?;
+        Ok(row.map(course_from_row))
+    }
+
+    /// Case does not matter: `cs-101` finds `CS-101`.
+    pub async fn course_by_code(&self, code: &str) -> Result<Option<Course>, CoreError> {
+        let row: Option<CourseRow> = sqlx::query_as(
+            "SELECT id, code, title, created_at FROM courses WHERE lower(code) = lower($1)",
+        )
+        .bind(code)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(row.map(course_from_row))
+    }
+
+    /// Every course, ordered by code.
+    pub async fn list_courses(&self) -> Result<Vec<Course>, CoreError> {
+        let rows: Vec<CourseRow> =
+            sqlx::query_as("SELECT id, code, title, created_at FROM courses ORDER BY code")
+                .fetch_all(self.pool())
+                .await?;
+        Ok(rows.into_iter().map(course_from_row).collect())
+    }
+
+    /// The courses a user teaches or takes, ordered by code.
+    pub async fn courses_of_user(&self, user_id: i64) -> Result<Vec<(Course, Role)>, CoreError> {
+        let rows: Vec<(i64, String, String, i64, String)> = sqlx::query_as(
+            "SELECT c.id, c.code, c.title, c.created_at, m.role
+             FROM course_members m JOIN courses c ON c.id = m.course_id
+             WHERE m.user_id = $1 ORDER BY c.code",
+        )
+        .bind(user_id)
+        .fetch_all(self.pool())
+        .await?;
+        rows.into_iter()
+            .map(|(id, code, title, at, role)| {
+                Ok((
+                    course_from_row((id, code, title, at)),
+                    Role::from_db(&role)?,
+                ))
+            })
+            .collect()
+    }
+
+    /// (course id, role) for every course the user belongs to.
+    pub async fn memberships_of_user(&self, user_id: i64) -> Result<Vec<(i64, Role)>, CoreError> {
+        let rows: Vec<(i64, String)> = sqlx::query_as(
+            "SELECT course_id, role FROM course_members WHERE user_id = $1 ORDER BY course_id",
+        )
+        .bind(user_id)
+        .fetch_all(self.pool())
+        .await?;
+        rows.into_iter()
+            .map(|(course, role)| Ok((course, Role::from_db(&role)?)))
+            .collect()
+    }
+
+    /// Instructors first, then students, each by username.
+    pub async fn course_members(&self, course_id: i64) -> Result<Vec<Member>, CoreError> {
+        type Row = (
+            i64,
+            String,
+            String,
+            Option<String>,
+            i64,
+            i64,
+            i64,
+            i64,
+            String,
+            i64,
+        );
+        let rows: Vec<Row> = sqlx::query_as(&format!(
+            "SELECT {USER_COLUMNS}, m.role, m.added_at
+             FROM course_members m JOIN users u ON u.id = m.user_id
+             WHERE m.course_id = $1 ORDER BY m.role, u.username"
+        ))
+        .bind(course_id)
+        .fetch_all(self.pool())
+        .await?;
+        rows.into_iter()
+            .map(
+                |(id, name, display, email, admin, must, off, at, role, added)| {
+                    let user: UserRow = (id, name, display, email, admin, must, off, at);
+                    Ok(Member {
+                        user: user_from_row(user),
+                        role: Role::from_db(&role)?,
+                        added_at_ms: added,
+                    })
+                },
+            )
+            .collect()
+    }
+
+    /// Makes the user a member with `role`, replacing any role they had in the course.
+    pub async fn set_member_role(
+        &self,
+        course_id: i64,
+        user_id: i64,
+        role: Role,
+    ) -> Result<(), CoreError> {
+        sqlx::query(
+            "INSERT INTO course_members (course_id, user_id, role, added_at) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (course_id, user_id) DO UPDATE SET role = excluded.role",
+        )
+        .bind(course_id)
+        .bind(user_id)
+        .bind(role.as_str())
+        .bind(now_ms())
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// Removes the membership only if it has `role`; returns whether one was removed.
+    pub async fn remove_member(
+        &self,
+        course_id: i64,
+        user_id: i64,
+        role: Role,
+    ) -> Result<bool, CoreError> {
+        let done = sqlx::query(
+            "DELETE FROM course_members WHERE course_id = $1 AND user_id = $2 AND role = $3",
+        )
+        .bind(course_id)
+        .bind(user_id)
+        .bind(role.as_str())
+        .execute(self.pool())
+        .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    /// The existing accounts among `usernames` (already normalized), seen from `course_id`.
+    pub async fn roster_accounts(
+        &self,
+        course_id: i64,
+        usernames: &[String],
+    ) -> Result<Vec<RosterAccount>, CoreError> {
+        type Row = (
+            i64,
+            String,
+            String,
+            Option<String>,
+            i64,
+            i64,
+            Option<String>,
+        );
+        let mut found = Vec::new();
+        for chunk in usernames.chunks(LOOKUP_CHUNK) {
+            let placeholders: Vec<String> = (2..chunk.len() + 2).map(|i| format!("${i}")).collect();
+            let sql = format!(
+                "SELECT u.id, u.username, u.display_name, u.email, u.is_admin,
+                        (SELECT COUNT(*) FROM course_members i
+                         WHERE i.user_id = u.id AND i.role = 'instructor'),
+                        (SELECT m.role FROM course_members m
+                         WHERE m.user_id = u.id AND m.course_id = $1)
+                 FROM users u WHERE u.username IN ({})",
+                placeholders.join(", ")
+            );
+            let mut query = sqlx::query_as::<_, Row>(&sql).bind(course_id);
+            for username in chunk {
+                query = query.bind(username);
+            }
+            for (user_id, username, display_name, email, admin, teaching, role) in
+                query.fetch_all(self.pool()).await?
+            {
+                found.push(RosterAccount {
+                    user_id,
+                    username,
+                    display_name,
+                    email,
+                    is_admin: admin != 0,
+                    instructs_any_course: teaching > 0,
+                    role_in_course: role.as_deref().map(Role::from_db).transpose()?,
+                });
+            }
+        }
+        Ok(found)
+    }
+
+    /// Writes a roster import in one transaction, with an audit row per created account and
+    /// one `roster.import` row carrying `summary`. A username taken meanwhile fails the
+    /// whole import with `Conflict`.
+    pub async fn apply_roster_changes(
+        &self,
+        course: &Course,
+        changes: &[RosterChange],
+        actor: &str,
+        summary: &str,
+    ) -> Result<(), CoreError> {
+        let now = now_ms();
+        let mut tx = self.pool().begin().await?;
+        for change in changes {
+            match change {
+                RosterChange::Create {
+                    username,
+                    details,
+                    password_hash,
+                    must_change_password,
+                } => {
+                    let inserted: Result<(i64,), sqlx::Error> = sqlx::query_as(
+                        "INSERT INTO users (username, display_name, email, password_hash, is_admin,
+                                            must_change_password, disabled, created_at, updated_at)
+                         VALUES ($1, $2, $3, $4, 0, $5, 0, $6, $6) RETURNING id",
+                    )
+                    .bind(username)
+                    .bind(&details.display_name)
+                    .bind(details.email.as_deref())
+                    .bind(password_hash)
+                    .bind(i64::from(*must_change_password))
+                    .bind(now)
+                    .fetch_one(&mut *tx)
+                    .await;
+                    let user_id = match inserted {
+                        Ok((id,)) => id,
+                        Err(e) if is_unique_violation(&e) => {
+                            return Err(CoreError::Conflict(format!(
+                                "the account `{username}` was created while the roster was being \
+                                 imported; nothing was imported — preview the file again"
+                            )))
+                        }
+                        Err(e) => return Err(e.into()),
+                    };
+                    enroll_student(&mut tx, course.id, user_id, now).await?;
+                    let detail = format!("roster import into {}", course.code);
+                    audit_on(&mut tx, actor, "user.create", username, &detail).await?;
+                }
+                RosterChange::Enroll {
+                    user_id,
+                    new_details,
+                } => {
+                    enroll_student(&mut tx, course.id, *user_id, now).await?;
+                    if let Some(details) = new_details {
+                        update_details(&mut tx, *user_id, details, now).await?;
+                    }
+                }
+                RosterChange::UpdateDetails { user_id, details } => {
+                    update_details(&mut tx, *user_id, details, now).await?;
+                }
+            }
+        }
+        audit_on(&mut tx, actor, "roster.import", &course.code, summary).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+}
+
+async fn enroll_student(
+    conn: &mut sqlx::AnyConnection,
+    course_id: i64,
+    user_id: i64,
+    now: i64,
+) -> Result<(), CoreError> {
+    sqlx::query(
+        "INSERT INTO course_members (course_id, user_id, role, added_at)
+         VALUES ($1, $2, 'student', $3) ON CONFLICT (course_id, user_id) DO NOTHING",
+    )
+    .bind(course_id)
+    .bind(user_id)
+    .bind(now)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+async fn update_details(
+    conn: &mut sqlx::AnyConnection,
+    user_id: i64,
+    details: &AccountDetails,
+    now: i64,
+) -> Result<(), CoreError> {
+    sqlx::query("UPDATE users SET display_name = $1, email = $2, updated_at = $3 WHERE id = $4")
+        .bind(&details.display_name)
+        .bind(details.email.as_deref())
+        .bind(now)
+        .bind(user_id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}

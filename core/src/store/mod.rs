@@ -1,0 +1,59 @@
+//! The database boundary. One SQL text serves SQLite and PostgreSQL through sqlx's
+//! `Any` driver (both accept `$1` placeholders); only migrations differ per database.
+//! Values crossing it are limited to integers (as i64), floats, text and blobs.
+
+mod audit;
+mod connect;
+mod courses;
+mod sessions;
+mod settings;
+mod users;
+
+pub use audit::AuditEntry;
+pub use connect::redact_url;
+pub use courses::{AccountDetails, Course, Member, Role, RosterAccount, RosterChange};
+pub use sessions::StoredSession;
+pub use users::{NewUserRow, User};
+
+use sqlx::AnyPool;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum DbKind {
+    Sqlite,
+    Postgres,
+}
+
+impl DbKind {
+    pub fn label(self) -> &'static str {
+        match self {
+            DbKind::Sqlite => "SQLite",
+            DbKind::Postgres => "PostgreSQL",
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct Store {
+    pool: AnyPool,
+    kind: DbKind,
+    url_redacted: String,
+}
+
+impl Store {
+    pub fn kind(&self) -> DbKind {
+        self.kind
+    }
+
+    /// The URL with any password replaced, fit for logs and pages.
+    pub fn url_redacted(&self) -> &str {
+        &self.url_redacted
+    }
+
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+pub(crate) fn now_ms() -> i64 {
+    (time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64
+}

@@ -1,0 +1,127 @@
+use super::users::{user_from_row, UserRow, USER_COLUMNS};
+use super::{Store, User};
+use crate::CoreError;
+
+/// A stored login session with its account. Times are epoch milliseconds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredSession {
+    pub id: i64,
+    pub user: User,
+    pub created_at_ms: i64,
+    pub last_seen_at_ms: i64,
+    pub expires_at_ms: i64,
+}
+
+impl Store {
+    pub async fn insert_session(
+        &self,
+        user_id: i64,
+        token_sha256: &str,
+        now_ms: i64,
+        expires_at_ms: i64,
+        remote_addr: &str,
+    ) -> Result<(), CoreError> {
+        sqlx::query(
+            "INSERT INTO user_sessions
+                 (token_sha256, user_id, created_at, last_seen_at, expires_at, remote_addr)
+             VALUES ($1, $2, $3, $3, $4, $5)",
+        )
+        .bind(token_sha256)
+        .bind(user_id)
+        .bind(now_ms)
+        .bind(expires_at_ms)
+        .bind(remote_addr)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    pub async fn session_by_token_sha256(
+        &self,
+        token_sha256: &str,
+    ) -> Result<Option<StoredSession>, CoreError> {
+        type Row = (
+            i64,
+            i64,
+            i64,
+            i64,
+            i64,
+            String,
+            String,
+            Option<String>,
+            i64,
+            i64,
+            i64,
+            i64,
+        );
+        let row: Option<Row> = sqlx::query_as(&format!(
+            "SELECT s.id, s.created_at, s.last_seen_at, s.expires_at, {USER_COLUMNS}
+             FROM user_sessions s JOIN users u ON u.id = s.user_id
+             WHERE s.token_sha256 = $1"
+        ))
+        .bind(token_sha256)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(row.map(
+            |(id, created, seen, expires, uid, name, display, email, admin, must, off, at)| {
+                let user: UserRow = (uid, name, display, email, admin, must, off, at);
+                StoredSession {
+                    id,
+                    user: user_from_row(user),
+                    created_at_ms: created,
+                    last_seen_at_ms: seen,
+                    expires_at_ms: expires,
+                }
+            },
+        ))
+    }
+
+    pub async fn touch_session(&self, session_id: i64, now_ms: i64) -> Result<(), CoreError> {
+        sqlx::query("UPDATE user_sessions SET last_seen_at = $1 WHERE id = $2")
+            .bind(now_ms)
+            .bind(session_id)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    pub async fn delete_session(&self, session_id: i64) -> Result<(), CoreError> {
+        sqlx::query("DELETE FROM user_sessions WHERE id = $1")
+            .bind(session_id)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// Ends every session of the user; returns how many there were.
+    pub async fn delete_sessions_of_user(&self, user_id: i64) -> Result<u64, CoreError> {
+        let done = sqlx::query("DELETE FROM user_sessions WHERE user_id = $1")
+            .bind(user_id)
+            .execute(self.pool())
+            .await?;
+        Ok(done.rows_affected())
+    }
+
+    /// Removes sessions past their absolute expiry or idle since before `idle_cutoff_ms`.
+    pub async fn delete_expired_sessions(
+        &self,
+        now_ms: i64,
+        idle_cutoff_ms: i64,
+    ) -> Result<u64, CoreError> {
+        let done =
+            sqlx::query("DELETE FROM user_sessions WHERE expires_at <= $1 OR last_seen_at <= $2")
+                .bind(now_ms)
+                .bind(idle_cutoff_ms)
+                .execute(self.pool())
+                .await?;
+        Ok(done.rows_affected())
+    }
+
+    pub async fn count_sessions_of_user(&self, user_id: i64) -> Result<i64, CoreError> {
+        let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM user_sessions WHERE user_id = $1")
+            .bind(user_id)
+            .fetch_one(self.pool())
+            .await?;
+        Ok(n)
+    }
+}

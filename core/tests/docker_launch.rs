@@ -1,0 +1,168 @@
+//! The container spec on the real Docker engine: what a session's container actually got.
+//! Needs the `slicehub/busybox:offline` image (scripts/test.sh builds it with
+//! docker/offline/busybox.sh).
+
+use bollard::query_parameters::{InspectContainerOptions, RemoveVolumeOptions};
+use slicehub_core::runtime::spec::{ContainerSpec, LaunchRequest, Limits, Workload};
+use slicehub_core::runtime::Engine;
+
+const IMAGE: &str = "slicehub/busybox:offline";
+
+fn request(session_id: &str, user: &str, workload: Workload) -> LaunchRequest {
+    LaunchRequest {
+        session_id: session_id.to_string(),
+        username: user.to_string(),
+        course: "CS-101".to_string(),
+        gpu_uuid: "GPU-simulated-00-h100-80gb".to_string(),
+        placement: "1g.10gb@3".to_string(),
+        mig_uuid: "MIG-simulated-00-h100-80gb-1-0".to_string(),
+        image: IMAGE.to_string(),
+        workload,
+        limits: Limits {
+            cpus: 1.5,
+            memory_mib: 256,
+            pids: 128,
+        },
+        nvidia_runtime: false,
+    }
+}
+
+fn unique(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!("{prefix}-{}-{nanos}", std::process::id())
+}
+
+async fn engine_with_image() -> Engine {
+    let engine = Engine::new("");
+    let client = engine
+        .client()
+        .await
+        .expect("the Docker engine runs on this machine");
+    assert!(
+        client.inspect_image(IMAGE).await.is_ok(),
+        "{IMAGE} is missing: run docker/offline/busybox.sh (scripts/test.sh does)"
+    );
+    engine
+}
+
+/// Creates (and with `start`, starts) the container, inspects it, then removes it and its
+/// home volume: what Docker made of the spec.
+async fn made_by_docker(
+    engine: &Engine,
+    spec: &ContainerSpec,
+    start: bool,
+) -> bollard::models::ContainerInspectResponse {
+    engine.create(spec).await.unwrap();
+    if start {
+        engine.start(&spec.name).await.unwrap();
+    }
+    let client = engine.client().await.unwrap();
+    let got = client
+        .inspect_container(&spec.name, None::<InspectContainerOptions>)
+        .await
+        .unwrap();
+    engine.remove(&spec.name).await.unwrap();
+    let gone = client
+        .inspect_container(&spec.name, None::<InspectContainerOptions>)
+        .await;
+    assert!(gone.is_err(), "removed");
+    engine
+        .remove(&spec.name)
+        .await
+        .expect("removing what is gone is fine");
+    let _ = client
+        .remove_volume(&spec.home_volume, None::<RemoveVolumeOptions>)
+        .await;
+    got
+}
+
+#[tokio::test]
+async fn a_job_container_gets_exactly_the_spec() {
+    let engine = engine_with_image().await;
+    let id = unique("t-job");
+    let user = unique("tester");
+    let argv = vec![
+        "sleep".to_string(),
+        "30".to_string(),
+        "; rm -rf / #".to_string(),
+    ];
+    let spec =
+        ContainerSpec::for_session(&request(&id, &user, Workload::Job { argv: argv.clone() }))
+            .unwrap();
+    let got = made_by_docker(&engine, &spec, false).await;
+
+    let config = got.config.unwrap();
+    assert_eq!(config.user.as_deref(), Some("1000:100"));
+    assert_eq!(config.cmd.unwrap(), argv, "argv as given, no shell");
+    let env = config.env.unwrap();
+    assert!(
+        env.contains(&"NVIDIA_VISIBLE_DEVICES=MIG-simulated-00-h100-80gb-1-0".to_string()),
+        "{env:?}"
+    );
+    assert!(
+        env.contains(&"CUDA_VISIBLE_DEVICES=MIG-simulated-00-h100-80gb-1-0".to_string()),
+        "{env:?}"
+    );
+    let labels = config.labels.unwrap();
+    assert_eq!(labels["org.slicehub.managed"], "true");
+    assert_eq!(labels["org.slicehub.session"], id);
+    assert_eq!(labels["org.slicehub.user"], user);
+    assert_eq!(labels["org.slicehub.placement"], "1g.10gb@3");
+
+    let host = got.host_config.unwrap();
+    assert_eq!(host.cap_drop.unwrap(), ["ALL"]);
+    assert_eq!(host.security_opt.unwrap(), ["no-new-privileges"]);
+    assert_eq!(host.pids_limit, Some(128));
+    assert_eq!(host.nano_cpus, Some(1_500_000_000));
+    assert_eq!(host.memory, Some(256 << 20));
+    assert!(
+        host.device_requests.unwrap_or_default().is_empty(),
+        "a simulated GPU asks for no device"
+    );
+    assert!(
+        host.port_bindings.unwrap_or_default().is_empty(),
+        "a job publishes nothing"
+    );
+    let mounts = host.mounts.unwrap();
+    assert_eq!(mounts.len(), 1);
+    assert_eq!(mounts[0].source.as_deref(), Some(spec.home_volume.as_str()));
+    assert_eq!(mounts[0].target.as_deref(), Some("/home/jovyan"));
+    assert!(
+        host.binds.unwrap_or_default().is_empty(),
+        "never a host path, never the Docker socket"
+    );
+}
+
+#[tokio::test]
+async fn a_notebook_publishes_its_port_on_loopback_only_and_runs_as_the_user() {
+    let engine = engine_with_image().await;
+    let id = unique("t-nb");
+    let user = unique("tester");
+    let workload = Workload::Notebook {
+        token: "x".repeat(40),
+        base_url: format!("/user/{user}/{id}/"),
+    };
+    let mut spec = ContainerSpec::for_session(&request(&id, &user, workload)).unwrap();
+    // busybox stands in for JupyterLab: keep the container alive to look at it running.
+    spec.cmd = vec!["sleep".to_string(), "30".to_string()];
+    let got = made_by_docker(&engine, &spec, true).await;
+
+    assert_eq!(got.state.unwrap().running, Some(true));
+    let ports = got.network_settings.unwrap().ports.unwrap();
+    let bindings = ports["8888/tcp"].clone().expect("8888 is published");
+    assert!(!bindings.is_empty());
+    for binding in bindings {
+        assert_eq!(
+            binding.host_ip.as_deref(),
+            Some("127.0.0.1"),
+            "never on all interfaces"
+        );
+        assert!(binding.host_port.unwrap().parse::<u16>().unwrap() > 0);
+    }
+    let env = got.config.unwrap().env.unwrap();
+    assert!(env.iter().any(|e| e.starts_with("JUPYTER_TOKEN=")));
+    assert!(env.contains(&format!("SLICEHUB_BASE_URL=/user/{user}/{id}/")));
+}

@@ -1,0 +1,177 @@
+mod common;
+
+use slicehub_core::store::{DbKind, Store};
+use slicehub_core::CoreError;
+
+on_both_databases!(
+    migrations_are_idempotent_and_versioned,
+    settings_round_trip_and_overwrite,
+    first_setting_wins_under_concurrency,
+    audit_log_lists_newest_first_and_filters,
+);
+
+async fn migrations_are_idempotent_and_versioned(store: Store) {
+    store
+        .migrate()
+        .await
+        .expect("second run changes nothing and succeeds");
+    let version = store
+        .schema_version()
+        .await
+        .unwrap()
+        .expect("a migration is recorded");
+    assert!(version.starts_with("2 "), "{version}");
+    store.ping().await.unwrap();
+}
+
+async fn settings_round_trip_and_overwrite(store: Store) {
+    assert_eq!(store.setting("instance.name").await.unwrap(), None);
+    store
+        .set_setting("instance.name", "Physics lab")
+        .await
+        .unwrap();
+    assert_eq!(
+        store.setting("instance.name").await.unwrap().as_deref(),
+        Some("Physics lab")
+    );
+    store
+        .set_setting("instance.name", "Physics lab — Ünïcode")
+        .await
+        .unwrap();
+    assert_eq!(
+        store.setting("instance.name").await.unwrap().as_deref(),
+        Some("Physics lab — Ünïcode")
+    );
+}
+
+async fn first_setting_wins_under_concurrency(store: Store) {
+    let tasks: Vec<_> = (0..20)
+        .map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                store
+                    .setting_or_insert("instance.id", &format!("candidate-{i}"))
+                    .await
+                    .unwrap()
+            })
+        })
+        .collect();
+    let mut seen = Vec::new();
+    for task in tasks {
+        seen.push(task.await.unwrap());
+    }
+    seen.dedup();
+    assert_eq!(
+        seen.len(),
+        1,
+        "every caller sees the one stored value: {seen:?}"
+    );
+    assert_eq!(
+        store.setting("instance.id").await.unwrap(),
+        Some(seen[0].clone())
+    );
+}
+
+async fn audit_log_lists_newest_first_and_filters(store: Store) {
+    let a = store
+        .audit("system", "portal.start", "instance", "v0.1")
+        .await
+        .unwrap();
+    let b = store.audit("alice", "login", "alice", "").await.unwrap();
+    let c = store
+        .audit("system", "portal.start", "instance", "v0.2")
+        .await
+        .unwrap();
+    assert!(a < b && b < c);
+
+    let all = store.recent_audit(None, 10).await.unwrap();
+    assert_eq!(all.iter().map(|e| e.id).collect::<Vec<_>>(), vec![c, b, a]);
+    assert!(
+        all[0].at_ms > 1_600_000_000_000,
+        "timestamps are epoch milliseconds"
+    );
+
+    let starts = store.recent_audit(Some("portal.start"), 10).await.unwrap();
+    assert_eq!(
+        starts.iter().map(|e| e.detail.as_str()).collect::<Vec<_>>(),
+        ["v0.2", "v0.1"]
+    );
+    assert_eq!(store.recent_audit(None, 1).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn the_kind_follows_the_url() {
+    let fresh = common::sqlite().await;
+    assert_eq!(fresh.store.kind(), DbKind::Sqlite);
+    if let Some(fresh) = common::postgres().await {
+        assert_eq!(fresh.store.kind(), DbKind::Postgres);
+    }
+}
+
+#[tokio::test]
+async fn an_unreachable_postgres_is_a_clear_error_without_the_password() {
+    // Port 1 on loopback: nothing listens there.
+    let err = match Store::connect("postgres://slicehub:hunter2@127.0.0.1:1/slicehub", 1).await {
+        Err(e) => e,
+        Ok(_) => panic!("connected to nothing"),
+    };
+    assert!(
+        matches!(err, CoreError::DatabaseUnreachable { .. }),
+        "{err}"
+    );
+    let msg = err.to_string();
+    assert!(
+        msg.contains("cannot reach the database at postgres://slicehub:***@127.0.0.1:1"),
+        "{msg}"
+    );
+    assert!(!msg.contains("hunter2"), "{msg}");
+}
+
+#[tokio::test]
+async fn a_sqlite_file_that_cannot_be_created_is_a_clear_error() {
+    let err = match Store::connect("sqlite:///proc/no-such-dir/x.db?mode=rwc", 1).await {
+        Err(e) => e,
+        Ok(_) => panic!("created a database under /proc"),
+    };
+    assert!(err.to_string().contains("/proc/no-such-dir"), "{err}");
+}
+
+/// A database that already has a conflicting `settings` table: the first migration must
+/// fail as a whole, leaving no table of it behind.
+async fn failed_migration_leaves_nothing_half_applied(store: Store) {
+    store
+        .execute_admin("CREATE TABLE settings (unrelated TEXT)")
+        .await
+        .unwrap();
+    let err = store
+        .migrate()
+        .await
+        .expect_err("the conflicting table stops the migration");
+    assert!(matches!(err, CoreError::Migration(_)), "{err}");
+    assert!(
+        err.to_string()
+            .contains("nothing from the failed migration was kept"),
+        "{err}"
+    );
+    assert!(
+        store
+            .execute_admin("SELECT id FROM audit_log")
+            .await
+            .is_err(),
+        "audit_log from the failed migration must not exist"
+    );
+    assert_eq!(store.schema_version().await.ok().flatten(), None);
+}
+
+#[tokio::test]
+async fn failed_migration_leaves_nothing_half_applied_sqlite() {
+    let fresh = common::sqlite_unmigrated().await;
+    failed_migration_leaves_nothing_half_applied(fresh.store.clone()).await;
+}
+
+#[tokio::test]
+async fn failed_migration_leaves_nothing_half_applied_postgres() {
+    if let Some(fresh) = common::postgres_unmigrated().await {
+        failed_migration_leaves_nothing_half_applied(fresh.store.clone()).await;
+    }
+}

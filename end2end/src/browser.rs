@@ -1,0 +1,131 @@
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder, Locator};
+
+use crate::{free_port, workspace_root};
+
+/// Headless Debian Chromium driven through chromedriver.
+pub struct Browser {
+    pub client: Client,
+    driver: Child,
+}
+
+impl Browser {
+    pub async fn start() -> Browser {
+        let port = free_port();
+        let driver = Command::new("chromedriver")
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver (scripts/setup.sh --test installs Debian's chromium-driver)");
+        let profile = tempfile::tempdir().expect("profile dir").keep();
+        let caps = serde_json::json!({
+            "goog:chromeOptions": {
+                "args": [
+                    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                    "--disable-quic", "--no-first-run", "--disable-background-networking",
+                    "--disable-component-update", "--disable-sync", "--window-size=1280,1400",
+                    format!("--user-data-dir={}", profile.display()),
+                ]
+            }
+        });
+        let caps = caps.as_object().expect("object").clone();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let client = loop {
+            match ClientBuilder::rustls()
+                .expect("rustls")
+                .capabilities(caps.clone())
+                .connect(&format!("http://127.0.0.1:{port}"))
+                .await
+            {
+                Ok(client) => break client,
+                Err(e) if Instant::now() > deadline => panic!("chromedriver did not start: {e}"),
+                Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+            }
+        };
+        Browser { client, driver }
+    }
+
+    /// Polls until `css` matches, up to 30 s.
+    pub async fn wait_for(&self, css: &str) -> fantoccini::elements::Element {
+        self.client
+            .wait()
+            .at_most(Duration::from_secs(30))
+            .for_element(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("no element matched {css:?} within 30 s: {e}"))
+    }
+
+    /// Types `text` into the first element matching `css` (waiting for it).
+    pub async fn fill(&self, css: &str, text: &str) {
+        self.wait_for(css)
+            .await
+            .send_keys(text)
+            .await
+            .unwrap_or_else(|e| panic!("typing into {css:?}: {e}"));
+    }
+
+    /// Clicks the first element matching `css` (waiting for it).
+    pub async fn click(&self, css: &str) {
+        self.wait_for(css)
+            .await
+            .click()
+            .await
+            .unwrap_or_else(|e| panic!("clicking {css:?}: {e}"));
+    }
+
+    /// Waits until `css` holds text containing `needle` (ignoring case, as CSS may
+    /// upper-case it), up to 20 s; saves a screenshot named `failure` before giving up.
+    pub async fn wait_text(&self, css: &str, needle: &str) -> String {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Ok(el) = self.client.find(Locator::Css(css)).await {
+                let text = el.text().await.unwrap_or_default();
+                if text.to_lowercase().contains(&needle.to_lowercase()) {
+                    return text;
+                }
+            }
+            if std::time::Instant::now() > deadline {
+                let shot = self.screenshot("failure").await;
+                panic!(
+                    "{css:?} never showed {needle:?} (screenshot {})",
+                    shot.display()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Opens `url` and waits for hydration.
+    pub async fn open(&self, url: &str) {
+        self.client
+            .goto(url)
+            .await
+            .unwrap_or_else(|e| panic!("opening {url}: {e}"));
+        self.wait_hydrated().await;
+    }
+
+    /// Waits until the wasm bundle has hydrated the page.
+    pub async fn wait_hydrated(&self) {
+        self.wait_for(".app[data-hydrated=\"true\"]").await;
+    }
+
+    /// Saves a PNG under target/screenshots/ and returns its path.
+    pub async fn screenshot(&self, name: &str) -> PathBuf {
+        let png = self.client.screenshot().await.expect("screenshot");
+        let dir = workspace_root().join("target/screenshots");
+        std::fs::create_dir_all(&dir).expect("screenshot dir");
+        let path = dir.join(format!("{name}.png"));
+        std::fs::write(&path, png).expect("write screenshot");
+        path
+    }
+
+    pub async fn close(mut self) {
+        let _ = self.client.clone().close().await;
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}

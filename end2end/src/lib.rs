@@ -1,0 +1,18 @@
+//! Starts the real `slicehub` binary (and, for browser tests, Chromium through
+//! chromedriver) on free loopback ports with a fresh data directory.
+
+mod browser;
+pub mod cli;
+pub mod form;
+mod portal;
+
+pub use browser::Browser;
+pub use portal::{workspace_root, Portal, Stopped};
+
+/// A port nothing listens on right now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}

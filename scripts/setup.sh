@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Installs what building and testing SliceHub needs, using only the package registries.
+# Idempotent: each step checks first, so a second run takes seconds.
+#   scripts/setup.sh          build tools (wasm target, cargo-leptos, wasm-bindgen-cli, wasm-opt)
+#   scripts/setup.sh --test   also Chromium + chromedriver, PostgreSQL, debootstrap, busybox-static
+set -euo pipefail
+
+CARGO_LEPTOS_VERSION=0.3.11
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+WITH_TEST=0
+[[ "${1:-}" == "--test" ]] && WITH_TEST=1
+
+say() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
+have() { command -v "$1" >/dev/null 2>&1; }
+
+as_root() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
+
+APT_UPDATED=0
+apt_install() {
+  local missing=()
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+  done
+  [[ ${#missing[@]} -eq 0 ]] && return 0
+  say "apt: installing ${missing[*]}"
+  if [[ $APT_UPDATED -eq 0 ]]; then as_root apt-get update -qq; APT_UPDATED=1; fi
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# The crate source of NAME@VERSION, unpacked from cargo's own registry cache
+# (a failed `cargo install` is the registry-neutral way to make cargo download it).
+crate_source() {
+  local name=$1 version=$2 dest=$3 crate
+  crate=$(ls "$HOME"/.cargo/registry/cache/*/"$name-$version.crate" 2>/dev/null | head -n1 || true)
+  if [[ -z "$crate" ]]; then
+    cargo install --locked "$name" --version "$version" --root "$dest/unused" >/dev/null 2>&1 || true
+    crate=$(ls "$HOME"/.cargo/registry/cache/*/"$name-$version.crate" 2>/dev/null | head -n1 || true)
+  fi
+  [[ -n "$crate" ]] || { say "could not download $name $version from the registry"; exit 1; }
+  tar -xzf "$crate" -C "$dest"
+  echo "$dest/$name-$version"
+}
+
+# 1. the wasm target
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  say "adding rust target wasm32-unknown-unknown"
+  rustup target add wasm32-unknown-unknown
+fi
+
+# 2. wasm-opt (release builds run it; without it cargo-leptos would try a download)
+have wasm-opt || apt_install binaryen
+
+# 3. cargo-leptos, built with no_downloads. Its published lock pins cargo-util-schemas
+#    0.14.2, which needs a newer rustc than ours, so one package is moved back one patch.
+if ! cargo leptos --version 2>/dev/null | grep -q "$CARGO_LEPTOS_VERSION"; then
+  say "building cargo-leptos $CARGO_LEPTOS_VERSION (about 10 minutes on 2 cores, once)"
+  work=$(mktemp -d)
+  src=$(crate_source cargo-leptos "$CARGO_LEPTOS_VERSION" "$work")
+  (cd "$src" && cargo update -q -p cargo-util-schemas --precise 0.14.1 \
+     && cargo install -q --path . --locked --features no_downloads)
+  rm -rf "$work"
+fi
+
+# 4. wasm-bindgen-cli at exactly the version the workspace lock uses.
+WB_VERSION=$(awk '/^name = "wasm-bindgen"$/ {getline; gsub(/version = |"/, ""); print; exit}' "$ROOT/Cargo.lock")
+if ! wasm-bindgen --version 2>/dev/null | grep -q " $WB_VERSION"; then
+  say "building wasm-bindgen-cli $WB_VERSION (about 3 minutes, once)"
+  work=$(mktemp -d)
+  src=$(crate_source wasm-bindgen-cli "$WB_VERSION" "$work")
+  (cd "$src"
+   # Its lock may name a webpki-roots the registry mirror does not have yet; step it back.
+   if ! cargo fetch -q --locked >/dev/null 2>&1; then
+     wr=$(awk '/^name = "webpki-roots"$/ {getline; gsub(/version = |"/, ""); print; exit}' Cargo.lock)
+     [[ "$wr" == "1.0.11" ]] && cargo update -q -p webpki-roots@1.0.11 --precise 1.0.10
+   fi
+   cargo install -q --path . --locked)
+  rm -rf "$work"
+fi
+
+if [[ $WITH_TEST -eq 1 ]]; then
+  # 5. a real browser, a real PostgreSQL, and the tools the offline image builder uses
+  have chromium && have chromedriver || apt_install chromium chromium-driver
+  have pg_ctlcluster || apt_install postgresql
+  have debootstrap || apt_install debootstrap
+  [[ -x /bin/busybox ]] || apt_install busybox-static
+fi
+say "ready"

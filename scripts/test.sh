@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs every test: unit, store (SQLite and PostgreSQL), CLI/HTTP against the real binary,
+# and browser tests in Debian's Chromium. Installs what is missing first.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+scripts/setup.sh --test
+SLICEHUB_TEST_DATABASE_URL="$(scripts/pg.sh)"
+export SLICEHUB_TEST_DATABASE_URL
+
+# The tiny image the container tests run (seconds; cached after the first build).
+docker/offline/busybox.sh
+
+# The wasm bundle and stylesheet the browser tests load (target/site), and the server.
+cargo leptos build
+cargo test --workspace --exclude slicehub-frontend --no-fail-fast "$@"

@@ -1,0 +1,210 @@
+//! `slicehub user …` and `slicehub course …`: account and course administration from a
+//! shell, audited as actor `cli`.
+
+use std::io::BufRead;
+
+use slicehub_core::auth::{
+    add_user, reset_password, set_disabled, set_password, NewUser, PasswordHasher,
+};
+use slicehub_core::config::Config;
+use slicehub_core::courses::{assign_instructor, create_course};
+use slicehub_core::store::{Store, User};
+use slicehub_core::CoreError;
+
+use crate::cli::{CourseCommand, UserCommand};
+use crate::error::CliError;
+use crate::startup::open_store;
+
+const ACTOR: &str = "cli";
+
+pub async fn user(config: &Config, command: UserCommand) -> Result<(), CliError> {
+    let store = open_store(config).await?;
+    let hasher = PasswordHasher::from_config(config);
+    let result = run_user(&store, &hasher, command).await;
+    store.close().await;
+    result
+}
+
+async fn run_user(
+    store: &Store,
+    hasher: &PasswordHasher,
+    command: UserCommand,
+) -> Result<(), CliError> {
+    match command {
+        UserCommand::Add {
+            username,
+            name,
+            email,
+            admin,
+            password_stdin,
+        } => {
+            let password = if password_stdin {
+                Some(read_password()?)
+            } else {
+                None
+            };
+            let created = add_user(
+                store,
+                hasher,
+                NewUser {
+                    display_name: name.unwrap_or_else(|| username.clone()),
+                    username,
+                    email,
+                    password,
+                    is_admin: admin,
+                    must_change_password: false,
+                },
+                ACTOR,
+            )
+            .await?;
+            match created.one_time_password {
+                Some(otp) => println!(
+                    "created {} — one-time password: {otp}",
+                    created.user.username
+                ),
+                None => println!("created {}", created.user.username),
+            }
+        }
+        UserCommand::Passwd {
+            username,
+            password_stdin,
+        } => {
+            let user = find_user(store, &username).await?;
+            if password_stdin {
+                set_password(store, hasher, user.id, &read_password()?, ACTOR).await?;
+                println!("password of {} set; their sessions ended", user.username);
+            } else {
+                let otp = reset_password(store, hasher, user.id, ACTOR).await?;
+                println!("{} — one-time password: {otp}", user.username);
+            }
+        }
+        UserCommand::List { json } => {
+            let users = store.list_users().await?;
+            if json {
+                let rows: Vec<_> = users
+                    .iter()
+                    .map(|u| {
+                        serde_json::json!({
+                            "username": u.username, "display_name": u.display_name,
+                            "email": u.email, "admin": u.is_admin, "disabled": u.disabled,
+                            "must_change_password": u.must_change_password,
+                        })
+                    })
+                    .collect();
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&rows).unwrap_or_default()
+                );
+            } else {
+                for u in users {
+                    let mut flags = Vec::new();
+                    if u.is_admin {
+                        flags.push("admin");
+                    }
+                    if u.disabled {
+                        flags.push("disabled");
+                    }
+                    if u.must_change_password {
+                        flags.push("one-time password");
+                    }
+                    println!(
+                        "{:<24} {:<32} {}",
+                        u.username,
+                        u.display_name,
+                        flags.join(", ")
+                    );
+                }
+            }
+        }
+        UserCommand::Disable { username } => {
+            let user = find_user(store, &username).await?;
+            set_disabled(store, user.id, true, ACTOR).await?;
+            println!("{} disabled; their sessions ended", user.username);
+        }
+        UserCommand::Enable { username } => {
+            let user = find_user(store, &username).await?;
+            set_disabled(store, user.id, false, ACTOR).await?;
+            println!("{} enabled", user.username);
+        }
+    }
+    Ok(())
+}
+
+pub async fn course(config: &Config, command: CourseCommand) -> Result<(), CliError> {
+    let store = open_store(config).await?;
+    let result = run_course(&store, command).await;
+    store.close().await;
+    result
+}
+
+async fn run_course(store: &Store, command: CourseCommand) -> Result<(), CliError> {
+    match command {
+        CourseCommand::Add { code, title } => {
+            let course = create_course(store, &code, &title, ACTOR).await?;
+            println!("created course {} — {}", course.code, course.title);
+        }
+        CourseCommand::List { json } => {
+            let mut rows = Vec::new();
+            for course in store.list_courses().await? {
+                let members = store.course_members(course.id).await?;
+                let instructors: Vec<String> = members
+                    .iter()
+                    .filter(|m| m.role.as_str() == "instructor")
+                    .map(|m| m.user.username.clone())
+                    .collect();
+                let students = members
+                    .iter()
+                    .filter(|m| m.role.as_str() == "student")
+                    .count();
+                rows.push((course, instructors, students));
+            }
+            if json {
+                let value: Vec<_> = rows
+                    .iter()
+                    .map(|(c, i, s)| serde_json::json!({"code": c.code, "title": c.title, "instructors": i, "students": s}))
+                    .collect();
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&value).unwrap_or_default()
+                );
+            } else {
+                for (c, instructors, students) in rows {
+                    println!(
+                        "{:<16} {:<40} {} students; instructors: {}",
+                        c.code,
+                        c.title,
+                        students,
+                        instructors.join(", ")
+                    );
+                }
+            }
+        }
+        CourseCommand::Instructor { code, username } => {
+            let course = store
+                .course_by_code(&code)
+                .await?
+                .ok_or_else(|| CoreError::NotFound(format!("there is no course {code}")))?;
+            let user = find_user(store, &username).await?;
+            assign_instructor(store, course.id, user.id, ACTOR).await?;
+            println!("{} now teaches {}", user.username, course.code);
+        }
+    }
+    Ok(())
+}
+
+async fn find_user(store: &Store, username: &str) -> Result<User, CliError> {
+    let name = username.trim().to_lowercase();
+    Ok(store
+        .user_by_username(&name)
+        .await?
+        .ok_or_else(|| CoreError::NotFound(format!("there is no user {name}")))?)
+}
+
+fn read_password() -> Result<String, CliError> {
+    let mut line = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .map_err(|e| CliError::Io(format!("cannot read the password from standard input: {e}")))?;
+    Ok(line.trim_end_matches(['\r', '\n']).to_string())
+}

@@ -1,0 +1,116 @@
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+/// SliceHub: MIG slices of NVIDIA GPUs for a whole class, with JupyterLab in the browser.
+///
+/// Configuration comes from a TOML file (--config, SLICEHUB_CONFIG, or ./slicehub.toml when
+/// present) and SLICEHUB_* environment variables; the README lists every key.
+#[derive(Debug, Parser)]
+#[command(name = "slicehub", version)]
+pub struct Cli {
+    /// Configuration file (TOML).
+    #[arg(long, short, global = true, env = "SLICEHUB_CONFIG")]
+    pub config: Option<PathBuf>,
+
+    /// Write logs as JSON lines (same as log.format = "json").
+    #[arg(long, global = true)]
+    pub log_json: bool,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the portal (the default): migrate the database, then serve HTTP.
+    Serve,
+    /// Apply database migrations and exit.
+    Migrate,
+    /// Print what this machine offers: database, Docker engine and API version, GPUs.
+    Check {
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Manage accounts.
+    User {
+        #[command(subcommand)]
+        command: UserCommand,
+    },
+    /// Manage courses.
+    Course {
+        #[command(subcommand)]
+        command: CourseCommand,
+    },
+    /// Print every page and server-function path as JSON (for tests and audits).
+    #[command(hide = true)]
+    Routes,
+    /// Look at the GPUs directly (no database needed).
+    Gpu {
+        #[command(subcommand)]
+        command: GpuCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GpuCommand {
+    /// Give GPU INDEX a static MIG layout such as all-1g.10gb or all-balanced (instances
+    /// not in it are destroyed, missing ones created), or `dynamic` to let claims create
+    /// and destroy instances.
+    Layout { index: u32, layout: String },
+    /// Print the GPUs, their MIG profiles with placements, and the MIG instances that exist.
+    Inspect {
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UserCommand {
+    /// Create an account; without --password-stdin it gets a one-time password, printed once.
+    Add {
+        username: String,
+        /// Display name (defaults to the username).
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long)]
+        email: Option<String>,
+        /// Make the account an administrator.
+        #[arg(long)]
+        admin: bool,
+        /// Read the password from the first line of standard input.
+        #[arg(long)]
+        password_stdin: bool,
+    },
+    /// Set a password from standard input, or (without --password-stdin) reset it to a
+    /// one-time password. Either way every session of the user ends.
+    Passwd {
+        username: String,
+        #[arg(long)]
+        password_stdin: bool,
+    },
+    /// List accounts.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Disable an account (its sessions end at once).
+    Disable { username: String },
+    /// Enable a disabled account.
+    Enable { username: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CourseCommand {
+    /// Create a course, e.g. `course add CS-101 "Deep Learning Lab"`.
+    Add { code: String, title: String },
+    /// List courses with their instructors and number of students.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Make a user an instructor of a course.
+    Instructor { code: String, username: String },
+}

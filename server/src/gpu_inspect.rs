@@ -1,0 +1,184 @@
+//! `slicehub gpu inspect`: the GPUs as the GPU backend sees them, with no database and no
+//! Docker. Only reads: it never creates or destroys an instance nor changes a MIG mode.
+
+use serde::Serialize;
+use slicehub_core::config::Config;
+use slicehub_core::gpu::{
+    self, BackendKind, Catalog, GpuBackend, GpuHealth, GpuInfo, GpuUtilization, MigInstance,
+    MigMode,
+};
+
+use crate::error::CliError;
+
+#[derive(Serialize)]
+struct Report {
+    /// e.g. `NVML, driver 580.65.06` or `simulated: 1 x A100-40GB`.
+    backend: String,
+    kind: BackendKind,
+    /// Why `auto` fell back to the simulated GPUs.
+    fallback_reason: Option<String>,
+    gpus: Vec<GpuReport>,
+}
+
+#[derive(Serialize)]
+struct GpuReport {
+    #[serde(flatten)]
+    info: GpuInfo,
+    catalog: Option<Catalog>,
+    /// The built-in catalog for this product, if SliceHub has one.
+    builtin_catalog: Option<String>,
+    /// Whether `catalog` has exactly the built-in catalog's profiles.
+    same_as_builtin: Option<bool>,
+    instances: Vec<MigInstance>,
+    utilization: Option<GpuUtilization>,
+    health: Option<GpuHealth>,
+    /// What could not be read, one line each; the rest of the report still stands.
+    errors: Vec<String>,
+}
+
+pub fn run(config: &Config, json: bool) -> Result<(), CliError> {
+    let (backend, fallback_reason) = gpu::open_backend(config)?;
+    let gpus = backend
+        .list_gpus()?
+        .into_iter()
+        .map(|info| inspect(backend.as_ref(), info))
+        .collect();
+    let report = Report {
+        backend: backend.describe(),
+        kind: backend.kind(),
+        fallback_reason,
+        gpus,
+    };
+    if json {
+        let text = serde_json::to_string_pretty(&report)
+            .map_err(|e| CliError::Io(format!("cannot encode the report: {e}")))?;
+        println!("{text}");
+    } else {
+        print!("{}", render(&report));
+    }
+    Ok(())
+}
+
+fn inspect(backend: &dyn GpuBackend, info: GpuInfo) -> GpuReport {
+    let index = info.index;
+    let mut errors = Vec::new();
+    let mut keep = |what: &str, e: slicehub_core::CoreError| errors.push(format!("{what}: {e}"));
+    let catalog = backend.catalog(index).map_err(|e| keep("profiles", e)).ok();
+    let instances = backend
+        .instances(index)
+        .map_err(|e| keep("instances", e))
+        .unwrap_or_default();
+    let utilization = backend
+        .utilization(index)
+        .map_err(|e| keep("utilization", e))
+        .ok();
+    let health = backend.health(index).map_err(|e| keep("health", e)).ok();
+    let builtin = Catalog::for_model(&info.name).ok();
+    let same_as_builtin = match (&catalog, builtin) {
+        (Some(read), Some(builtin)) => Some(read.profiles() == builtin.profiles()),
+        _ => None,
+    };
+    GpuReport {
+        info,
+        catalog,
+        builtin_catalog: builtin.map(|c| c.key().to_string()),
+        same_as_builtin,
+        instances,
+        utilization,
+        health,
+        errors,
+    }
+}
+
+fn mode(mode: MigMode) -> &'static str {
+    match mode {
+        MigMode::Enabled => "enabled",
+        MigMode::Disabled => "disabled",
+        MigMode::Unsupported => "unsupported",
+    }
+}
+
+fn render(report: &Report) -> String {
+    let mut out = format!("GPU backend: {}\n", report.backend);
+    if let Some(why) = &report.fallback_reason {
+        out.push_str(&format!("  (simulated because {why})\n"));
+    }
+    for gpu in &report.gpus {
+        out.push('\n');
+        render_gpu(&mut out, gpu);
+    }
+    out
+}
+
+fn render_gpu(out: &mut String, gpu: &GpuReport) {
+    let info = &gpu.info;
+    out.push_str(&format!(
+        "GPU {}  {}  {}\n",
+        info.index, info.name, info.uuid
+    ));
+    out.push_str(&format!(
+        "  memory {} MiB, MIG {} (pending: {})\n",
+        info.memory_mib,
+        mode(info.mig_mode),
+        mode(info.mig_mode_pending)
+    ));
+    if let Some(catalog) = &gpu.catalog {
+        let origin = match (&gpu.builtin_catalog, gpu.same_as_builtin) {
+            (Some(key), Some(true)) => format!("same as built-in {key}"),
+            (Some(key), _) => format!("DIFFERS from built-in {key}"),
+            (None, _) => "no built-in catalog for this product".to_string(),
+        };
+        out.push_str(&format!("  profiles ({}; {origin}):\n", catalog.key()));
+        out.push_str("    name          id  memory  compute  MiB     max  starts\n");
+        for p in catalog.profiles() {
+            out.push_str(&format!(
+                "    {:<12} {:>3}  {}/8     {}/7      {:<6}  {:>3}  {}\n",
+                p.name,
+                p.id,
+                p.memory_slices,
+                p.compute_slices,
+                p.memory_mib,
+                p.max_instances,
+                p.starts_text()
+            ));
+        }
+    }
+    if gpu.instances.is_empty() {
+        out.push_str("  instances: none\n");
+    } else {
+        out.push_str("  instances:\n");
+        for i in &gpu.instances {
+            out.push_str(&format!(
+                "    {}@{}  GI {}  CI {}  {}  {}\n",
+                i.profile_name,
+                i.placement.start,
+                i.gpu_instance_id,
+                i.compute_instance_id
+                    .map_or("-".to_string(), |c| c.to_string()),
+                i.mig_uuid.as_deref().unwrap_or("(no MIG device)"),
+                match (i.memory_used_mib, i.memory_total_mib) {
+                    (Some(used), Some(total)) => format!("{used}/{total} MiB used"),
+                    _ => String::new(),
+                }
+            ));
+        }
+    }
+    if let Some(u) = &gpu.utilization {
+        let percent = |v: Option<u32>| v.map_or("n/a".to_string(), |v| format!("{v}%"));
+        out.push_str(&format!(
+            "  utilization: gpu {}, memory {}\n",
+            percent(u.gpu_percent),
+            percent(u.memory_percent)
+        ));
+    }
+    if let Some(h) = &gpu.health {
+        if h.ok {
+            out.push_str("  health: ok\n");
+        } else {
+            out.push_str(&format!("  health: {}\n", h.problems.join("; ")));
+        }
+    }
+    for e in &gpu.errors {
+        out.push_str(&format!("  could not read {e}\n"));
+    }
+}

@@ -1,0 +1,84 @@
+//! Which pages need what. Every page path is decided here with the one guard
+//! (`slicehub_core::auth::authorize`); server functions ask the same guard themselves.
+
+use axum::http::{header, StatusCode, Uri};
+use axum::response::{Html, IntoResponse, Response};
+use slicehub_app::api::ssr::{Action, Caller};
+use slicehub_core::auth::{authorize, Denied};
+use slicehub_core::Services;
+
+/// What a page path requires.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PageRule {
+    /// Anyone, including anonymous visitors (and paths that are not pages).
+    Public,
+    Needs(Action),
+    /// The course page: `ViewCourse` of the course with this code.
+    Course(String),
+}
+
+pub fn rule(path: &str) -> PageRule {
+    let path = path.trim_end_matches('/');
+    match path {
+        "" | "/login" => PageRule::Public,
+        "/account" => PageRule::Needs(Action::ViewOwnAccount),
+        "/courses" => PageRule::Needs(Action::ListOwnCourses),
+        "/gpus" => PageRule::Needs(Action::ViewGpus),
+        "/status" => PageRule::Needs(Action::ViewStatus),
+        "/admin/users" => PageRule::Needs(Action::ListUsers),
+        _ => match path.strip_prefix("/courses/") {
+            Some(code) if !code.contains('/') => PageRule::Course(code.to_string()),
+            _ => PageRule::Public,
+        },
+    }
+}
+
+/// `None` lets the request through; otherwise the answer to send instead.
+pub async fn check(services: &Services, uri: &Uri, caller: &Caller) -> Option<Response> {
+    let action = match rule(uri.path()) {
+        PageRule::Public => return None,
+        PageRule::Needs(action) => action,
+        PageRule::Course(code) => match services.store.course_by_code(&code).await {
+            Ok(Some(course)) => Action::ViewCourse(course.id),
+            // Unknown course: signed-in users get the app's 404 page; others sign in first.
+            Ok(None) => Action::ListOwnCourses,
+            Err(e) => {
+                tracing::warn!(error = %e, "course lookup failed");
+                return Some(
+                    (
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "The database is unavailable.",
+                    )
+                        .into_response(),
+                );
+            }
+        },
+    };
+    match authorize(caller, &action) {
+        Ok(()) => None,
+        Err(Denied::NotLoggedIn) => Some(see_other(&format!("/login?next={}", uri.path()))),
+        Err(Denied::MustChangePassword) => Some(see_other("/account")),
+        Err(Denied::Forbidden) => Some(forbidden()),
+    }
+}
+
+fn see_other(location: &str) -> Response {
+    (
+        StatusCode::SEE_OTHER,
+        [(header::LOCATION, location.to_string())],
+    )
+        .into_response()
+}
+
+fn forbidden() -> Response {
+    let page = r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Not allowed · SliceHub</title><link rel="stylesheet" href="/pkg/slicehub.css"></head>
+<body><div class="app"><header class="topbar"><div class="topbar-inner"><a class="brand" href="/">
+<span class="brand-mark" aria-hidden="true"><i></i><i></i><i></i><i></i></span>SliceHub</a></div></header>
+<main class="page"><section class="card notfound"><p class="eyebrow">403</p>
+<h1>This page is not open to you.</h1>
+<p class="muted">It belongs to another role or course. If you think you should see it, ask your instructor or administrator.</p>
+<a class="btn btn-primary" href="/">Back to the overview</a></section></main></div></body></html>"#;
+    (StatusCode::FORBIDDEN, Html(page)).into_response()
+}

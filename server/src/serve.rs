@@ -1,0 +1,128 @@
+use std::sync::Arc;
+
+use axum::extract::FromRef;
+use axum::routing::get;
+use axum::Router;
+use leptos::config::LeptosOptions;
+use leptos::prelude::provide_context;
+use leptos_axum::{generate_route_list, LeptosRoutes};
+use slicehub_app::{shell, App};
+use slicehub_core::config::Config;
+use slicehub_core::Services;
+use tower_http::trace::TraceLayer;
+
+use crate::error::CliError;
+use crate::{csrf, healthz, session, startup};
+
+#[derive(Clone, FromRef)]
+pub struct AppState {
+    pub leptos_options: LeptosOptions,
+    pub services: Services,
+}
+
+pub fn router(services: Services) -> Router {
+    let config = &services.config;
+    let leptos_options = LeptosOptions::builder()
+        .output_name(Arc::<str>::from("slicehub"))
+        .site_root(Arc::<str>::from(
+            config.site_root.to_string_lossy().as_ref(),
+        ))
+        .site_pkg_dir(Arc::<str>::from("pkg"))
+        .site_addr(config.server_bind)
+        .build();
+    let state = AppState {
+        leptos_options: leptos_options.clone(),
+        services: services.clone(),
+    };
+    let routes = generate_route_list(App);
+    Router::new()
+        .route("/healthz", get(healthz::healthz))
+        .leptos_routes_with_context(
+            &state,
+            routes,
+            {
+                let services = services.clone();
+                move || provide_context(services.clone())
+            },
+            {
+                let options = leptos_options.clone();
+                move || shell(options.clone())
+            },
+        )
+        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        .layer(axum::middleware::from_fn_with_state(
+            services.clone(),
+            session::resolve,
+        ))
+        .layer(axum::middleware::from_fn(csrf::same_origin_only))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+pub async fn run(config: Config) -> Result<(), CliError> {
+    let bind = config.server_bind;
+    let services = startup::build_services(config).await?;
+    startup::announce_first_admin(&services.auth).await?;
+    services
+        .store
+        .audit(
+            "system",
+            "portal.start",
+            "instance",
+            env!("CARGO_PKG_VERSION"),
+        )
+        .await?;
+    let engine = services.engine.probe().await;
+    if engine.reachable {
+        tracing::info!(
+            version = engine.version.as_deref().unwrap_or("?"),
+            api = engine.api_version.as_deref().unwrap_or("?"),
+            "Docker engine reachable"
+        );
+    } else {
+        tracing::warn!(
+            reason = engine.reason.as_deref().unwrap_or("?"),
+            "Docker engine unavailable; the portal runs, but cannot start sessions until it is back"
+        );
+    }
+
+    let listener = tokio::net::TcpListener::bind(bind)
+        .await
+        .map_err(|e| CliError::Io(format!("cannot listen on {bind}: {e}")))?;
+    let local = listener
+        .local_addr()
+        .map_err(|e| CliError::Io(e.to_string()))?;
+    tracing::info!(
+        url = %format!("http://{local}"),
+        database = services.store.kind().label(),
+        gpus = %services.gpus.describe(),
+        "SliceHub is listening"
+    );
+    let store = services.store.clone();
+    let app = router(services).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+        .map_err(|e| CliError::Io(format!("server error: {e}")))?;
+    store.close().await;
+    tracing::info!("stopped cleanly");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        () = ctrl_c => tracing::info!("interrupt received; finishing open requests"),
+        () = terminate => tracing::info!("SIGTERM received; finishing open requests"),
+    }
+}

@@ -1,0 +1,154 @@
+//! The `slicehub` command as an operator meets it.
+
+use std::process::Output;
+
+use slicehub_end2end::cli::{self, text};
+
+const BIN: &str = env!("CARGO_BIN_EXE_slicehub");
+
+fn slicehub(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    cli::run(BIN, dir, args, env)
+}
+
+#[test]
+fn help_lists_the_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = slicehub(dir.path(), &["--help"], &[]);
+    assert!(out.status.success());
+    let help = text(&out);
+    for command in ["serve", "migrate", "check"] {
+        assert!(help.contains(command), "{help}");
+    }
+}
+
+#[test]
+fn an_invalid_config_file_exits_2_naming_key_value_and_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("portal.toml");
+    std::fs::write(&config, "[server]\nbind = \"everywhere\"\n").unwrap();
+    let out = slicehub(
+        dir.path(),
+        &["--config", config.to_str().unwrap(), "check"],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let msg = text(&out);
+    assert!(
+        msg.contains("`server.bind`") && msg.contains("\"everywhere\""),
+        "{msg}"
+    );
+    assert!(msg.contains("expected an address and port"), "{msg}");
+}
+
+#[test]
+fn an_invalid_environment_value_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = slicehub(
+        dir.path(),
+        &["migrate"],
+        &[("SLICEHUB_GPU_BACKEND", "cuda")],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("SLICEHUB_GPU_BACKEND"),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        text(&out).contains("one of auto, nvml, simulated"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn migrate_creates_the_sqlite_database_and_is_repeatable() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut reports = Vec::new();
+    for _ in 0..2 {
+        let out = slicehub(dir.path(), &["migrate"], &[]);
+        assert!(out.status.success(), "{}", text(&out));
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(stdout.contains("SQLite at sqlite://"), "{stdout}");
+        assert!(stdout.contains("is at migration "), "{stdout}");
+        assert!(!stdout.contains("is at migration none"), "{stdout}");
+        reports.push(stdout);
+    }
+    assert_eq!(reports[0], reports[1], "a second run changes nothing");
+    assert!(dir.path().join("data/slicehub.db").exists());
+}
+
+#[test]
+fn an_unreachable_database_fails_clearly_without_the_password() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = slicehub(
+        dir.path(),
+        &["migrate"],
+        &[(
+            "SLICEHUB_DATABASE_URL",
+            "postgres://slicehub:topsecret@127.0.0.1:1/slicehub",
+        )],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let msg = text(&out);
+    assert!(
+        msg.contains("cannot reach the database at postgres://slicehub:***@127.0.0.1:1"),
+        "{msg}"
+    );
+    assert!(!msg.contains("topsecret"), "{msg}");
+}
+
+#[test]
+fn check_reports_a_down_engine_and_the_simulated_gpus() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = slicehub(
+        dir.path(),
+        &["check"],
+        &[
+            ("SLICEHUB_DOCKER_HOST", "unix:///nonexistent/docker.sock"),
+            ("SLICEHUB_GPU_SIMULATED", "2 x H100-80GB"),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "a missing engine is not a failure: {}",
+        text(&out)
+    );
+    let report = text(&out);
+    assert!(report.contains("[DOWN] docker:"), "{report}");
+    assert!(
+        report.contains("no Docker socket at unix:///nonexistent/docker.sock"),
+        "{report}"
+    );
+    assert!(
+        report.contains("simulated: 2 x H100-80GB — 2 GPUs (no NVIDIA driver"),
+        "{report}"
+    );
+    assert!(report.contains("GPU 1 NVIDIA H100 80GB HBM3"), "{report}");
+}
+
+#[test]
+fn check_json_is_machine_readable() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = slicehub(dir.path(), &["check", "--json"], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let value: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(value["health"]["database"]["ok"], true);
+    assert_eq!(value["health"]["gpu_backend"], "Simulated");
+    assert_eq!(value["gpus"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn only_serve_creates_the_first_administrator() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = slicehub(dir.path(), &["check"], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!text(&out).contains("one-time password"), "{}", text(&out));
+    let users = slicehub(dir.path(), &["user", "list", "--json"], &[]);
+    assert_eq!(
+        String::from_utf8_lossy(&users.stdout).trim(),
+        "[]",
+        "{}",
+        text(&users)
+    );
+}
