@@ -5,6 +5,7 @@ use serde::Serialize;
 use slicehub_mig::{Layout, Placement};
 
 use crate::gpu::{GpuBackend, GpuInfo, MigInstance};
+use crate::store::Store;
 use crate::{CoreError, Services};
 
 /// How a GPU's instances come and go.
@@ -65,9 +66,8 @@ fn mode_key(uuid: &str) -> String {
     format!("gpu.mode.{uuid}")
 }
 
-pub async fn mode(services: &Services, uuid: &str) -> Result<GpuMode, CoreError> {
-    Ok(services
-        .store
+pub async fn mode(store: &Store, uuid: &str) -> Result<GpuMode, CoreError> {
+    Ok(store
         .setting(&mode_key(uuid))
         .await?
         .map(|s| GpuMode::parse_stored(&s))
@@ -113,7 +113,7 @@ pub async fn snapshot(services: &Services) -> Result<Vec<GpuSnapshot>, CoreError
                 Ok((placed, 8u8.saturating_sub(covered), placeable))
             })
             .await;
-        let mode = mode(services, &info.uuid).await?;
+        let mode = mode(&services.store, &info.uuid).await?;
         out.push(match read {
             Ok((instances, free_slices, placeable)) => GpuSnapshot {
                 info,

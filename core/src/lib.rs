@@ -12,6 +12,7 @@ pub mod gpu;
 pub mod health;
 pub mod runtime;
 pub mod services;
+pub mod sessions;
 pub mod store;
 
 pub use error::CoreError;

@@ -4,6 +4,7 @@ use crate::auth::Authenticator;
 use crate::config::Config;
 use crate::gpu::GpuBackend;
 use crate::runtime::Engine;
+use crate::sessions::Sessions;
 use crate::store::Store;
 use crate::CoreError;
 
@@ -18,6 +19,8 @@ pub struct Services {
     pub engine: Arc<Engine>,
     /// Logins, sessions and password changes; shares one hashing limit per process.
     pub auth: Authenticator,
+    /// GPU sessions: claims, launches, stops and the reconciler.
+    pub sessions: Sessions,
 }
 
 impl Services {

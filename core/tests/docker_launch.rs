@@ -10,6 +10,7 @@ const IMAGE: &str = "slicehub/busybox:offline";
 
 fn request(session_id: &str, user: &str, workload: Workload) -> LaunchRequest {
     LaunchRequest {
+        instance: "i-docker-launch-test".to_string(),
         session_id: session_id.to_string(),
         username: user.to_string(),
         course: "CS-101".to_string(),

@@ -5,6 +5,7 @@ use slicehub_core::config::{self, Config, ConfigSource};
 use slicehub_core::gpu;
 use slicehub_core::runtime::Engine;
 use slicehub_core::store::Store;
+use slicehub_core::sessions::Sessions;
 use slicehub_core::Services;
 
 use crate::cli::Cli;
@@ -58,13 +59,16 @@ pub async fn build_services(config: Config) -> Result<Services, CliError> {
     }
     let engine = Arc::new(Engine::new(&config.docker_host));
     let auth = Authenticator::from_config(store.clone(), &config);
+    let config = Arc::new(config);
+    let sessions = Sessions::new(store.clone(), gpus.clone(), engine.clone(), config.clone());
     Ok(Services {
-        config: Arc::new(config),
+        config,
         store,
         gpus,
         gpu_fallback_reason,
         engine,
         auth,
+        sessions,
     })
 }
 

@@ -39,6 +39,14 @@ pub enum Action {
     AssignInstructor(i64),
     ViewGpus,
     ViewStatus,
+    /// Seeing one's own GPU sessions (the dashboard).
+    ListOwnSessions,
+    /// Starting a notebook or job in a course.
+    LaunchIn(i64),
+    /// Seeing or stopping one session.
+    ManageSession { owner: i64, course: i64 },
+    /// Which images and profiles a course allows, and its session length.
+    SetCoursePolicy(i64),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,6 +113,14 @@ pub fn authorize(caller: &Caller, action: &Action) -> Result<(), Denied> {
         Action::ManageRoster(course) => *is_admin || role_in(course) == Some(Role::Instructor),
         Action::AssignInstructor(_) => *is_admin,
         Action::ViewGpus | Action::ViewStatus => *is_admin,
+        Action::ListOwnSessions => true,
+        Action::LaunchIn(course) => *is_admin || role_in(course).is_some(),
+        Action::ManageSession { owner, course } => {
+            owner == *id || *is_admin || role_in(course) == Some(Role::Instructor)
+        }
+        Action::SetCoursePolicy(course) => {
+            *is_admin || role_in(course) == Some(Role::Instructor)
+        }
     };
     if allowed {
         Ok(())

@@ -8,7 +8,7 @@ mod login;
 mod password;
 mod ratelimit;
 mod sessions;
-mod tokens;
+pub(crate) mod tokens;
 mod users;
 pub mod validate;
 

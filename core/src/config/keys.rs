@@ -220,7 +220,113 @@ pub static KEYS: &[KeySpec] = &[
             Ok(())
         },
     },
+    KeySpec {
+        key: "sessions.default_image",
+        default: "slicehub/jupyterlab:offline",
+        expected: "a Docker image reference such as repo/name:tag",
+        doc: "The image a course allows when its policy names none.",
+        apply: |c, v| {
+            c.sessions_default_image = image_reference(v)?;
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "sessions.max_per_user",
+        default: "1",
+        expected: "a whole number from 1 to 64",
+        doc: "How many sessions (queued or running) one person may have at once.",
+        apply: |c, v| {
+            c.sessions_max_per_user = whole_number(v, 1, 64)?;
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "sessions.max_minutes",
+        default: "240",
+        expected: "a whole number of minutes from 1 to 10080",
+        doc: "Longest a session may run when its course's policy sets no limit; then it is stopped.",
+        apply: |c, v| {
+            c.sessions_max_minutes = whole_number(v, 1, 10_080)?;
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "sessions.ready_timeout_seconds",
+        default: "180",
+        expected: "a whole number of seconds from 5 to 3600",
+        doc: "How long JupyterLab may take to answer its status API before the session fails.",
+        apply: |c, v| {
+            c.sessions_ready_timeout_seconds = whole_number(v, 5, 3_600)?;
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "sessions.reconcile_seconds",
+        default: "15",
+        expected: "a whole number of seconds from 1 to 3600",
+        doc: "How often the database, Docker and the GPUs are reconciled (also at start-up).",
+        apply: |c, v| {
+            c.sessions_reconcile_seconds = whole_number(v, 1, 3_600)?;
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "sessions.cpus_per_compute_slice",
+        default: "2",
+        expected: "a number of CPUs from 0.1 to 64",
+        doc: "CPU limit of a container per compute slice of its MIG profile (1g = 1 slice).",
+        apply: |c, v| {
+            let n: f64 = v.trim().parse().map_err(|_| ())?;
+            if !(0.1..=64.0).contains(&n) {
+                return Err(());
+            }
+            c.sessions_cpus_per_compute_slice = n;
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "sessions.memory_mib_per_memory_slice",
+        default: "4096",
+        expected: "a whole number of MiB from 64 to 1048576",
+        doc: "Host memory limit of a container per memory slice (of 8) its MIG profile covers.",
+        apply: |c, v| {
+            c.sessions_memory_mib_per_memory_slice = whole_number(v, 64, 1_048_576)?;
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "sessions.pids_limit",
+        default: "1024",
+        expected: "a whole number from 16 to 1000000",
+        doc: "Most processes and threads one session's container may have.",
+        apply: |c, v| {
+            c.sessions_pids_limit = whole_number(v, 16, 1_000_000)?;
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "sessions.profile_limits",
+        default: "",
+        expected: "empty, or PROFILE=CPUS/MEMORY_MIB/PIDS separated by commas, e.g. 7g.80gb=16/65536/4096",
+        doc: "Limits for named profiles that replace the per-slice scaling.",
+        apply: |c, v| {
+            c.sessions_profile_limits = super::ProfileLimit::parse_list(v)?;
+            Ok(())
+        },
+    },
 ];
+
+fn image_reference(value: &str) -> Result<String, ()> {
+    let v = value.trim();
+    let ok = !v.is_empty()
+        && v.len() <= 255
+        && v.chars().all(|ch| ch.is_ascii_alphanumeric() || "._-/:@".contains(ch));
+    if ok {
+        Ok(v.to_string())
+    } else {
+        Err(())
+    }
+}
 
 fn whole_number(value: &str, min: u32, max: u32) -> Result<u32, ()> {
     let n: u32 = value.trim().parse().map_err(|_| ())?;

@@ -47,6 +47,49 @@ pub struct Config {
     pub auth_hash_concurrency: u32,
     pub auth_session_idle_minutes: u32,
     pub auth_session_absolute_hours: u32,
+    pub sessions_default_image: String,
+    pub sessions_max_per_user: u32,
+    pub sessions_max_minutes: u32,
+    pub sessions_ready_timeout_seconds: u32,
+    pub sessions_reconcile_seconds: u32,
+    pub sessions_cpus_per_compute_slice: f64,
+    pub sessions_memory_mib_per_memory_slice: u32,
+    pub sessions_pids_limit: u32,
+    pub sessions_profile_limits: Vec<ProfileLimit>,
+}
+
+/// Container limits for one MIG profile, replacing the per-slice scaling.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProfileLimit {
+    pub profile: String,
+    pub cpus: f64,
+    pub memory_mib: u64,
+    pub pids: i64,
+}
+
+impl ProfileLimit {
+    /// `7g.80gb=16/65536/4096, 1g.10gb=1/4096/256`
+    fn parse_list(text: &str) -> Result<Vec<ProfileLimit>, ()> {
+        let mut out = Vec::new();
+        for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            let (profile, numbers) = item.split_once('=').ok_or(())?;
+            let parts: Vec<&str> = numbers.split('/').map(str::trim).collect();
+            let [cpus, memory, pids] = parts.as_slice() else {
+                return Err(());
+            };
+            let limit = ProfileLimit {
+                profile: profile.trim().to_string(),
+                cpus: cpus.parse().map_err(|_| ())?,
+                memory_mib: memory.parse().map_err(|_| ())?,
+                pids: pids.parse().map_err(|_| ())?,
+            };
+            if limit.profile.is_empty() || limit.cpus <= 0.0 || limit.memory_mib == 0 || limit.pids <= 0 {
+                return Err(());
+            }
+            out.push(limit);
+        }
+        Ok(out)
+    }
 }
 
 impl Default for Config {
@@ -67,6 +110,15 @@ impl Default for Config {
             auth_hash_concurrency: 0,
             auth_session_idle_minutes: 0,
             auth_session_absolute_hours: 0,
+            sessions_default_image: String::new(),
+            sessions_max_per_user: 0,
+            sessions_max_minutes: 0,
+            sessions_ready_timeout_seconds: 0,
+            sessions_reconcile_seconds: 0,
+            sessions_cpus_per_compute_slice: 0.0,
+            sessions_memory_mib_per_memory_slice: 0,
+            sessions_pids_limit: 0,
+            sessions_profile_limits: Vec::new(),
         };
         for key in KEYS {
             (key.apply)(&mut config, key.default).expect("built-in defaults parse");

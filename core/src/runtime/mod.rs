@@ -2,7 +2,9 @@
 
 mod engine;
 mod launch;
+mod observe;
 pub mod spec;
 
 pub use engine::{Engine, EngineStatus};
 pub use launch::Created;
+pub use observe::{ContainerDeath, ContainerStatus, ManagedContainer};

@@ -16,6 +16,10 @@ pub const CONTAINER_USER: &str = "1000:100";
 pub const HOME: &str = "/home/jovyan";
 /// Every container SliceHub creates carries this label, so a restarted portal finds them.
 pub const MANAGED_LABEL: &str = "org.slicehub.managed";
+pub const SESSION_LABEL: &str = "org.slicehub.session";
+/// Names the portal instance (its database) that owns the container, so two portals on
+/// one engine never touch each other's containers.
+pub const INSTANCE_LABEL: &str = "org.slicehub.instance";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub enum Workload {
@@ -35,6 +39,8 @@ pub struct Limits {
 /// What the session holds and runs; everything the spec is made from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LaunchRequest {
+    /// The portal instance's id ([`INSTANCE_LABEL`]).
+    pub instance: String,
     /// Lowercase letters, digits and `-`; it names the container.
     pub session_id: String,
     pub username: String,
@@ -142,7 +148,8 @@ impl ContainerSpec {
 
         let labels = BTreeMap::from([
             (MANAGED_LABEL.to_string(), "true".to_string()),
-            ("org.slicehub.session".to_string(), r.session_id.clone()),
+            (SESSION_LABEL.to_string(), r.session_id.clone()),
+            (INSTANCE_LABEL.to_string(), r.instance.clone()),
             ("org.slicehub.user".to_string(), r.username.clone()),
             ("org.slicehub.course".to_string(), r.course.clone()),
             ("org.slicehub.gpu".to_string(), r.gpu_uuid.clone()),
@@ -199,6 +206,7 @@ mod tests {
 
     fn request(workload: Workload, nvidia_runtime: bool) -> LaunchRequest {
         LaunchRequest {
+            instance: "i-test".to_string(),
             session_id: "s-42".to_string(),
             username: "alice".to_string(),
             course: "CS-101".to_string(),
@@ -263,6 +271,7 @@ mod tests {
         assert_eq!(spec.labels[MANAGED_LABEL], "true");
         assert_eq!(spec.labels["org.slicehub.session"], "s-42");
         assert_eq!(spec.labels["org.slicehub.placement"], "1g.10gb@3");
+        assert_eq!(spec.labels["org.slicehub.instance"], "i-test");
         assert_eq!(spec.name, "slicehub-s-42");
         assert_eq!(spec.published_port, Some(NOTEBOOK_PORT));
         assert_eq!(spec.env["SLICEHUB_BASE_URL"], "/user/alice/s-42/");

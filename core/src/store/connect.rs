@@ -101,6 +101,18 @@ impl Store {
     pub(crate) fn pool(&self) -> &sqlx::AnyPool {
         &self.pool
     }
+
+    /// A transaction that will write. On SQLite it takes the write lock at once: a
+    /// transaction that reads first and then writes could not wait for a busy writer
+    /// (SQLite refuses the lock upgrade with "database is locked" instead).
+    pub(crate) async fn begin_write(
+        &self,
+    ) -> Result<sqlx::Transaction<'static, sqlx::Any>, CoreError> {
+        Ok(match self.kind {
+            super::DbKind::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            super::DbKind::Postgres => self.pool.begin().await?,
+        })
+    }
 }
 
 fn sqlite_path(url: &str) -> Option<std::path::PathBuf> {

@@ -322,7 +322,7 @@ impl Store {
         summary: &str,
     ) -> Result<(), CoreError> {
         let now = now_ms();
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         for change in changes {
             match change {
                 RosterChange::Create {

@@ -5,14 +5,20 @@
 mod audit;
 mod connect;
 mod courses;
+mod gpu_sessions;
+mod policies;
 mod sessions;
 mod settings;
+mod usage;
 mod users;
 
 pub use audit::AuditEntry;
 pub use connect::redact_url;
 pub use courses::{AccountDetails, Course, Member, Role, RosterAccount, RosterChange};
+pub use gpu_sessions::{HeldSlice, NewGpuSession};
+pub use policies::PolicyRow;
 pub use sessions::StoredSession;
+pub use usage::UsageRow;
 pub use users::{NewUserRow, User};
 
 use sqlx::AnyPool;

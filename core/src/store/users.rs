@@ -179,7 +179,7 @@ impl Store {
         password_hash: &str,
         must_change_password: bool,
     ) -> Result<(), CoreError> {
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         let updated = sqlx::query(
             "UPDATE users SET password_hash = $1, must_change_password = $2, updated_at = $3
              WHERE id = $4",
@@ -204,7 +204,7 @@ impl Store {
     /// Disabling also ends every session of the user. The last enabled administrator
     /// cannot be disabled: the call fails with `InvalidRequest` and changes nothing.
     pub async fn set_user_disabled(&self, user_id: i64, disabled: bool) -> Result<(), CoreError> {
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         let updated = sqlx::query(
             "UPDATE users SET disabled = $1, updated_at = $2
              WHERE id = $3

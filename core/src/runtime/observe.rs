@@ -1,0 +1,196 @@
+//! Reading what the engine knows of SliceHub's containers: their port, state, logs and
+//! exit, the labelled ones that exist, and the stream of their deaths.
+
+use std::collections::HashMap;
+use std::pin::Pin;
+
+use bollard::models::{ContainerSummaryStateEnum, EventMessageTypeEnum};
+use bollard::query_parameters::{
+    EventsOptionsBuilder, InspectContainerOptions, ListContainersOptionsBuilder,
+    LogsOptionsBuilder, WaitContainerOptions,
+};
+use futures_util::{Stream, StreamExt};
+
+use super::engine::Engine;
+use super::spec::{INSTANCE_LABEL, NOTEBOOK_PORT, SESSION_LABEL};
+use crate::CoreError;
+
+/// A container as the engine reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContainerStatus {
+    pub running: bool,
+    pub exit_code: Option<i64>,
+}
+
+/// A container carrying SliceHub's label.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManagedContainer {
+    pub name: String,
+    /// The session label, if the container has one.
+    pub session_id: Option<String>,
+    pub running: bool,
+}
+
+/// A labelled container that stopped running.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContainerDeath {
+    pub name: String,
+    pub session_id: Option<String>,
+    pub exit_code: Option<i64>,
+}
+
+fn not_found(e: &bollard::errors::Error) -> bool {
+    matches!(
+        e,
+        bollard::errors::Error::DockerResponseServerError {
+            status_code: 404,
+            ..
+        }
+    )
+}
+
+impl Engine {
+    /// `None` when no such container exists.
+    pub async fn status(&self, name: &str) -> Result<Option<ContainerStatus>, CoreError> {
+        match self
+            .client()
+            .await?
+            .inspect_container(name, None::<InspectContainerOptions>)
+            .await
+        {
+            Ok(inspect) => {
+                let state = inspect.state.unwrap_or_default();
+                Ok(Some(ContainerStatus {
+                    running: state.running.unwrap_or(false),
+                    exit_code: state.exit_code,
+                }))
+            }
+            Err(e) if not_found(&e) => Ok(None),
+            Err(e) => Err(CoreError::Engine(format!("inspecting {name}: {e}"))),
+        }
+    }
+
+    /// The host port (on 127.0.0.1) the engine published JupyterLab's port on.
+    pub async fn published_port(&self, name: &str) -> Result<Option<u16>, CoreError> {
+        let inspect = self
+            .client()
+            .await?
+            .inspect_container(name, None::<InspectContainerOptions>)
+            .await
+            .map_err(|e| CoreError::Engine(format!("inspecting {name}: {e}")))?;
+        let port = inspect
+            .network_settings
+            .and_then(|n| n.ports)
+            .and_then(|ports| ports.get(&format!("{NOTEBOOK_PORT}/tcp")).cloned())
+            .flatten()
+            .and_then(|bindings| bindings.into_iter().find_map(|b| b.host_port))
+            .and_then(|p| p.parse().ok());
+        Ok(port)
+    }
+
+    /// Waits until the container stops and returns its exit code.
+    pub async fn wait_exit(&self, name: &str) -> Result<i64, CoreError> {
+        let client = self.client().await?;
+        let mut waits = client.wait_container(name, None::<WaitContainerOptions>);
+        match waits.next().await {
+            Some(Ok(done)) => Ok(done.status_code),
+            Some(Err(bollard::errors::Error::DockerContainerWaitError { code, .. })) => Ok(code),
+            Some(Err(e)) if not_found(&e) => Err(CoreError::NotFound(format!(
+                "container {name} is gone"
+            ))),
+            Some(Err(e)) => Err(CoreError::Engine(format!("waiting for {name}: {e}"))),
+            None => Err(CoreError::Engine(format!(
+                "the engine ended the wait for {name} without an answer"
+            ))),
+        }
+    }
+
+    /// The last `lines` lines of the container's output (stdout and stderr interleaved).
+    pub async fn logs_tail(&self, name: &str, lines: usize) -> Result<String, CoreError> {
+        let options = LogsOptionsBuilder::default()
+            .stdout(true)
+            .stderr(true)
+            .tail(&lines.to_string())
+            .build();
+        let client = self.client().await?;
+        let mut stream = client.logs(name, Some(options));
+        let mut out = String::new();
+        while let Some(chunk) = stream.next().await {
+            match chunk {
+                Ok(output) => out.push_str(&String::from_utf8_lossy(&output.into_bytes())),
+                Err(e) if not_found(&e) => break,
+                Err(e) => return Err(CoreError::Engine(format!("reading logs of {name}: {e}"))),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every container (running or not) that portal instance `instance` created.
+    pub async fn managed_containers(
+        &self,
+        instance: &str,
+    ) -> Result<Vec<ManagedContainer>, CoreError> {
+        let label = format!("{INSTANCE_LABEL}={instance}");
+        let filters = HashMap::from([("label", vec![label.as_str()])]);
+        let options = ListContainersOptionsBuilder::default()
+            .all(true)
+            .filters(&filters)
+            .build();
+        let list = self
+            .client()
+            .await?
+            .list_containers(Some(options))
+            .await
+            .map_err(|e| CoreError::Engine(format!("listing containers: {e}")))?;
+        Ok(list
+            .into_iter()
+            .filter_map(|c| {
+                let name = c.names?.first()?.trim_start_matches('/').to_string();
+                Some(ManagedContainer {
+                    name,
+                    session_id: c.labels.and_then(|l| l.get(SESSION_LABEL).cloned()),
+                    running: matches!(
+                        c.state,
+                        Some(ContainerSummaryStateEnum::RUNNING)
+                            | Some(ContainerSummaryStateEnum::RESTARTING)
+                    ),
+                })
+            })
+            .collect())
+    }
+
+    /// Deaths of portal instance `instance`'s containers from the engine's event stream,
+    /// as they happen. The stream ends when the engine connection does; the caller
+    /// reconnects.
+    pub async fn container_deaths(
+        &self,
+        instance: &str,
+    ) -> Result<Pin<Box<dyn Stream<Item = Result<ContainerDeath, CoreError>> + Send>>, CoreError>
+    {
+        let label = format!("{INSTANCE_LABEL}={instance}");
+        let filters = HashMap::from([
+            ("type", vec!["container"]),
+            ("event", vec!["die"]),
+            ("label", vec![label.as_str()]),
+        ]);
+        let options = EventsOptionsBuilder::default().filters(&filters).build();
+        let client = self.client().await?;
+        let stream = client.events(Some(options)).filter_map(|event| async move {
+            match event {
+                Ok(message) => {
+                    if message.typ != Some(EventMessageTypeEnum::CONTAINER) {
+                        return None;
+                    }
+                    let attributes = message.actor?.attributes.unwrap_or_default();
+                    Some(Ok(ContainerDeath {
+                        name: attributes.get("name")?.clone(),
+                        session_id: attributes.get(SESSION_LABEL).cloned(),
+                        exit_code: attributes.get("exitCode").and_then(|c| c.parse().ok()),
+                    }))
+                }
+                Err(e) => Some(Err(CoreError::Engine(format!("engine events: {e}")))),
+            }
+        });
+        Ok(Box::pin(stream))
+    }
+}

@@ -1,0 +1,173 @@
+//! How sessions end: stopped by someone, failed, or their container exited. Whoever moves
+//! the session to its final state (the database decides, so exactly one) removes the
+//! container, gives the slice back and closes the usage interval.
+
+use slicehub_mig::Placement;
+
+use super::manager::Sessions;
+use super::model::{GpuSession, SessionKind, SessionState};
+use crate::store::now_ms;
+use crate::CoreError;
+
+/// Lines of a container's output kept when it is removed.
+const LOG_TAIL_LINES: usize = 60;
+
+impl Sessions {
+    /// Stops a session (`reason` says by whom or why). Queued sessions are simply
+    /// cancelled. Stopping one that is over is a [`CoreError::Conflict`].
+    pub async fn stop(&self, id: &str, reason: &str) -> Result<GpuSession, CoreError> {
+        use SessionState::*;
+        let session = self.session(id).await?;
+        if session.state.is_final() {
+            return Err(CoreError::Conflict(format!(
+                "session {id} is already over ({})",
+                session.state.as_str()
+            )));
+        }
+        let from = [Requested, Queued, Allocating, Creating, Starting, Ready];
+        self.finish(id, &from, Ended, reason).await?;
+        self.session(id).await
+    }
+
+    /// Fails a session that has not ended yet (a stop in progress wins).
+    pub(super) async fn fail(&self, id: &str, reason: &str) -> Result<(), CoreError> {
+        use SessionState::*;
+        let from = [Requested, Queued, Allocating, Creating, Starting, Ready];
+        self.finish(id, &from, Failed, reason).await.map(|_| ())
+    }
+
+    /// The session's container stopped on its own (a job finished, JupyterLab crashed, or
+    /// someone removed it). `exit_code` is `None` when it is unknown.
+    pub async fn container_exited(&self, id: &str, exit_code: Option<i64>) -> Result<(), CoreError> {
+        use SessionState::*;
+        let Some(session) = self.inner.store.gpu_session(id).await? else {
+            return Ok(());
+        };
+        if !matches!(session.state, Creating | Starting | Ready) {
+            return Ok(());
+        }
+        let code = exit_code.map(|c| c.to_string()).unwrap_or_else(|| "unknown".into());
+        let (to, reason) = match (session.kind, exit_code) {
+            (SessionKind::Job, Some(0)) => (Ended, "the job finished (exit code 0)".to_string()),
+            (SessionKind::Job, _) => (Failed, format!("the job exited with code {code}")),
+            (SessionKind::Notebook, _) => {
+                (Failed, format!("JupyterLab's container stopped (exit code {code})"))
+            }
+        };
+        self.finish(id, &[Creating, Starting, Ready], to, &reason).await.map(|_| ())
+    }
+
+    /// Moves the session from one of `from` to `stopping` (only one caller can), keeps the
+    /// container's output, removes the container, gives the slice back, then records `to`
+    /// and closes the usage interval. `Ok(false)`: someone else is finishing it.
+    async fn finish(
+        &self,
+        id: &str,
+        from: &[SessionState],
+        to: SessionState,
+        reason: &str,
+    ) -> Result<bool, CoreError> {
+        let store = &self.inner.store;
+        let detail = format!("stopping: {reason}");
+        if !self.publish(store.transition_from(id, from, SessionState::Stopping, &detail).await?) {
+            return Ok(false);
+        }
+        self.complete_stop(id, to, reason).await?;
+        Ok(true)
+    }
+
+    /// The second half of [`Sessions::finish`], also run for stops a restart interrupted.
+    pub(super) async fn complete_stop(
+        &self,
+        id: &str,
+        to: SessionState,
+        reason: &str,
+    ) -> Result<(), CoreError> {
+        let store = &self.inner.store;
+        let session = self.session(id).await?;
+        self.keep_outcome(&session).await;
+        self.tear_down(&session).await;
+        self.publish(store.transition(id, to, reason).await?);
+        store.close_usage(id, now_ms(), reason).await?;
+        self.spawn_dispatch();
+        Ok(())
+    }
+
+    /// Keeps the container's exit code and last lines before it is removed.
+    async fn keep_outcome(&self, session: &GpuSession) {
+        let Some(name) = &session.container else { return };
+        let engine = &self.inner.engine;
+        let exit_code = match engine.status(name).await {
+            Ok(Some(status)) if !status.running => status.exit_code,
+            _ => None,
+        };
+        let tail = engine.logs_tail(name, LOG_TAIL_LINES).await.unwrap_or_default();
+        if tail.is_empty() && exit_code.is_none() {
+            return;
+        }
+        if let Err(e) = self.inner.store.set_session_outcome(&session.id, exit_code, &tail).await {
+            tracing::warn!(session = %session.id, error = %e, "could not keep the container's output");
+        }
+    }
+
+    /// Removes the container and gives the slice back. What fails here is left for the
+    /// reconciler, which retries until it succeeds.
+    pub(super) async fn tear_down(&self, session: &GpuSession) {
+        if let Some(name) = &session.container {
+            if let Err(e) = self.inner.engine.remove(name).await {
+                tracing::warn!(session = %session.id, error = %e, "container not removed yet");
+            }
+        }
+        if let Err(e) = self.release(session).await {
+            tracing::warn!(session = %session.id, error = %e, "slice not released yet");
+        }
+    }
+
+    /// Destroys the MIG instance the portal created for the session (dynamic GPUs) and
+    /// deletes its holds. Idempotent.
+    pub(super) async fn release(&self, session: &GpuSession) -> Result<(), CoreError> {
+        if session.released {
+            return Ok(());
+        }
+        if let (Some(placement), true) = (&session.placement, session.created_instance) {
+            let gpus = self.inner.gpus.clone();
+            let index = placement.gpu_index;
+            let at = Placement::new(placement.profile_id, placement.start);
+            let destroyed = tokio::task::spawn_blocking(move || gpus.destroy_instance(index, at))
+                .await
+                .map_err(|e| CoreError::Gpu(format!("GPU call crashed: {e}")))?;
+            match destroyed {
+                Ok(()) | Err(CoreError::NotFound(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.inner.store.release_slice(&session.id).await
+    }
+
+    /// Tries to place waiting sessions, oldest first, in the background.
+    pub(super) fn spawn_dispatch(&self) {
+        let this = self.clone();
+        tokio::spawn(async move {
+            if let Err(e) = this.dispatch().await {
+                tracing::warn!(error = %e, "could not place queued sessions");
+            }
+        });
+    }
+
+    /// Places every waiting session that fits now and launches it.
+    pub async fn dispatch(&self) -> Result<usize, CoreError> {
+        let waiting = self
+            .inner
+            .store
+            .gpu_sessions_in(&[SessionState::Requested, SessionState::Queued])
+            .await?;
+        let mut placed = 0;
+        for session in waiting {
+            if self.place(&session.id).await? {
+                self.spawn_launch(session.id);
+                placed += 1;
+            }
+        }
+        Ok(placed)
+    }
+}

@@ -1,0 +1,215 @@
+//! From a held slice to a running container: the MIG instance, the container, and the
+//! wait for JupyterLab (or the job's exit).
+
+use std::time::{Duration, Instant};
+
+use slicehub_mig::Placement;
+
+use super::manager::Sessions;
+use super::model::{GpuSession, SessionKind, SessionState};
+use super::readiness::answers_ok;
+use crate::gpu::BackendKind;
+use crate::runtime::spec::{ContainerSpec, LaunchRequest, Limits, Workload};
+use crate::CoreError;
+
+/// The MIG device a session runs on and the size of its profile.
+struct Device {
+    mig_uuid: String,
+    compute_slices: u8,
+    memory_slices: u8,
+}
+
+impl Sessions {
+    /// Launches a session that holds a slice, in the background; a failure fails it.
+    pub(super) fn spawn_launch(&self, id: String) {
+        let this = self.clone();
+        tokio::spawn(async move {
+            if let Err(e) = this.launch(&id).await {
+                if let Err(e2) = this.fail(&id, &e.to_string()).await {
+                    tracing::error!(session = %id, error = %e2, "could not record a failed launch");
+                }
+            }
+        });
+    }
+
+    async fn launch(&self, id: &str) -> Result<(), CoreError> {
+        let store = &self.inner.store;
+        let session = self.session(id).await?;
+        let device = self.device_for(&session).await?;
+        store.set_session_mig_uuid(id, &device.mig_uuid).await?;
+        let spec = ContainerSpec::for_session(&self.launch_request(&session, &device).await?)?;
+        let detail = format!(
+            "MIG device {} ready; creating container {} from {}",
+            device.mig_uuid, spec.name, session.image
+        );
+        if !self.publish(store.transition(id, SessionState::Creating, &detail).await?) {
+            return Ok(());
+        }
+        store.open_usage(&self.session(id).await?).await?;
+        store.set_session_container(id, &spec.name).await?;
+        let engine = &self.inner.engine;
+        engine.create(&spec).await?;
+        engine.start(&spec.name).await?;
+        let detail = match session.kind {
+            SessionKind::Notebook => {
+                let port = engine.published_port(&spec.name).await?.ok_or_else(|| {
+                    CoreError::Engine("the engine published no port for JupyterLab".into())
+                })?;
+                store.set_session_port(id, port).await?;
+                "container running; waiting for JupyterLab to answer".to_string()
+            }
+            SessionKind::Job => "container running".to_string(),
+        };
+        if !self.publish(store.transition(id, SessionState::Starting, &detail).await?) {
+            return Ok(());
+        }
+        match session.kind {
+            SessionKind::Notebook => self.await_jupyter(id).await,
+            SessionKind::Job => {
+                let detail = format!("running {}", session.argv.join(" "));
+                if self.publish(store.transition(id, SessionState::Ready, &detail).await?) {
+                    self.spawn_job_waiter(id.to_string(), spec.name);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The MIG instance at the session's placement: created now on a dynamic GPU (unless a
+    /// launch interrupted by a restart already did), an existing free one on a static GPU.
+    async fn device_for(&self, session: &GpuSession) -> Result<Device, CoreError> {
+        let placement = session.placement.clone().ok_or_else(|| {
+            CoreError::InvalidRequest(format!("session {} holds no slice", session.id))
+        })?;
+        let create = session.created_instance;
+        let gpus = self.inner.gpus.clone();
+        tokio::task::spawn_blocking(move || {
+            let index = placement.gpu_index;
+            let at = Placement::new(placement.profile_id, placement.start);
+            let catalog = gpus.catalog(index)?;
+            let profile = catalog
+                .profile_by_id(at.profile_id)
+                .map_err(|e| CoreError::Gpu(e.to_string()))?;
+            let existing = gpus.instances(index)?.into_iter().find(|i| i.placement == at);
+            let instance = match (existing, create) {
+                (Some(instance), _) => instance,
+                (None, true) => gpus.create_instance(index, at)?,
+                (None, false) => {
+                    return Err(CoreError::NotFound(format!(
+                        "the {} instance of GPU {index}'s static layout is missing",
+                        placement.label
+                    )))
+                }
+            };
+            let mig_uuid = instance.mig_uuid.ok_or_else(|| {
+                CoreError::Gpu(format!("instance {} has no MIG device UUID", placement.label))
+            })?;
+            Ok(Device {
+                mig_uuid,
+                compute_slices: profile.compute_slices,
+                memory_slices: profile.memory_slices,
+            })
+        })
+        .await
+        .map_err(|e| CoreError::Gpu(format!("GPU call crashed: {e}")))?
+    }
+
+    async fn launch_request(
+        &self,
+        session: &GpuSession,
+        device: &Device,
+    ) -> Result<LaunchRequest, CoreError> {
+        let config = &self.inner.config;
+        let limits = match config
+            .sessions_profile_limits
+            .iter()
+            .find(|l| l.profile == session.profile)
+        {
+            Some(l) => Limits {
+                cpus: l.cpus,
+                memory_mib: l.memory_mib,
+                pids: l.pids,
+            },
+            None => Limits {
+                cpus: config.sessions_cpus_per_compute_slice * f64::from(device.compute_slices),
+                memory_mib: u64::from(config.sessions_memory_mib_per_memory_slice)
+                    * u64::from(device.memory_slices),
+                pids: i64::from(config.sessions_pids_limit),
+            },
+        };
+        let nvidia_runtime = self.inner.gpus.kind() == BackendKind::Nvml
+            && self.inner.engine.probe().await.nvidia_runtime;
+        let placement = session.placement.as_ref();
+        Ok(LaunchRequest {
+            instance: self.instance_id().await?,
+            session_id: session.id.clone(),
+            username: session.username.clone(),
+            course: session.course_code.clone(),
+            gpu_uuid: placement.map(|p| p.gpu_uuid.clone()).unwrap_or_default(),
+            placement: placement.map(|p| p.label.clone()).unwrap_or_default(),
+            mig_uuid: device.mig_uuid.clone(),
+            image: session.image.clone(),
+            workload: match session.kind {
+                SessionKind::Notebook => Workload::Notebook {
+                    token: session.token.clone(),
+                    base_url: session.base_url(),
+                },
+                SessionKind::Job => Workload::Job {
+                    argv: session.argv.clone(),
+                },
+            },
+            limits,
+            nvidia_runtime,
+        })
+    }
+
+    /// Ready when JupyterLab's status API answers with the session's token; a container
+    /// that stops, or no answer in time, fails the session with its last log lines.
+    async fn await_jupyter(&self, id: &str) -> Result<(), CoreError> {
+        let store = &self.inner.store;
+        let timeout = Duration::from_secs(u64::from(self.inner.config.sessions_ready_timeout_seconds));
+        let until = Instant::now() + timeout;
+        loop {
+            let session = self.session(id).await?;
+            if session.state != SessionState::Starting {
+                return Ok(());
+            }
+            let name = session.container.clone().unwrap_or_default();
+            match self.inner.engine.status(&name).await? {
+                None => return self.fail(id, "the container disappeared while JupyterLab was starting").await,
+                Some(status) if !status.running => {
+                    let code = status.exit_code.map(|c| c.to_string()).unwrap_or_else(|| "?".into());
+                    return self
+                        .fail(id, &format!("JupyterLab exited while starting (exit code {code})"))
+                        .await;
+                }
+                Some(_) => {}
+            }
+            let path = format!("{}api/status", session.base_url());
+            if let Some(port) = session.host_port {
+                if answers_ok(port, &path, &session.token).await {
+                    let detail = format!("JupyterLab answers at {}", session.base_url());
+                    self.publish(store.transition(id, SessionState::Ready, &detail).await?);
+                    return Ok(());
+                }
+            }
+            if Instant::now() >= until {
+                return self
+                    .fail(id, &format!("JupyterLab did not answer within {} s", timeout.as_secs()))
+                    .await;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// Waits for a job's container to exit, then ends the session with its exit code.
+    pub(super) fn spawn_job_waiter(&self, id: String, container: String) {
+        let this = self.clone();
+        tokio::spawn(async move {
+            let code = this.inner.engine.wait_exit(&container).await.ok();
+            if let Err(e) = this.container_exited(&id, code).await {
+                tracing::warn!(session = %id, error = %e, "could not end a finished job");
+            }
+        });
+    }
+}

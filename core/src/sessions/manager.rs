@@ -1,0 +1,199 @@
+use std::sync::Arc;
+
+use tokio::sync::{broadcast, Mutex};
+
+use super::model::{GpuSession, SessionEvent, SessionKind};
+use super::policy::policy_of;
+use crate::auth::tokens::new_session_token;
+use crate::config::Config;
+use crate::gpu::GpuBackend;
+use crate::runtime::Engine;
+use crate::store::{NewGpuSession, Store};
+use crate::CoreError;
+
+/// What a student asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimRequest {
+    pub user_id: i64,
+    pub course_id: i64,
+    pub profile: String,
+    pub image: String,
+    pub workload: Workload,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Workload {
+    Notebook,
+    /// The command as argv; it is never handed to a shell.
+    Job(Vec<String>),
+}
+
+/// The session service. Cheap to clone; every clone shares one allocation lock and one
+/// event channel.
+#[derive(Clone)]
+pub struct Sessions {
+    pub(super) inner: Arc<Inner>,
+}
+
+pub(super) struct Inner {
+    pub store: Store,
+    pub gpus: Arc<dyn GpuBackend>,
+    pub engine: Arc<Engine>,
+    pub config: Arc<Config>,
+    /// Placement decisions are made one at a time, so each sees what the last one took.
+    pub allocation: Mutex<()>,
+    pub events: broadcast::Sender<SessionEvent>,
+    instance: tokio::sync::OnceCell<String>,
+}
+
+impl Sessions {
+    pub fn new(
+        store: Store,
+        gpus: Arc<dyn GpuBackend>,
+        engine: Arc<Engine>,
+        config: Arc<Config>,
+    ) -> Sessions {
+        let (events, _) = broadcast::channel(1024);
+        Sessions {
+            inner: Arc::new(Inner {
+                store,
+                gpus,
+                engine,
+                config,
+                allocation: Mutex::new(()),
+                events,
+                instance: tokio::sync::OnceCell::new(),
+            }),
+        }
+    }
+
+    /// Every state change of every session from now on, after it is in the database.
+    pub fn subscribe(&self) -> broadcast::Receiver<SessionEvent> {
+        self.inner.events.subscribe()
+    }
+
+    pub(super) fn publish(&self, event: Option<SessionEvent>) -> bool {
+        match event {
+            Some(event) => {
+                tracing::info!(session = %event.session_id, state = event.state.as_str(), detail = %event.detail, "session");
+                let _ = self.inner.events.send(event);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// This portal's id, made once and kept in the database; its containers carry it.
+    pub async fn instance_id(&self) -> Result<String, CoreError> {
+        self.inner
+            .instance
+            .get_or_try_init(|| async {
+                let fresh = format!("i-{}", new_session_id()?.trim_start_matches("s-"));
+                self.inner.store.setting_or_insert("instance.id", &fresh).await
+            })
+            .await
+            .cloned()
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    pub async fn session(&self, id: &str) -> Result<GpuSession, CoreError> {
+        self.inner
+            .store
+            .gpu_session(id)
+            .await?
+            .ok_or_else(|| CoreError::NotFound(format!("there is no session {id:?}")))
+    }
+
+    /// Records the claim, places it on a slice now if one is free (otherwise it waits in
+    /// the queue) and starts launching it in the background. The caller has already been
+    /// authorized to launch in the course.
+    pub async fn claim(&self, request: ClaimRequest) -> Result<GpuSession, CoreError> {
+        let store = &self.inner.store;
+        let policy = policy_of(store, &self.inner.config, request.course_id).await?;
+        if !policy.allows_image(&request.image) {
+            return Err(CoreError::InvalidRequest(format!(
+                "this course does not allow the image {:?}; allowed: {}",
+                request.image,
+                policy.images.join(", ")
+            )));
+        }
+        if !policy.allows_profile(&request.profile) {
+            return Err(CoreError::InvalidRequest(format!(
+                "this course does not allow the profile {:?}; allowed: {}",
+                request.profile,
+                policy.profiles.join(", ")
+            )));
+        }
+        let known = self.known_profiles().await?;
+        if !known.contains(&request.profile) {
+            return Err(CoreError::InvalidRequest(format!(
+                "no GPU here offers the profile {:?}; there are {}",
+                request.profile,
+                known.join(", ")
+            )));
+        }
+        let (kind, argv) = match &request.workload {
+            Workload::Notebook => (SessionKind::Notebook, Vec::new()),
+            Workload::Job(argv) if argv.is_empty() || argv[0].trim().is_empty() => {
+                return Err(CoreError::InvalidRequest(
+                    "a training job needs a command to run".into(),
+                ))
+            }
+            Workload::Job(argv) => (SessionKind::Job, argv.clone()),
+        };
+        let id = new_session_id()?;
+        let token = new_session_token()?;
+        let deadline = crate::store::now_ms() + policy.max_minutes * 60_000;
+        let new = NewGpuSession {
+            id: &id,
+            user_id: request.user_id,
+            course_id: request.course_id,
+            kind,
+            profile: &request.profile,
+            image: &request.image,
+            argv: &argv,
+            token: &token,
+            deadline_at_ms: deadline,
+        };
+        let event = store
+            .insert_gpu_session(&new, i64::from(self.inner.config.sessions_max_per_user))
+            .await?;
+        self.publish(Some(event));
+        if self.place(&id).await? {
+            self.spawn_launch(id.clone());
+        }
+        self.session(&id).await
+    }
+
+    /// Profile names offered by at least one GPU.
+    pub async fn known_profiles(&self) -> Result<Vec<String>, CoreError> {
+        let gpus = self.inner.gpus.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut names: Vec<String> = Vec::new();
+            for gpu in gpus.list_gpus()? {
+                for profile in gpus.catalog(gpu.index)?.profiles() {
+                    if !names.contains(&profile.name) {
+                        names.push(profile.name.clone());
+                    }
+                }
+            }
+            Ok(names)
+        })
+        .await
+        .map_err(|e| CoreError::Gpu(format!("GPU call crashed: {e}")))?
+    }
+}
+
+/// `s-` and 12 lowercase letters and digits: short enough for a URL, and a container name.
+fn new_session_id() -> Result<String, CoreError> {
+    const ALPHABET: &[u8] = b"abcdefghijkmnpqrstuvwxyz23456789";
+    let bytes = crate::auth::tokens::random_bytes::<12>()?;
+    let tail: String = bytes
+        .iter()
+        .map(|b| ALPHABET[usize::from(*b) % ALPHABET.len()] as char)
+        .collect();
+    Ok(format!("s-{tail}"))
+}

@@ -1,0 +1,19 @@
+//! The claim → launch → stop lifecycle of GPU sessions, and the reconciler that keeps the
+//! database, Docker and the GPUs in agreement.
+
+mod allocate;
+mod argv;
+mod finish;
+mod launch;
+mod manager;
+mod model;
+mod policy;
+mod readiness;
+mod reconcile;
+
+pub use allocate::ProfileAvailability;
+pub use reconcile::ReconcileReport;
+pub use argv::split_command;
+pub use manager::{ClaimRequest, Sessions, Workload};
+pub use model::{GpuSession, SessionEvent, SessionKind, SessionState, SlicePlacement};
+pub use policy::{policy_of, set_policy, CoursePolicy};

@@ -1,0 +1,163 @@
+//! What a GPU session is: its state machine and the row that records it.
+
+use serde::Serialize;
+
+/// The lifecycle of a session (DESIGN.md). Every change is written to the database first,
+/// then published as an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SessionState {
+    Requested,
+    /// Waiting for a slice of its profile to become free.
+    Queued,
+    /// A placement is chosen and held; the MIG instance is being created.
+    Allocating,
+    /// The container is being created.
+    Creating,
+    /// The container runs; JupyterLab has not answered yet.
+    Starting,
+    /// JupyterLab answers (notebook) or the command runs (job).
+    Ready,
+    Stopping,
+    Ended,
+    Failed,
+}
+
+impl SessionState {
+    pub const ALL: [SessionState; 9] = [
+        SessionState::Requested,
+        SessionState::Queued,
+        SessionState::Allocating,
+        SessionState::Creating,
+        SessionState::Starting,
+        SessionState::Ready,
+        SessionState::Stopping,
+        SessionState::Ended,
+        SessionState::Failed,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionState::Requested => "requested",
+            SessionState::Queued => "queued",
+            SessionState::Allocating => "allocating",
+            SessionState::Creating => "creating",
+            SessionState::Starting => "starting",
+            SessionState::Ready => "ready",
+            SessionState::Stopping => "stopping",
+            SessionState::Ended => "ended",
+            SessionState::Failed => "failed",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<SessionState> {
+        SessionState::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+
+    /// Ended and failed sessions hold nothing and never change again.
+    pub fn is_final(self) -> bool {
+        matches!(self, SessionState::Ended | SessionState::Failed)
+    }
+
+    /// The states a session may be in just before entering `self`.
+    pub fn allowed_from(self) -> &'static [SessionState] {
+        use SessionState::*;
+        match self {
+            Requested => &[],
+            Queued => &[Requested],
+            Allocating => &[Requested, Queued],
+            Creating => &[Allocating],
+            Starting => &[Creating],
+            Ready => &[Starting],
+            Stopping => &[Requested, Queued, Allocating, Creating, Starting, Ready],
+            Ended | Failed => &[
+                Requested, Queued, Allocating, Creating, Starting, Ready, Stopping,
+            ],
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SessionKind {
+    Notebook,
+    Job,
+}
+
+impl SessionKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionKind::Notebook => "notebook",
+            SessionKind::Job => "job",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<SessionKind> {
+        match text {
+            "notebook" => Some(SessionKind::Notebook),
+            "job" => Some(SessionKind::Job),
+            _ => None,
+        }
+    }
+}
+
+/// Where a session's slice is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SlicePlacement {
+    pub gpu_uuid: String,
+    pub gpu_index: u32,
+    pub profile_id: u32,
+    pub start: u8,
+    /// e.g. `3g.40gb@4`
+    pub label: String,
+}
+
+/// One session as the database holds it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GpuSession {
+    pub id: String,
+    pub user_id: i64,
+    pub username: String,
+    pub course_id: i64,
+    pub course_code: String,
+    pub kind: SessionKind,
+    pub profile: String,
+    pub image: String,
+    /// A job's command; empty for notebooks.
+    pub argv: Vec<String>,
+    pub state: SessionState,
+    /// Why it ended or failed, in words for the student.
+    pub reason: String,
+    pub placement: Option<SlicePlacement>,
+    pub created_instance: bool,
+    pub released: bool,
+    pub mig_uuid: Option<String>,
+    pub container: Option<String>,
+    pub host_port: Option<u16>,
+    #[serde(skip)]
+    pub token: String,
+    pub exit_code: Option<i64>,
+    pub log_tail: String,
+    pub requested_at_ms: i64,
+    pub updated_at_ms: i64,
+    pub ready_at_ms: Option<i64>,
+    pub ended_at_ms: Option<i64>,
+    pub deadline_at_ms: i64,
+}
+
+impl GpuSession {
+    /// The path the portal serves this session's JupyterLab under.
+    pub fn base_url(&self) -> String {
+        format!("/user/{}/{}/", self.username, self.id)
+    }
+}
+
+/// One step of a session, as shown on its page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionEvent {
+    pub session_id: String,
+    pub user_id: i64,
+    pub at_ms: i64,
+    pub state: SessionState,
+    pub detail: String,
+}

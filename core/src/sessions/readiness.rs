@@ -1,0 +1,29 @@
+//! Is JupyterLab up? One plain HTTP/1.1 request to its status API on the published port,
+//! with the session's token, the way Jupyter's own clients authenticate.
+
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::time::timeout;
+
+const STEP: Duration = Duration::from_secs(2);
+
+/// True when `GET <path>` on 127.0.0.1:`port` answers 200.
+pub(super) async fn answers_ok(port: u16, path: &str, token: &str) -> bool {
+    let Ok(Ok(mut stream)) = timeout(STEP, TcpStream::connect(("127.0.0.1", port))).await else {
+        return false;
+    };
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: token {token}\r\n\
+         Accept: application/json\r\nConnection: close\r\n\r\n"
+    );
+    if stream.write_all(request.as_bytes()).await.is_err() {
+        return false;
+    }
+    let mut head = [0u8; 16];
+    match timeout(STEP, stream.read_exact(&mut head)).await {
+        Ok(Ok(_)) => head.starts_with(b"HTTP/1.1 200") || head.starts_with(b"HTTP/1.0 200"),
+        _ => false,
+    }
+}

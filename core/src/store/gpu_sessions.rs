@@ -1,0 +1,470 @@
+//! GPU sessions, their events and the memory slices they hold.
+
+use sqlx::any::AnyRow;
+use sqlx::Row;
+
+use super::{now_ms, Store};
+use crate::sessions::{GpuSession, SessionEvent, SessionKind, SessionState, SlicePlacement};
+use crate::CoreError;
+
+/// A session as first written, in state `requested`.
+pub struct NewGpuSession<'a> {
+    pub id: &'a str,
+    pub user_id: i64,
+    pub course_id: i64,
+    pub kind: SessionKind,
+    pub profile: &'a str,
+    pub image: &'a str,
+    pub argv: &'a [String],
+    pub token: &'a str,
+    pub deadline_at_ms: i64,
+}
+
+/// A slice some unreleased session holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldSlice {
+    pub session_id: String,
+    pub gpu_uuid: String,
+    pub profile_id: u32,
+    pub start: u8,
+}
+
+const SELECT: &str = "SELECT s.id, s.user_id, u.username, s.course_id, c.code, s.kind, s.profile,
+        s.image, s.argv, s.state, s.reason, s.gpu_uuid, s.gpu_index, s.profile_id, s.start_slice,
+        s.placement, s.created_instance, s.released, s.mig_uuid, s.container, s.host_port,
+        s.token, s.exit_code, s.log_tail, s.requested_at, s.updated_at, s.ready_at, s.ended_at,
+        s.deadline_at
+    FROM gpu_sessions s JOIN users u ON u.id = s.user_id JOIN courses c ON c.id = s.course_id";
+
+fn in_list(states: &[SessionState]) -> String {
+    states
+        .iter()
+        .map(|s| format!("'{}'", s.as_str()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn session_from(row: &AnyRow) -> Result<GpuSession, CoreError> {
+    let state: String = row.try_get("state")?;
+    let kind: String = row.try_get("kind")?;
+    let argv: String = row.try_get("argv")?;
+    let gpu_uuid: Option<String> = row.try_get("gpu_uuid")?;
+    let placement = match (
+        gpu_uuid,
+        row.try_get::<Option<i64>, _>("gpu_index")?,
+        row.try_get::<Option<i64>, _>("profile_id")?,
+        row.try_get::<Option<i64>, _>("start_slice")?,
+        row.try_get::<Option<String>, _>("placement")?,
+    ) {
+        (Some(gpu_uuid), Some(index), Some(profile_id), Some(start), Some(label)) => {
+            Some(SlicePlacement {
+                gpu_uuid,
+                gpu_index: index as u32,
+                profile_id: profile_id as u32,
+                start: start as u8,
+                label,
+            })
+        }
+        _ => None,
+    };
+    Ok(GpuSession {
+        id: row.try_get("id")?,
+        user_id: row.try_get("user_id")?,
+        username: row.try_get("username")?,
+        course_id: row.try_get("course_id")?,
+        course_code: row.try_get("code")?,
+        kind: SessionKind::parse(&kind)
+            .ok_or_else(|| CoreError::Database(format!("unknown session kind {kind:?}")))?,
+        profile: row.try_get("profile")?,
+        image: row.try_get("image")?,
+        argv: if argv.is_empty() {
+            Vec::new()
+        } else {
+            serde_json::from_str(&argv)
+                .map_err(|e| CoreError::Database(format!("stored command is not JSON: {e}")))?
+        },
+        state: SessionState::parse(&state)
+            .ok_or_else(|| CoreError::Database(format!("unknown session state {state:?}")))?,
+        reason: row.try_get("reason")?,
+        placement,
+        created_instance: row.try_get::<i64, _>("created_instance")? == 1,
+        released: row.try_get::<i64, _>("released")? == 1,
+        mig_uuid: row.try_get("mig_uuid")?,
+        container: row.try_get("container")?,
+        host_port: row
+            .try_get::<Option<i64>, _>("host_port")?
+            .map(|p| p as u16),
+        token: row.try_get("token")?,
+        exit_code: row.try_get("exit_code")?,
+        log_tail: row.try_get("log_tail")?,
+        requested_at_ms: row.try_get("requested_at")?,
+        updated_at_ms: row.try_get("updated_at")?,
+        ready_at_ms: row.try_get("ready_at")?,
+        ended_at_ms: row.try_get("ended_at")?,
+        deadline_at_ms: row.try_get("deadline_at")?,
+    })
+}
+
+async fn event_on(
+    conn: &mut sqlx::AnyConnection,
+    session_id: &str,
+    at_ms: i64,
+    state: SessionState,
+    detail: &str,
+) -> Result<(), CoreError> {
+    sqlx::query(
+        "INSERT INTO session_events (session_id, at_ms, state, detail) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(session_id)
+    .bind(at_ms)
+    .bind(state.as_str())
+    .bind(detail)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Writes the event of a state change in the change's transaction.
+async fn record_event(
+    conn: &mut sqlx::AnyConnection,
+    id: &str,
+    at_ms: i64,
+    state: SessionState,
+    detail: &str,
+) -> Result<SessionEvent, CoreError> {
+    event_on(&mut *conn, id, at_ms, state, detail).await?;
+    let (user_id,): (i64,) = sqlx::query_as("SELECT user_id FROM gpu_sessions WHERE id = $1")
+        .bind(id)
+        .fetch_one(&mut *conn)
+        .await?;
+    Ok(SessionEvent {
+        session_id: id.to_string(),
+        user_id,
+        at_ms,
+        state,
+        detail: detail.to_string(),
+    })
+}
+
+impl Store {
+    /// Writes a new session in state `requested`, unless its user already has
+    /// `max_live` sessions that are not over (then [`CoreError::Conflict`]).
+    pub async fn insert_gpu_session(
+        &self,
+        new: &NewGpuSession<'_>,
+        max_live: i64,
+    ) -> Result<SessionEvent, CoreError> {
+        let now = now_ms();
+        let mut tx = self.begin_write().await?;
+        let (live,): (i64,) =
+            sqlx::query_as("SELECT COUNT(*) FROM gpu_sessions WHERE user_id = $1 AND live = 1")
+                .bind(new.user_id)
+                .fetch_one(&mut *tx)
+                .await?;
+        if live >= max_live {
+            return Err(CoreError::Conflict(format!(
+                "you already have {live} session{} running or waiting (the limit is {max_live}); stop one first",
+                if live == 1 { "" } else { "s" }
+            )));
+        }
+        let argv = if new.argv.is_empty() {
+            String::new()
+        } else {
+            serde_json::to_string(new.argv).map_err(|e| CoreError::Database(e.to_string()))?
+        };
+        sqlx::query(
+            "INSERT INTO gpu_sessions (id, user_id, course_id, kind, profile, image, argv, state,
+                                       token, requested_at, updated_at, deadline_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, 'requested', $8, $9, $9, $10)",
+        )
+        .bind(new.id)
+        .bind(new.user_id)
+        .bind(new.course_id)
+        .bind(new.kind.as_str())
+        .bind(new.profile)
+        .bind(new.image)
+        .bind(argv)
+        .bind(new.token)
+        .bind(now)
+        .bind(new.deadline_at_ms)
+        .execute(&mut *tx)
+        .await?;
+        let detail = format!("{} on {} with {}", new.kind.as_str(), new.profile, new.image);
+        event_on(&mut tx, new.id, now, SessionState::Requested, &detail).await?;
+        tx.commit().await?;
+        Ok(SessionEvent {
+            session_id: new.id.to_string(),
+            user_id: new.user_id,
+            at_ms: now,
+            state: SessionState::Requested,
+            detail,
+        })
+    }
+
+    pub async fn gpu_session(&self, id: &str) -> Result<Option<GpuSession>, CoreError> {
+        let row = sqlx::query(&format!("{SELECT} WHERE s.id = $1"))
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await?;
+        row.as_ref().map(session_from).transpose()
+    }
+
+    /// A user's sessions, newest first.
+    pub async fn gpu_sessions_of_user(
+        &self,
+        user_id: i64,
+        limit: i64,
+    ) -> Result<Vec<GpuSession>, CoreError> {
+        let rows = sqlx::query(&format!(
+            "{SELECT} WHERE s.user_id = $1 ORDER BY s.requested_at DESC, s.id LIMIT $2"
+        ))
+        .bind(user_id)
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter().map(session_from).collect()
+    }
+
+    /// Sessions in any of `states`, oldest request first.
+    pub async fn gpu_sessions_in(
+        &self,
+        states: &[SessionState],
+    ) -> Result<Vec<GpuSession>, CoreError> {
+        let rows = sqlx::query(&format!(
+            "{SELECT} WHERE s.state IN ({}) ORDER BY s.requested_at, s.id",
+            in_list(states)
+        ))
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter().map(session_from).collect()
+    }
+
+    /// Ended or failed sessions whose slice was not given back yet.
+    pub async fn unreleased_final_sessions(&self) -> Result<Vec<GpuSession>, CoreError> {
+        let rows = sqlx::query(&format!(
+            "{SELECT} WHERE s.live = 0 AND s.released = 0 ORDER BY s.requested_at"
+        ))
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter().map(session_from).collect()
+    }
+
+    /// Moves a session to `to` if it is in a state that may precede it; returns the event
+    /// written, or `None` when the session had already moved elsewhere (a stop won a race).
+    pub async fn transition(
+        &self,
+        id: &str,
+        to: SessionState,
+        detail: &str,
+    ) -> Result<Option<SessionEvent>, CoreError> {
+        self.transition_from(id, to.allowed_from(), to, detail).await
+    }
+
+    /// [`Store::transition`] from only the given states (each must be allowed before `to`).
+    pub async fn transition_from(
+        &self,
+        id: &str,
+        from: &[SessionState],
+        to: SessionState,
+        detail: &str,
+    ) -> Result<Option<SessionEvent>, CoreError> {
+        let from: Vec<SessionState> = from
+            .iter()
+            .copied()
+            .filter(|s| to.allowed_from().contains(s))
+            .collect();
+        if from.is_empty() {
+            return Ok(None);
+        }
+        let from = in_list(&from);
+        let now = now_ms();
+        let mut tx = self.begin_write().await?;
+        // A session's time limit counts from the moment it is ready.
+        let extra = match to {
+            SessionState::Ready => ", ready_at = $3, deadline_at = $3 + (deadline_at - requested_at)",
+            s if s.is_final() => ", live = 0, ended_at = $3, reason = $4",
+            _ => "",
+        };
+        let sql = format!(
+            "UPDATE gpu_sessions SET state = $1, updated_at = $3 {extra}
+             WHERE id = $2 AND state IN ({from})"
+        );
+        let mut query = sqlx::query(&sql).bind(to.as_str()).bind(id).bind(now);
+        if to.is_final() {
+            query = query.bind(detail);
+        }
+        let updated = query.execute(&mut *tx).await?;
+        if updated.rows_affected() == 0 {
+            return Ok(None);
+        }
+        let event = record_event(&mut tx, id, now, to, detail).await?;
+        tx.commit().await?;
+        Ok(Some(event))
+    }
+
+    /// Holds `memory_slices` of the placement's GPU for the session and moves it to
+    /// `allocating`, all or nothing. A slice another session holds is refused by the
+    /// database itself ([`CoreError::Conflict`]).
+    pub async fn hold_slice(
+        &self,
+        id: &str,
+        placement: &SlicePlacement,
+        memory_slices: &[u8],
+        created_instance: bool,
+        detail: &str,
+    ) -> Result<Option<SessionEvent>, CoreError> {
+        let now = now_ms();
+        let mut tx = self.begin_write().await?;
+        for slice in memory_slices {
+            let held = sqlx::query(
+                "INSERT INTO slice_holds (gpu_uuid, memory_slice, session_id) VALUES ($1, $2, $3)",
+            )
+            .bind(&placement.gpu_uuid)
+            .bind(i64::from(*slice))
+            .bind(id)
+            .execute(&mut *tx)
+            .await;
+            if let Err(e) = held {
+                return Err(CoreError::Conflict(format!(
+                    "memory slice {slice} of GPU {} is already held: {e}",
+                    placement.gpu_uuid
+                )));
+            }
+        }
+        let from = in_list(SessionState::Allocating.allowed_from());
+        let updated = sqlx::query(&format!(
+            "UPDATE gpu_sessions SET state = 'allocating', updated_at = $1, gpu_uuid = $2,
+                 gpu_index = $3, profile_id = $4, start_slice = $5, placement = $6,
+                 created_instance = $7, released = 0
+             WHERE id = $8 AND state IN ({from})"
+        ))
+        .bind(now)
+        .bind(&placement.gpu_uuid)
+        .bind(i64::from(placement.gpu_index))
+        .bind(i64::from(placement.profile_id))
+        .bind(i64::from(placement.start))
+        .bind(&placement.label)
+        .bind(i64::from(created_instance))
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        if updated.rows_affected() == 0 {
+            return Ok(None);
+        }
+        let event = record_event(&mut tx, id, now, SessionState::Allocating, detail).await?;
+        tx.commit().await?;
+        Ok(Some(event))
+    }
+
+    /// Gives the session's slice back: its holds are deleted and it is marked released.
+    pub async fn release_slice(&self, id: &str) -> Result<(), CoreError> {
+        let mut tx = self.begin_write().await?;
+        sqlx::query("DELETE FROM slice_holds WHERE session_id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("UPDATE gpu_sessions SET released = 1, updated_at = $2 WHERE id = $1")
+            .bind(id)
+            .bind(now_ms())
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Every placement an unreleased session holds.
+    pub async fn held_slices(&self) -> Result<Vec<HeldSlice>, CoreError> {
+        let rows: Vec<(String, String, i64, i64)> = sqlx::query_as(
+            "SELECT id, gpu_uuid, profile_id, start_slice FROM gpu_sessions
+             WHERE released = 0 AND gpu_uuid IS NOT NULL",
+        )
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(session_id, gpu_uuid, profile_id, start)| HeldSlice {
+                session_id,
+                gpu_uuid,
+                profile_id: profile_id as u32,
+                start: start as u8,
+            })
+            .collect())
+    }
+
+    pub async fn count_slice_holds(&self) -> Result<i64, CoreError> {
+        let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM slice_holds")
+            .fetch_one(self.pool())
+            .await?;
+        Ok(n)
+    }
+
+    pub async fn set_session_mig_uuid(&self, id: &str, mig_uuid: &str) -> Result<(), CoreError> {
+        self.set_session_text(id, "mig_uuid", mig_uuid).await
+    }
+
+    pub async fn set_session_container(&self, id: &str, name: &str) -> Result<(), CoreError> {
+        self.set_session_text(id, "container", name).await
+    }
+
+    async fn set_session_text(&self, id: &str, column: &str, value: &str) -> Result<(), CoreError> {
+        sqlx::query(&format!(
+            "UPDATE gpu_sessions SET {column} = $1, updated_at = $2 WHERE id = $3"
+        ))
+        .bind(value)
+        .bind(now_ms())
+        .bind(id)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    pub async fn set_session_port(&self, id: &str, port: u16) -> Result<(), CoreError> {
+        sqlx::query("UPDATE gpu_sessions SET host_port = $1 WHERE id = $2")
+            .bind(i64::from(port))
+            .bind(id)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// Keeps what the container left behind: its exit code and last log lines.
+    pub async fn set_session_outcome(
+        &self,
+        id: &str,
+        exit_code: Option<i64>,
+        log_tail: &str,
+    ) -> Result<(), CoreError> {
+        sqlx::query(
+            "UPDATE gpu_sessions SET exit_code = COALESCE($1, exit_code), log_tail = $2 WHERE id = $3",
+        )
+        .bind(exit_code)
+        .bind(log_tail)
+        .bind(id)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// Every step of a session, oldest first.
+    pub async fn session_events(&self, id: &str) -> Result<Vec<SessionEvent>, CoreError> {
+        let rows: Vec<(i64, String, String, i64)> = sqlx::query_as(
+            "SELECT e.at_ms, e.state, e.detail, s.user_id FROM session_events e
+             JOIN gpu_sessions s ON s.id = e.session_id WHERE e.session_id = $1 ORDER BY e.id",
+        )
+        .bind(id)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(at_ms, state, detail, user_id)| {
+                Some(SessionEvent {
+                    session_id: id.to_string(),
+                    user_id,
+                    at_ms,
+                    state: SessionState::parse(&state)?,
+                    detail,
+                })
+            })
+            .collect())
+    }
+}

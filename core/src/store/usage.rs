@@ -1,0 +1,120 @@
+//! The usage ledger: one row per session that got a slice, opened before its container
+//! starts and closed exactly once.
+
+use serde::Serialize;
+
+use super::{now_ms, Store};
+use crate::sessions::GpuSession;
+use crate::CoreError;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UsageRow {
+    pub session_id: String,
+    pub user_id: i64,
+    pub course_id: i64,
+    pub gpu_uuid: String,
+    pub profile: String,
+    pub placement: String,
+    pub image: String,
+    pub kind: String,
+    pub started_at_ms: i64,
+    pub ended_at_ms: Option<i64>,
+    pub end_reason: Option<String>,
+}
+
+impl Store {
+    /// Opens the session's usage interval now; a second call changes nothing.
+    pub async fn open_usage(&self, session: &GpuSession) -> Result<(), CoreError> {
+        let Some(placement) = &session.placement else {
+            return Err(CoreError::InvalidRequest(format!(
+                "session {} holds no slice to count",
+                session.id
+            )));
+        };
+        let exists: Option<(String,)> =
+            sqlx::query_as("SELECT session_id FROM usage_ledger WHERE session_id = $1")
+                .bind(&session.id)
+                .fetch_optional(self.pool())
+                .await?;
+        if exists.is_some() {
+            return Ok(());
+        }
+        sqlx::query(
+            "INSERT INTO usage_ledger (session_id, user_id, course_id, gpu_uuid, profile,
+                                       placement, image, kind, started_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        )
+        .bind(&session.id)
+        .bind(session.user_id)
+        .bind(session.course_id)
+        .bind(&placement.gpu_uuid)
+        .bind(&session.profile)
+        .bind(&placement.label)
+        .bind(&session.image)
+        .bind(session.kind.as_str())
+        .bind(now_ms())
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// Closes the interval if it is open; returns whether this call closed it.
+    pub async fn close_usage(
+        &self,
+        session_id: &str,
+        ended_at_ms: i64,
+        reason: &str,
+    ) -> Result<bool, CoreError> {
+        let closed = sqlx::query(
+            "UPDATE usage_ledger SET ended_at = $1, end_reason = $2
+             WHERE session_id = $3 AND ended_at IS NULL",
+        )
+        .bind(ended_at_ms)
+        .bind(reason)
+        .bind(session_id)
+        .execute(self.pool())
+        .await?;
+        Ok(closed.rows_affected() == 1)
+    }
+
+    /// Intervals still open whose session is over (left by a crash between the two writes).
+    pub async fn open_usage_of_final_sessions(&self) -> Result<Vec<(String, i64, String)>, CoreError> {
+        let rows: Vec<(String, Option<i64>, String)> = sqlx::query_as(
+            "SELECT u.session_id, s.ended_at, s.reason FROM usage_ledger u
+             JOIN gpu_sessions s ON s.id = u.session_id
+             WHERE u.ended_at IS NULL AND s.live = 0",
+        )
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, ended, reason)| (id, ended.unwrap_or_else(now_ms), reason))
+            .collect())
+    }
+
+    pub async fn usage_rows(&self) -> Result<Vec<UsageRow>, CoreError> {
+        let rows: Vec<(String, i64, i64, String, String, String, String, String, i64, Option<i64>, Option<String>)> =
+            sqlx::query_as(
+                "SELECT session_id, user_id, course_id, gpu_uuid, profile, placement, image, kind,
+                        started_at, ended_at, end_reason FROM usage_ledger ORDER BY started_at",
+            )
+            .fetch_all(self.pool())
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| UsageRow {
+                session_id: r.0,
+                user_id: r.1,
+                course_id: r.2,
+                gpu_uuid: r.3,
+                profile: r.4,
+                placement: r.5,
+                image: r.6,
+                kind: r.7,
+                started_at_ms: r.8,
+                ended_at_ms: r.9,
+                end_reason: r.10,
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,126 @@
+//! A session service on a fresh database, a simulated H100 and the real Docker engine.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use slicehub_core::config::Config;
+use slicehub_core::gpu::{GpuBackend, SimulatedBackend};
+use slicehub_core::runtime::Engine;
+use slicehub_core::sessions::{ClaimRequest, GpuSession, SessionState, Sessions, Workload};
+use slicehub_core::store::{NewUserRow, Role, Store};
+
+pub const BUSYBOX: &str = "slicehub/busybox:offline";
+
+pub struct Lab {
+    pub sessions: Sessions,
+    pub store: Store,
+    pub gpus: Arc<SimulatedBackend>,
+    pub engine: Arc<Engine>,
+    pub course_id: i64,
+    _dir: tempfile::TempDir,
+}
+
+pub async fn lab(store: Store, inventory: &str, tweak: impl FnOnce(&mut Config)) -> Lab {
+    let dir = tempfile::tempdir().unwrap();
+    let gpus = Arc::new(
+        SimulatedBackend::open(inventory, dir.path().join("simulated-gpus.json")).unwrap(),
+    );
+    let engine = Arc::new(Engine::new(""));
+    let mut config = Config::default();
+    config.sessions_default_image = BUSYBOX.to_string();
+    config.sessions_memory_mib_per_memory_slice = 128;
+    config.sessions_reconcile_seconds = 1;
+    tweak(&mut config);
+    let course = store.insert_course("CS-101", "Deep Learning").await.unwrap();
+    let backend: Arc<dyn GpuBackend> = gpus.clone();
+    let sessions = Sessions::new(store.clone(), backend, engine.clone(), Arc::new(config));
+    Lab {
+        sessions,
+        store,
+        gpus,
+        engine,
+        course_id: course.id,
+        _dir: dir,
+    }
+}
+
+impl Lab {
+    pub async fn student(&self, username: &str) -> i64 {
+        let user = self
+            .store
+            .insert_user(&NewUserRow {
+                username,
+                display_name: username,
+                email: None,
+                password_hash: "not-a-real-hash",
+                is_admin: false,
+                must_change_password: false,
+            })
+            .await
+            .unwrap();
+        self.store
+            .set_member_role(self.course_id, user.id, Role::Student)
+            .await
+            .unwrap();
+        user.id
+    }
+
+    pub fn job(&self, user_id: i64, argv: &[&str]) -> ClaimRequest {
+        ClaimRequest {
+            user_id,
+            course_id: self.course_id,
+            profile: "1g.10gb".to_string(),
+            image: BUSYBOX.to_string(),
+            workload: Workload::Job(argv.iter().map(|a| a.to_string()).collect()),
+        }
+    }
+
+    /// Waits until the session is in one of `states`, or panics after `limit`.
+    pub async fn until(&self, id: &str, states: &[SessionState], limit: Duration) -> GpuSession {
+        let started = Instant::now();
+        loop {
+            let session = self.sessions.session(id).await.unwrap();
+            if states.contains(&session.state) {
+                return session;
+            }
+            assert!(
+                started.elapsed() < limit,
+                "session {id} is {:?} ({}) after {limit:?}, expected one of {states:?}",
+                session.state,
+                session.reason
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    pub async fn container_exists(&self, name: &str) -> bool {
+        self.engine.status(name).await.unwrap().is_some()
+    }
+
+    pub fn instance_count(&self) -> usize {
+        self.gpus.instances(0).unwrap().len()
+    }
+
+    /// Stops every session still live and waits for their containers to go.
+    pub async fn clean_up(&self) {
+        for s in self
+            .store
+            .gpu_sessions_in(&[
+                SessionState::Requested,
+                SessionState::Queued,
+                SessionState::Allocating,
+                SessionState::Creating,
+                SessionState::Starting,
+                SessionState::Ready,
+            ])
+            .await
+            .unwrap()
+        {
+            let _ = self.sessions.stop(&s.id, "test over").await;
+        }
+        let instance = self.sessions.instance_id().await.unwrap();
+        for c in self.engine.managed_containers(&instance).await.unwrap() {
+            self.engine.remove(&c.name).await.unwrap();
+        }
+    }
+}
