@@ -32,7 +32,7 @@ CREATE TABLE gpu_sessions (
     placement        TEXT,
     -- The portal created the MIG instance (dynamic GPU) and must destroy it on release.
     created_instance BIGINT NOT NULL DEFAULT 0 CHECK (created_instance IN (0, 1)),
-    -- 1 once the slice is given back (holds deleted, a created instance destroyed).
+    -- 1 while nothing is held: before a slice is placed, and once it is given back.
     released         BIGINT NOT NULL DEFAULT 0 CHECK (released IN (0, 1)),
     mig_uuid         TEXT,
     container        TEXT,

@@ -21,6 +21,17 @@ pub struct ProfileAvailability {
     pub queued: u32,
 }
 
+/// What [`Sessions::place`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Placed {
+    /// The session holds a slice and is `allocating`.
+    Yes,
+    /// No slice of its profile is free; it is `queued`.
+    NoRoom,
+    /// It was no longer waiting (stopped, or placed by someone else).
+    NotWaiting,
+}
+
 /// One GPU with everything a decision needs.
 struct GpuNow {
     info: GpuInfo,
@@ -77,13 +88,11 @@ impl Sessions {
     }
 
     /// Places a requested or queued session on a free slice, holding it in the database.
-    /// `Ok(true)`: it is now `allocating`; `Ok(false)`: no room (it is `queued`) or it is no
-    /// longer waiting.
-    pub(super) async fn place(&self, id: &str) -> Result<bool, CoreError> {
+    pub(super) async fn place(&self, id: &str) -> Result<Placed, CoreError> {
         let _one_at_a_time = self.inner.allocation.lock().await;
         let session = self.session(id).await?;
         if !matches!(session.state, SessionState::Requested | SessionState::Queued) {
-            return Ok(false);
+            return Ok(Placed::NotWaiting);
         }
         let fleet_now = self.fleet_now().await?;
         let states: Vec<GpuState<'_>> = fleet_now
@@ -103,11 +112,11 @@ impl Sessions {
                     let event = self.inner.store.transition(id, SessionState::Queued, &detail).await?;
                     self.publish(event);
                 }
-                return Ok(false);
+                return Ok(Placed::NoRoom);
             }
             Err(e) => {
                 self.fail(id, &format!("cannot place {}: {e}", session.profile)).await?;
-                return Ok(false);
+                return Ok(Placed::NotWaiting);
             }
         };
         let gpu = &fleet_now[decision.gpu_index];
@@ -131,7 +140,11 @@ impl Sessions {
             .store
             .hold_slice(id, &placement, &slices, created, &detail)
             .await?;
-        Ok(self.publish(event))
+        Ok(if self.publish(event) {
+            Placed::Yes
+        } else {
+            Placed::NotWaiting
+        })
     }
 
     /// For each profile, how many more sessions would fit now and how many wait.

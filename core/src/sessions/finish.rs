@@ -4,6 +4,7 @@
 
 use slicehub_mig::Placement;
 
+use super::allocate::Placed;
 use super::manager::Sessions;
 use super::model::{GpuSession, SessionKind, SessionState};
 use crate::store::now_ms;
@@ -89,7 +90,9 @@ impl Sessions {
         self.tear_down(&session).await;
         self.publish(store.transition(id, to, reason).await?);
         store.close_usage(id, now_ms(), reason).await?;
-        self.spawn_dispatch();
+        if session.placement.is_some() {
+            self.spawn_dispatch();
+        }
         Ok(())
     }
 
@@ -154,20 +157,40 @@ impl Sessions {
         });
     }
 
-    /// Places every waiting session that fits now and launches it.
+    /// Places every waiting session that fits now, oldest first, and launches it. Once a
+    /// profile finds no room, later sessions of that profile wait (first come, first
+    /// served per profile). Returns how many were placed.
     pub async fn dispatch(&self) -> Result<usize, CoreError> {
-        let waiting = self
-            .inner
-            .store
-            .gpu_sessions_in(&[SessionState::Requested, SessionState::Queued])
-            .await?;
+        use std::sync::atomic::Ordering;
+        let Ok(_one_pass) = self.inner.dispatching.try_lock() else {
+            self.inner.dispatch_again.store(true, Ordering::SeqCst);
+            return Ok(0);
+        };
         let mut placed = 0;
-        for session in waiting {
-            if self.place(&session.id).await? {
-                self.spawn_launch(session.id);
-                placed += 1;
+        loop {
+            self.inner.dispatch_again.store(false, Ordering::SeqCst);
+            let waiting = self
+                .inner
+                .store
+                .gpu_sessions_in(&[SessionState::Requested, SessionState::Queued])
+                .await?;
+            let mut full: Vec<String> = Vec::new();
+            for session in waiting {
+                if full.contains(&session.profile) {
+                    continue;
+                }
+                match self.place(&session.id).await? {
+                    Placed::Yes => {
+                        self.spawn_launch(session.id);
+                        placed += 1;
+                    }
+                    Placed::NoRoom => full.push(session.profile),
+                    Placed::NotWaiting => {}
+                }
+            }
+            if !self.inner.dispatch_again.load(Ordering::SeqCst) {
+                return Ok(placed);
             }
         }
-        Ok(placed)
     }
 }

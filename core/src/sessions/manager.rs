@@ -2,6 +2,7 @@ use std::sync::Arc;
 
 use tokio::sync::{broadcast, Mutex};
 
+use super::allocate::Placed;
 use super::model::{GpuSession, SessionEvent, SessionKind};
 use super::policy::policy_of;
 use crate::auth::tokens::new_session_token;
@@ -44,6 +45,9 @@ pub(super) struct Inner {
     pub allocation: Mutex<()>,
     pub events: broadcast::Sender<SessionEvent>,
     instance: tokio::sync::OnceCell<String>,
+    /// One queue pass at a time; a request during a pass makes it run once more.
+    pub dispatching: Mutex<()>,
+    pub dispatch_again: std::sync::atomic::AtomicBool,
 }
 
 impl Sessions {
@@ -63,6 +67,8 @@ impl Sessions {
                 allocation: Mutex::new(()),
                 events,
                 instance: tokio::sync::OnceCell::new(),
+                dispatching: Mutex::new(()),
+                dispatch_again: std::sync::atomic::AtomicBool::new(false),
             }),
         }
     }
@@ -162,7 +168,7 @@ impl Sessions {
             .insert_gpu_session(&new, i64::from(self.inner.config.sessions_max_per_user))
             .await?;
         self.publish(Some(event));
-        if self.place(&id).await? {
+        if self.place(&id).await? == Placed::Yes {
             self.spawn_launch(id.clone());
         }
         self.session(&id).await

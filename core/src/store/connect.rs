@@ -47,6 +47,11 @@ impl Store {
                         sqlx::query("PRAGMA journal_mode = WAL")
                             .execute(&mut *conn)
                             .await?;
+                        // In WAL mode NORMAL stays consistent after a crash and syncs at
+                        // checkpoints instead of at every commit.
+                        sqlx::query("PRAGMA synchronous = NORMAL")
+                            .execute(&mut *conn)
+                            .await?;
                         sqlx::query("PRAGMA busy_timeout = 5000")
                             .execute(&mut *conn)
                             .await?;

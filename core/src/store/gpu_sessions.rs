@@ -174,8 +174,8 @@ impl Store {
         };
         sqlx::query(
             "INSERT INTO gpu_sessions (id, user_id, course_id, kind, profile, image, argv, state,
-                                       token, requested_at, updated_at, deadline_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, 'requested', $8, $9, $9, $10)",
+                                       released, token, requested_at, updated_at, deadline_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, 'requested', 1, $8, $9, $9, $10)",
         )
         .bind(new.id)
         .bind(new.user_id)

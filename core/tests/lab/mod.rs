@@ -93,6 +93,7 @@ impl Lab {
         }
     }
 
+    #[allow(dead_code)]
     pub async fn container_exists(&self, name: &str) -> bool {
         self.engine.status(name).await.unwrap().is_some()
     }
@@ -101,9 +102,10 @@ impl Lab {
         self.gpus.instances(0).unwrap().len()
     }
 
-    /// Stops every session still live and waits for their containers to go.
+    /// Stops every session still live, newest first so no queued claim is promoted on
+    /// the way, and removes their containers.
     pub async fn clean_up(&self) {
-        for s in self
+        let live = self
             .store
             .gpu_sessions_in(&[
                 SessionState::Requested,
@@ -114,8 +116,8 @@ impl Lab {
                 SessionState::Ready,
             ])
             .await
-            .unwrap()
-        {
+            .unwrap();
+        for s in live.iter().rev() {
             let _ = self.sessions.stop(&s.id, "test over").await;
         }
         let instance = self.sessions.instance_id().await.unwrap();
