@@ -7,6 +7,7 @@ use crate::components::layout::Layout;
 use crate::pages::admin::users::UsersPage;
 use crate::pages::auth::{account::AccountPage, login::LoginPage};
 use crate::pages::courses::{course::CoursePage, list::CoursesPage};
+use crate::pages::sessions::SessionsPage;
 use crate::pages::{gpus::GpusPage, home::HomePage, not_found::NotFound, status::StatusPage};
 
 /// The HTML document around the app, rendered on the server only.
@@ -57,6 +58,7 @@ pub fn App() -> impl IntoView {
                         <Route path=path!("/login") view=LoginPage/>
                         <Route path=path!("/account") view=AccountPage/>
                         <Route path=path!("/courses") view=CoursesPage/>
+                        <Route path=path!("/sessions") view=SessionsPage/>
                         <Route path=path!("/courses/:code") view=CoursePage/>
                         <Route path=path!("/admin/users") view=UsersPage/>
                         <Route path=path!("/gpus") view=GpusPage/>

@@ -168,3 +168,54 @@ pub struct RosterAppliedView {
     /// `username,password` lines for the new accounts, when any were made.
     pub passwords_csv: Option<String>,
 }
+
+/// A course the caller may launch in, with what it allows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LaunchCourse {
+    pub course_id: i64,
+    pub code: String,
+    pub title: String,
+    pub profiles: Vec<ProfileOption>,
+    pub images: Vec<String>,
+    pub max_minutes: i64,
+}
+
+/// A MIG profile with how many more sessions of it fit now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProfileOption {
+    pub name: String,
+    pub free: u32,
+    pub queued: u32,
+}
+
+/// One of the caller's GPU sessions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionView {
+    pub id: String,
+    pub course: String,
+    /// `notebook` or `job`
+    pub kind: String,
+    pub profile: String,
+    pub image: String,
+    /// A job's command as typed back (argv joined with spaces); empty for notebooks.
+    pub command: String,
+    pub state: String,
+    pub live: bool,
+    pub reason: String,
+    /// e.g. `GPU 0 · 3g.40gb@4`
+    pub placement: Option<String>,
+    pub mig_uuid: Option<String>,
+    pub exit_code: Option<i64>,
+    pub requested_at: String,
+    /// When it will be stopped, while it runs.
+    pub ends_at: Option<String>,
+    pub steps: Vec<SessionStep>,
+    pub log_tail: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionStep {
+    pub at: String,
+    pub state: String,
+    pub detail: String,
+}

@@ -132,13 +132,19 @@ async fn run_user(
 
 pub async fn course(config: &Config, command: CourseCommand) -> Result<(), CliError> {
     let store = open_store(config).await?;
-    let result = run_course(&store, command).await;
+    let result = run_course(config, &store, command).await;
     store.close().await;
     result
 }
 
-async fn run_course(store: &Store, command: CourseCommand) -> Result<(), CliError> {
+async fn run_course(config: &Config, store: &Store, command: CourseCommand) -> Result<(), CliError> {
     match command {
+        CourseCommand::Policy {
+            code,
+            images,
+            profiles,
+            max_minutes,
+        } => course_policy(config, store, &code, images, profiles, max_minutes).await?,
         CourseCommand::Add { code, title } => {
             let course = create_course(store, &code, &title, ACTOR).await?;
             println!("created course {} — {}", course.code, course.title);
@@ -189,6 +195,57 @@ async fn run_course(store: &Store, command: CourseCommand) -> Result<(), CliErro
             println!("{} now teaches {}", user.username, course.code);
         }
     }
+    Ok(())
+}
+
+async fn course_policy(
+    config: &Config,
+    store: &Store,
+    code: &str,
+    images: Option<String>,
+    profiles: Option<String>,
+    max_minutes: Option<i64>,
+) -> Result<(), CliError> {
+    use slicehub_core::sessions::{policy_of, set_policy};
+    let course = store
+        .course_by_code(code)
+        .await?
+        .ok_or_else(|| CoreError::NotFound(format!("there is no course {code}")))?;
+    let mut policy = policy_of(store, config, course.id).await?;
+    let list = |text: &str| -> Vec<String> {
+        text.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let changing = images.is_some() || profiles.is_some() || max_minutes.is_some();
+    if let Some(images) = images {
+        policy.images = list(&images);
+    }
+    if let Some(profiles) = profiles {
+        policy.profiles = if profiles.trim() == "all" { Vec::new() } else { list(&profiles) };
+    }
+    if let Some(minutes) = max_minutes {
+        policy.max_minutes = minutes;
+    }
+    if changing {
+        let (gpus, _) = slicehub_core::gpu::open_backend(config)?;
+        let known = tokio::task::spawn_blocking(move || slicehub_core::gpu::profile_names(gpus.as_ref()))
+        .await
+        .map_err(|e| CoreError::Gpu(e.to_string()))??;
+        set_policy(store, course.id, &policy, &known).await?;
+        store
+            .audit(ACTOR, "course.policy", &course.code, &format!("{policy:?}"))
+            .await?;
+    }
+    println!("{}: images {}", course.code, policy.images.join(", "));
+    println!(
+        "{}: profiles {}",
+        course.code,
+        if policy.profiles.is_empty() { "all".to_string() } else { policy.profiles.join(", ") }
+    );
+    println!("{}: sessions stop after {} minutes", course.code, policy.max_minutes);
     Ok(())
 }
 

@@ -113,4 +113,17 @@ pub enum CourseCommand {
     },
     /// Make a user an instructor of a course.
     Instructor { code: String, username: String },
+    /// Show or change what a course's students may run; options not given stay as they are.
+    Policy {
+        code: String,
+        /// Allowed images, comma-separated, e.g. `slicehub/jupyterlab:offline`.
+        #[arg(long)]
+        images: Option<String>,
+        /// Allowed MIG profiles, comma-separated; `all` for every profile the GPUs offer.
+        #[arg(long)]
+        profiles: Option<String>,
+        /// Longest a session may run before it is stopped.
+        #[arg(long)]
+        max_minutes: Option<i64>,
+    },
 }

@@ -12,6 +12,7 @@ mod page_guard;
 mod routes_cmd;
 mod serve;
 mod session;
+mod session_events;
 mod startup;
 mod telemetry;
 

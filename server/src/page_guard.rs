@@ -23,6 +23,7 @@ pub fn rule(path: &str) -> PageRule {
         "" | "/login" => PageRule::Public,
         "/account" => PageRule::Needs(Action::ViewOwnAccount),
         "/courses" => PageRule::Needs(Action::ListOwnCourses),
+        "/sessions" => PageRule::Needs(Action::ListOwnSessions),
         "/gpus" => PageRule::Needs(Action::ViewGpus),
         "/status" => PageRule::Needs(Action::ViewStatus),
         "/admin/users" => PageRule::Needs(Action::ListUsers),

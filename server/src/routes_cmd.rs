@@ -16,7 +16,12 @@ pub fn run() {
         .map(|(path, method)| format!("{method} {path}"))
         .collect();
     functions.sort();
-    let value = serde_json::json!({ "pages": pages, "server_functions": functions });
+    let endpoints = ["/healthz", crate::session_events::PATH];
+    let value = serde_json::json!({
+        "pages": pages,
+        "server_functions": functions,
+        "endpoints": endpoints,
+    });
     println!(
         "{}",
         serde_json::to_string_pretty(&value).unwrap_or_default()

@@ -12,7 +12,7 @@ use slicehub_core::Services;
 use tower_http::trace::TraceLayer;
 
 use crate::error::CliError;
-use crate::{csrf, healthz, session, startup};
+use crate::{csrf, healthz, session, session_events, startup};
 
 #[derive(Clone, FromRef)]
 pub struct AppState {
@@ -37,6 +37,7 @@ pub fn router(services: Services) -> Router {
     let routes = generate_route_list(App);
     Router::new()
         .route("/healthz", get(healthz::healthz))
+        .route(session_events::PATH, get(session_events::events))
         .leptos_routes_with_context(
             &state,
             routes,
@@ -98,6 +99,7 @@ pub async fn run(config: Config) -> Result<(), CliError> {
         gpus = %services.gpus.describe(),
         "SliceHub is listening"
     );
+    services.sessions.start_background();
     let store = services.store.clone();
     let app = router(services).into_make_service_with_connect_info::<std::net::SocketAddr>();
     axum::serve(listener, app)

@@ -54,6 +54,7 @@ fn SignedInNav(me: Me) -> impl IntoView {
     view! {
         <nav class="nav" aria-label="Main">
             <A href="/" exact=true>"Overview"</A>
+            <A href="/sessions">"Sessions"</A>
             <A href="/courses">"Courses"</A>
             {admin.then(|| view! {
                 <A href="/gpus">"GPUs"</A>

@@ -57,3 +57,16 @@ pub trait GpuBackend: Send + Sync {
     /// Problems the driver knows of cheaply (pages or rows waiting for retirement or remapping).
     fn health(&self, gpu_index: u32) -> Result<GpuHealth, CoreError>;
 }
+
+/// The names of the profiles at least one GPU offers, in catalog order.
+pub fn profile_names(backend: &dyn GpuBackend) -> Result<Vec<String>, CoreError> {
+    let mut names: Vec<String> = Vec::new();
+    for gpu in backend.list_gpus()? {
+        for profile in backend.catalog(gpu.index)?.profiles() {
+            if !names.contains(&profile.name) {
+                names.push(profile.name.clone());
+            }
+        }
+    }
+    Ok(names)
+}

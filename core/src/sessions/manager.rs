@@ -177,17 +177,7 @@ impl Sessions {
     /// Profile names offered by at least one GPU.
     pub async fn known_profiles(&self) -> Result<Vec<String>, CoreError> {
         let gpus = self.inner.gpus.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut names: Vec<String> = Vec::new();
-            for gpu in gpus.list_gpus()? {
-                for profile in gpus.catalog(gpu.index)?.profiles() {
-                    if !names.contains(&profile.name) {
-                        names.push(profile.name.clone());
-                    }
-                }
-            }
-            Ok(names)
-        })
+        tokio::task::spawn_blocking(move || crate::gpu::profile_names(gpus.as_ref()))
         .await
         .map_err(|e| CoreError::Gpu(format!("GPU call crashed: {e}")))?
     }

@@ -1,0 +1,80 @@
+//! One course's launch card: pick a slice size and an image, start JupyterLab or a job.
+
+use leptos::form::ActionForm;
+use leptos::prelude::*;
+
+use crate::api::message;
+use crate::api::sessions::StartSession;
+use crate::views::{LaunchCourse, ProfileOption};
+
+fn option_label(p: &ProfileOption) -> String {
+    match (p.free, p.queued) {
+        (0, 0) => format!("{} — none free, you would wait", p.name),
+        (0, q) => format!("{} — none free, {q} waiting", p.name),
+        (f, _) => format!("{} — {f} free", p.name),
+    }
+}
+
+#[component]
+pub fn LaunchCard(course: LaunchCourse, start: ServerAction<StartSession>) -> impl IntoView {
+    let error = move || {
+        start
+            .value()
+            .get()
+            .and_then(|r| r.err())
+            .map(|e| view! { <p class="form-error" role="alert">{message(&e)}</p> })
+    };
+    let profiles = course.profiles.clone();
+    let images = course.images.clone();
+    let selects = move || -> AnyView {
+        let profile_options = profiles
+            .iter()
+            .map(|p| view! { <option value=p.name.clone()>{option_label(p)}</option> })
+            .collect_view();
+        let image_options = images
+            .iter()
+            .map(|i| view! { <option value=i.clone()>{i.clone()}</option> })
+            .collect_view();
+        view! {
+            <label>"Slice size"
+                <select name="profile">{profile_options}</select>
+            </label>
+            <label>"Image"
+                <select name="image">{image_options}</select>
+            </label>
+        }
+        .into_any()
+    };
+    let course_id = course.course_id.to_string();
+    let job_course_id = course_id.clone();
+    let notebook_selects = selects();
+    let job_selects = selects();
+    view! {
+        <section class="card launch" data-course=course.code.clone()>
+            <div class="launch-head">
+                <h2 class="card-title">{course.code.clone()} " · " {course.title.clone()}</h2>
+                <span class="muted small">"Sessions stop after " {course.max_minutes} " minutes"</span>
+            </div>
+            <div class="grid-2">
+                <ActionForm action=start attr:class="form launch-notebook">
+                    <h3>"JupyterLab"</h3>
+                    <input type="hidden" name="course_id" value=course_id/>
+                    {notebook_selects}
+                    <button class="btn btn-primary" type="submit">"Start notebook"</button>
+                </ActionForm>
+                <ActionForm action=start attr:class="form launch-job">
+                    <h3>"Training job"</h3>
+                    <input type="hidden" name="course_id" value=job_course_id/>
+                    {job_selects}
+                    <label>"Command"
+                        <input name="command" class="mono" placeholder="python train.py --epochs 3"
+                            autocomplete="off" spellcheck="false"/>
+                    </label>
+                    <p class="muted small">"Run as a program with arguments, never through a shell."</p>
+                    <button class="btn btn-secondary" type="submit">"Run job"</button>
+                </ActionForm>
+            </div>
+            {error}
+        </section>
+    }
+}
