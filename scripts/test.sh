@@ -8,8 +8,10 @@ scripts/setup.sh --test
 SLICEHUB_TEST_DATABASE_URL="$(scripts/pg.sh)"
 export SLICEHUB_TEST_DATABASE_URL
 
-# The tiny image the container tests run (seconds; cached after the first build).
+# The images the container tests run: a tiny one for jobs (seconds) and the real
+# JupyterLab one, built with no registry (about 75 s once; cached after).
 docker/offline/busybox.sh
+docker/offline/build.sh
 
 # The wasm bundle and stylesheet the browser tests load (target/site), and the server.
 cargo leptos build

@@ -70,6 +70,17 @@ impl Engine {
         }
     }
 
+    /// How many CPUs the engine's host has; a container's CPU limit cannot exceed it.
+    pub async fn cpu_count(&self) -> Result<Option<u32>, CoreError> {
+        let info = self
+            .client()
+            .await?
+            .info()
+            .await
+            .map_err(|e| CoreError::Engine(format!("reading engine info: {e}")))?;
+        Ok(info.ncpu.and_then(|n| u32::try_from(n).ok()).filter(|n| *n > 0))
+    }
+
     /// The host port (on 127.0.0.1) the engine published JupyterLab's port on.
     pub async fn published_port(&self, name: &str) -> Result<Option<u16>, CoreError> {
         let inspect = self

@@ -137,6 +137,14 @@ impl Sessions {
                 pids: i64::from(config.sessions_pids_limit),
             },
         };
+        // A host with fewer CPUs than the slice's share gets them all.
+        let limits = match self.inner.engine.cpu_count().await? {
+            Some(host) if limits.cpus > f64::from(host) => Limits {
+                cpus: f64::from(host),
+                ..limits
+            },
+            _ => limits,
+        };
         let nvidia_runtime = self.inner.gpus.kind() == BackendKind::Nvml
             && self.inner.engine.probe().await.nvidia_runtime;
         let placement = session.placement.as_ref();
