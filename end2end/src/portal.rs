@@ -33,26 +33,8 @@ impl Portal {
         let dir = tempfile::tempdir().expect("temp dir");
         let port = free_port();
         let log_path = dir.path().join("portal.log");
-        let log = std::fs::File::create(&log_path).expect("log file");
-        let site_root = workspace_root().join("target/site");
-        let mut command = Command::new(bin);
-        command
-            .arg("serve")
-            .current_dir(dir.path())
-            .env("SLICEHUB_DATA_DIR", dir.path().join("data"))
-            .env("SLICEHUB_SERVER_BIND", format!("127.0.0.1:{port}"))
-            .env("SLICEHUB_SERVER_SITE_ROOT", &site_root)
-            .env("RUST_LOG", "info,tower_http=debug")
-            .stdout(Stdio::from(log.try_clone().expect("log handle")))
-            .stderr(Stdio::from(log));
-        for (k, v) in env {
-            command.env(k, v);
-        }
-        let child = command
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
         let mut portal = Portal {
-            child: Some(child),
+            child: None,
             bin: bin.to_path_buf(),
             env: env
                 .iter()
@@ -62,8 +44,51 @@ impl Portal {
             dir,
             log_path,
         };
+        portal.spawn();
         portal.wait_ready().await;
         portal
+    }
+
+    fn spawn(&mut self) {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log_path)
+            .expect("log file");
+        let site_root = workspace_root().join("target/site");
+        let bind = self.url.trim_start_matches("http://").to_string();
+        let mut command = Command::new(&self.bin);
+        command
+            .arg("serve")
+            .current_dir(self.dir.path())
+            .env("SLICEHUB_DATA_DIR", self.dir.path().join("data"))
+            .env("SLICEHUB_SERVER_BIND", bind)
+            .env("SLICEHUB_SERVER_SITE_ROOT", &site_root)
+            .env("RUST_LOG", "info,tower_http=debug")
+            .stdout(Stdio::from(log.try_clone().expect("log handle")))
+            .stderr(Stdio::from(log));
+        for (k, v) in &self.env {
+            command.env(k, v);
+        }
+        let child = command
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", self.bin.display()));
+        self.child = Some(child);
+    }
+
+    /// SIGKILL, as a crash or an OOM kill would: no shutdown code runs.
+    pub fn kill_hard(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            child.kill().expect("SIGKILL");
+            child.wait().expect("reaped");
+        }
+    }
+
+    /// Starts the portal again on the same data directory and port.
+    pub async fn restart(&mut self) {
+        self.kill_hard();
+        self.spawn();
+        self.wait_ready().await;
     }
 
     async fn wait_ready(&mut self) {

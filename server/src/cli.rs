@@ -43,6 +43,11 @@ pub enum Command {
         #[command(subcommand)]
         command: CourseCommand,
     },
+    /// GPU sessions as the database records them.
+    Session {
+        #[command(subcommand)]
+        command: SessionCommand,
+    },
     /// Print every page and server-function path as JSON (for tests and audits).
     #[command(hide = true)]
     Routes,
@@ -50,6 +55,16 @@ pub enum Command {
     Gpu {
         #[command(subcommand)]
         command: GpuCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionCommand {
+    /// Every session, newest first: state, slice, container, and whether its usage
+    /// interval is still open.
+    List {
+        #[arg(long)]
+        json: bool,
     },
 }
 

@@ -13,6 +13,7 @@ mod routes_cmd;
 mod serve;
 mod session;
 mod session_events;
+mod sessions_cli;
 mod startup;
 mod telemetry;
 
@@ -74,6 +75,7 @@ fn run_async(config: Config, command: Command) -> Result<(), CliError> {
             }
             Command::User { command } => accounts_cli::user(&config, command).await,
             Command::Course { command } => accounts_cli::course(&config, command).await,
+            Command::Session { command } => sessions_cli::run(&config, command).await,
             Command::Gpu {
                 command: GpuCommand::Inspect { json },
             } => gpu_inspect::run(&config, json),

@@ -92,6 +92,15 @@ impl Store {
             .collect())
     }
 
+    /// Sessions whose usage interval is open.
+    pub async fn open_usage_ids(&self) -> Result<Vec<String>, CoreError> {
+        let rows: Vec<(String,)> =
+            sqlx::query_as("SELECT session_id FROM usage_ledger WHERE ended_at IS NULL")
+                .fetch_all(self.pool())
+                .await?;
+        Ok(rows.into_iter().map(|(id,)| id).collect())
+    }
+
     pub async fn usage_rows(&self) -> Result<Vec<UsageRow>, CoreError> {
         let rows: Vec<(String, i64, i64, String, String, String, String, String, i64, Option<i64>, Option<String>)> =
             sqlx::query_as(
