@@ -30,7 +30,11 @@ pub fn SessionCard(session: SessionView, stop: ServerAction<StopSession>) -> imp
         })
         .collect_view();
     let outcome = (!s.live).then(|| {
-        let code = s.exit_code.map(|c| format!(" (exit code {c})")).unwrap_or_default();
+        let code = s
+            .exit_code
+            .filter(|_| !s.reason.contains("exit code"))
+            .map(|c| format!(" (exit code {c})"))
+            .unwrap_or_default();
         let class = if s.state == "failed" { "outcome outcome-failed" } else { "outcome" };
         view! { <p class=class>{s.reason.clone()}{code}</p> }
     });
@@ -41,7 +45,7 @@ pub fn SessionCard(session: SessionView, stop: ServerAction<StopSession>) -> imp
         view! {
             <ActionForm action=stop attr:class="inline-form">
                 <input type="hidden" name="id" value=stop_id/>
-                <button class="btn btn-ghost btn-small stop" type="submit">"Stop"</button>
+                <button class="btn btn-secondary btn-small stop" type="submit">"Stop"</button>
             </ActionForm>
         }
     });
@@ -100,7 +104,7 @@ fn SessionLogs(id: String, live: bool, initial: String) -> impl IntoView {
         });
     }
     view! {
-        <details class="logs" open=live>
+        <details class="logs" open=true>
             <summary>"Output"</summary>
             <pre class="mono log-tail">{move || {
                 let t = text.get();

@@ -1,0 +1,89 @@
+//! A student's GPU sessions in a real browser: run a training job and read its output,
+//! start JupyterLab and watch each step arrive, stop it. Screenshots of each state.
+//! Needs the Docker engine, `slicehub/busybox:offline` and `slicehub/jupyterlab:offline`.
+
+use fantoccini::Locator;
+use slicehub_end2end::cli::built_portal;
+use slicehub_end2end::form::{base64, client, post, sign_in, urlencode};
+use slicehub_end2end::{Browser, Portal};
+
+const ADMIN_PASSWORD: &str = "correct-horse-battery";
+const BUSYBOX: &str = "slicehub/busybox:offline";
+const JUPYTERLAB: &str = "slicehub/jupyterlab:offline";
+
+/// The newest session's card, once it is in `state`.
+async fn session_card_text(browser: &Browser, state: &str) -> String {
+    let css = format!(".session-list .session:first-child[data-state={state}]");
+    browser.wait_for(&css).await.text().await.unwrap()
+}
+
+#[tokio::test]
+async fn a_student_runs_a_job_then_a_notebook_and_stops_it() {
+    let portal = Portal::start(
+        &built_portal(),
+        &[
+            ("SLICEHUB_ADMIN_PASSWORD", ADMIN_PASSWORD),
+            ("SLICEHUB_GPU_BACKEND", "simulated"),
+            ("SLICEHUB_GPU_SIMULATED", "1 x H100-80GB"),
+            ("SLICEHUB_SESSIONS_MEMORY_MIB_PER_MEMORY_SLICE", "1024"),
+        ],
+    )
+    .await;
+    portal.cli(&["course", "add", "CS-101", "Deep Learning"], "");
+    portal.cli(
+        &["course", "policy", "CS-101", "--images", &format!("{JUPYTERLAB},{BUSYBOX}"), "--profiles", "1g.10gb,2g.20gb"],
+        "",
+    );
+    portal.cli(&["user", "add", "alice", "--name", "Alice Liddell", "--password-stdin"], "alice-password-1\n");
+    let admin = sign_in(&client(), &portal.url, "admin", ADMIN_PASSWORD).await.unwrap();
+    let csv = "username,display name,email\nalice,Alice Liddell,\n";
+    let body = format!("code=CS-101&csv_base64={}", urlencode(&base64(csv.as_bytes())));
+    assert_eq!(post(&client(), &portal.url, Some(&admin), "import_roster", body).await.status(), 200);
+
+    let browser = Browser::start().await;
+    browser.open(&format!("{}/login", portal.url)).await;
+    browser.fill("input[name=username]", "alice").await;
+    browser.fill("input[name=password]", "alice-password-1").await;
+    browser.click("form button[type=submit]").await;
+    browser.wait_for(".who").await;
+    browser.open(&format!("{}/sessions", portal.url)).await;
+    let card = browser.wait_text(".launch", "CS-101").await;
+    assert!(card.contains("1g.10gb — 7 free"), "{card}");
+    assert!(card.contains("2g.20gb — 3 free"), "{card}");
+    assert!(!card.contains("3g.40gb"), "the course allows only two profiles: {card}");
+    browser.screenshot("sessions-start").await;
+
+    // A job: its command is argv, so the semicolon is printed, not run.
+    browser
+        .client
+        .find(Locator::Css(&format!("form.launch-job option[value='{BUSYBOX}']")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    browser.fill("form.launch-job input[name=command]", "echo training; done").await;
+    browser.click("form.launch-job button[type=submit]").await;
+    let ended = session_card_text(&browser, "ended").await;
+    for step in ["requested", "allocating", "creating", "starting", "ready", "stopping", "ended"] {
+        assert!(ended.contains(step), "step {step} missing: {ended}");
+    }
+    browser.wait_text(".session-list .session:first-child .log-tail", "training; done").await;
+    browser.screenshot("sessions-job-ended").await;
+
+    // A notebook, followed live until JupyterLab answers.
+    browser.click("form.launch-notebook button[type=submit]").await;
+    let ready = session_card_text(&browser, "ready").await;
+    assert!(ready.contains("JupyterLab answers at /user/alice/"), "{ready}");
+    assert!(ready.contains("MIG-"), "the MIG device is shown: {ready}");
+    let launch = browser.wait_text(".launch", "1g.10gb").await;
+    assert!(launch.contains("1g.10gb — 6 free"), "availability follows the claim: {launch}");
+    browser.screenshot("sessions-notebook-ready").await;
+
+    browser.click(".session-list .session:first-child button.stop").await;
+    let stopped = session_card_text(&browser, "ended").await;
+    assert!(stopped.contains("stopped by alice"), "{stopped}");
+    assert!(browser.client.find(Locator::Css(".session-list .session:first-child button.stop")).await.is_err());
+    browser.screenshot("sessions-notebook-stopped").await;
+    browser.close().await;
+}
