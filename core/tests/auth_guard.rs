@@ -76,6 +76,15 @@ fn expected(action: &Action) -> [Outcome; 6] {
         Action::ManageRoster(_) => ADMIN_ONLY,
         Action::AssignInstructor(_) => ADMIN_ONLY,
         Action::ViewGpus | Action::ViewStatus => ADMIN_ONLY,
+        Action::ListOwnSessions => [N, A, A, A, A, M],
+        Action::LaunchIn(course) if *course == COURSE_A => [N, A, F, A, A, M],
+        Action::LaunchIn(_) => [N, F, A, F, A, M],
+        // A session of student A in course A: its owner, A's instructor and admins.
+        Action::ManageSession { course, .. } if *course == COURSE_A => [N, A, F, A, A, M],
+        // Student A's session in course B: only its owner and admins.
+        Action::ManageSession { .. } => [N, A, F, F, A, M],
+        Action::SetCoursePolicy(course) if *course == COURSE_A => [N, F, F, A, A, M],
+        Action::SetCoursePolicy(_) => ADMIN_ONLY,
     }
 }
 
@@ -96,9 +105,13 @@ fn variant(action: &Action) -> usize {
         Action::ViewGpus => 11,
         Action::ViewStatus => 12,
         Action::ListOwnCourses => 13,
+        Action::ListOwnSessions => 14,
+        Action::LaunchIn(_) => 15,
+        Action::ManageSession { .. } => 16,
+        Action::SetCoursePolicy(_) => 17,
     }
 }
-const VARIANTS: usize = 14;
+const VARIANTS: usize = 18;
 
 fn actions() -> Vec<Action> {
     vec![
@@ -118,6 +131,13 @@ fn actions() -> Vec<Action> {
         Action::AssignInstructor(COURSE_A),
         Action::ViewGpus,
         Action::ViewStatus,
+        Action::ListOwnSessions,
+        Action::LaunchIn(COURSE_A),
+        Action::LaunchIn(COURSE_B),
+        Action::ManageSession { owner: STUDENT_A, course: COURSE_A },
+        Action::ManageSession { owner: STUDENT_A, course: COURSE_B },
+        Action::SetCoursePolicy(COURSE_A),
+        Action::SetCoursePolicy(COURSE_B),
     ]
 }
 
