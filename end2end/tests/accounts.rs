@@ -68,7 +68,7 @@ async fn each_role_sees_its_own_portal() {
     browser.wait_text(".who-name", "Administrator").await;
     assert_eq!(
         nav_links(&browser).await,
-        ["Overview", "Courses", "GPUs", "Users", "Status"]
+        ["Overview", "Sessions", "Courses", "GPUs", "Users", "Status"]
     );
     browser.screenshot("admin-home").await;
     browser.open(&format!("{url}/gpus")).await;
@@ -166,13 +166,13 @@ async fn each_role_sees_its_own_portal() {
         .expect("sam's one-time password is in the download")
         .trim()
         .to_string();
-    assert_eq!(nav_links(&browser).await, ["Overview", "Courses"]);
+    assert_eq!(nav_links(&browser).await, ["Overview", "Sessions", "Courses"]);
     sign_out(&browser).await;
 
     // A student sees their course and nothing of the administration.
     sign_in(&browser, &url, "sam", &sam_otp).await;
     change_password(&browser, &sam_otp, "sam-new-password").await;
-    assert_eq!(nav_links(&browser).await, ["Overview", "Courses"]);
+    assert_eq!(nav_links(&browser).await, ["Overview", "Sessions", "Courses"]);
     browser.open(&format!("{url}/courses")).await;
     browser.wait_text(".course-grid", "Deep Learning Lab").await;
     browser.client.goto(&format!("{url}/gpus")).await.unwrap();
