@@ -107,6 +107,28 @@ async fn a_container_killed_from_outside_ends_its_session(store: Store) {
     assert_eq!(over.exit_code, Some(137));
 }
 
+async fn a_session_past_its_time_limit_is_stopped(store: Store) {
+    let lab = lab(store.clone(), "1 x H100-80GB", |_| {}).await;
+    let gil = lab.student("gil").await;
+    let session = lab.sessions.claim(lab.job(gil, &["sleep", "600"])).await.unwrap();
+    let ready = lab.until(&session.id, &[SessionState::Ready], LAUNCH).await;
+    assert!(ready.deadline_at_ms > ready.ready_at_ms.unwrap(), "the limit counts from ready");
+    let report = lab.sessions.reconcile().await.unwrap();
+    assert_eq!(report.stopped_at_time_limit, 0);
+    // Four hours later, as far as the database knows.
+    store
+        .execute_admin(&format!("UPDATE gpu_sessions SET deadline_at = 0 WHERE id = '{}'", session.id))
+        .await
+        .unwrap();
+    let report = lab.sessions.reconcile().await.unwrap();
+    assert_eq!(report.stopped_at_time_limit, 1);
+    let over = lab.sessions.session(&session.id).await.unwrap();
+    assert_eq!(over.state, SessionState::Ended);
+    assert!(over.reason.contains("time limit"), "{}", over.reason);
+    assert!(!lab.container_exists(ready.container.as_deref().unwrap()).await);
+    assert_eq!(lab.instance_count(), 0);
+}
+
 async fn bad_claims_get_clear_refusals(store: Store) {
     let lab = lab(store, "1 x H100-80GB", |_| {}).await;
     let erin = lab.student("erin").await;
@@ -212,6 +234,7 @@ on_both_databases!(
     a_failing_job_keeps_its_exit_code_and_output,
     stop_removes_the_container_and_closes_usage,
     a_container_killed_from_outside_ends_its_session,
+    a_session_past_its_time_limit_is_stopped,
     bad_claims_get_clear_refusals,
     the_database_refuses_a_second_hold_on_a_slice,
 );

@@ -85,5 +85,29 @@ async fn a_student_runs_a_job_then_a_notebook_and_stops_it() {
     assert!(stopped.contains("stopped by alice"), "{stopped}");
     assert!(browser.client.find(Locator::Css(".session-list .session:first-child button.stop")).await.is_err());
     browser.screenshot("sessions-notebook-stopped").await;
+
+    // Another notebook; the administrator's GPU board names who holds its slice.
+    browser.click("form.launch-notebook button[type=submit]").await;
+    session_card_text(&browser, "ready").await;
+    let id = browser
+        .client
+        .find(Locator::Css(".session-list .session:first-child"))
+        .await
+        .unwrap()
+        .attr("data-session")
+        .await
+        .unwrap()
+        .unwrap();
+    browser.click(".who button[type=submit]").await;
+    browser.wait_for("input[name=username]").await;
+    browser.fill("input[name=username]", "admin").await;
+    browser.fill("input[name=password]", ADMIN_PASSWORD).await;
+    browser.click("form button[type=submit]").await;
+    browser.wait_for(".who").await;
+    browser.open(&format!("{}/gpus", portal.url)).await;
+    browser.wait_text(".instances", &format!("alice · {id}")).await;
+    browser.screenshot("gpus-held").await;
+    let resp = post(&client(), &portal.url, Some(&admin), "stop_session", format!("id={id}")).await;
+    assert_eq!(resp.status(), 200);
     browser.close().await;
 }

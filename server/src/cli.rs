@@ -66,6 +66,12 @@ pub enum SessionCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Stop a session as an administrator: remove its container, free its slice.
+    Stop {
+        id: String,
+        #[arg(long, default_value = "stopped by an administrator")]
+        reason: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -5,10 +5,23 @@ use slicehub_core::sessions::SessionState;
 
 use crate::cli::SessionCommand;
 use crate::error::CliError;
-use crate::startup::open_store;
+use crate::startup::{build_services, open_store};
 
 pub async fn run(config: &Config, command: SessionCommand) -> Result<(), CliError> {
-    let SessionCommand::List { json } = command;
+    match command {
+        SessionCommand::List { json } => list(config, json).await,
+        SessionCommand::Stop { id, reason } => {
+            let services = build_services(config.clone()).await?;
+            let session = services.sessions.stop(&id, &reason).await?;
+            services.store.audit("cli", "session.stop", &id, &reason).await?;
+            println!("{}: {} ({})", session.id, session.state.as_str(), session.reason);
+            services.store.close().await;
+            Ok(())
+        }
+    }
+}
+
+async fn list(config: &Config, json: bool) -> Result<(), CliError> {
     let store = open_store(config).await?;
     let sessions = store.gpu_sessions_in(&SessionState::ALL).await?;
     let open_usage = store.open_usage_ids().await?;

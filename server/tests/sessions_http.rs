@@ -121,6 +121,18 @@ async fn only_the_owner_an_instructor_or_an_admin_reach_a_session() {
     assert_eq!(resp.status(), 200);
     assert_eq!(state_of(&portal, alice, &id).await, "ended");
     assert!(docker_containers(&format!("org.slicehub.session={id}")).is_empty());
+
+    // An administrator can stop anyone's session from the command line too.
+    let bobs = start_job(&portal, bob, "sleep 600").await;
+    let until = Instant::now() + Duration::from_secs(30);
+    while state_of(&portal, bob, &bobs).await != "ready" {
+        assert!(Instant::now() < until, "bob's job never got ready");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let out = portal.cli(&["session", "stop", &bobs, "--reason", "lab is over"], "");
+    assert!(out.contains("ended (lab is over)"), "{out}");
+    assert_eq!(state_of(&portal, bob, &bobs).await, "ended");
+    assert!(docker_containers(&format!("org.slicehub.session={bobs}")).is_empty());
 }
 
 #[tokio::test]

@@ -61,19 +61,42 @@ mod board {
         let snapshots = fleet::snapshot(services)
             .await
             .map_err(super::super::ssr::from_core)?;
+        let holders = holders(services).await.map_err(super::super::ssr::from_core)?;
         Ok(GpuBoard {
             simulated: services.gpus.kind() == BackendKind::Simulated,
             backend: services.gpus.describe(),
-            gpus: snapshots.into_iter().map(layout_view).collect(),
+            gpus: snapshots
+                .into_iter()
+                .map(|s| layout_view(s, &holders))
+                .collect(),
             refreshed_at: super::super::ssr::clock(),
         })
+    }
+
+    /// (GPU uuid, profile id, start) → `username · session` for every slice a session holds.
+    async fn holders(
+        services: &Services,
+    ) -> Result<Vec<((String, u32, u8), String)>, slicehub_core::CoreError> {
+        use slicehub_core::sessions::SessionState;
+        let live: Vec<SessionState> =
+            SessionState::ALL.into_iter().filter(|s| !s.is_final()).collect();
+        Ok(services
+            .store
+            .gpu_sessions_in(&live)
+            .await?
+            .into_iter()
+            .filter_map(|s| {
+                let p = s.placement?;
+                Some(((p.gpu_uuid, p.profile_id, p.start), format!("{} · {}", s.username, s.id)))
+            })
+            .collect())
     }
 
     fn gib(mib: u64) -> String {
         format!("{:.0} GB", mib as f64 / 1024.0)
     }
 
-    fn layout_view(s: GpuSnapshot) -> GpuLayoutView {
+    fn layout_view(s: GpuSnapshot, holders: &[((String, u32, u8), String)]) -> GpuLayoutView {
         let instances = s
             .instances
             .iter()
@@ -83,8 +106,14 @@ mod board {
                     profile: i.profile_name.clone(),
                     start: i.placement.start,
                     size: placed.memory_slices,
-                    // Sessions arrive with the launch issue; until then no instance is held.
-                    holder: None,
+                    holder: holders
+                        .iter()
+                        .find(|((gpu, profile, start), _)| {
+                            *gpu == s.info.uuid
+                                && *profile == i.placement.profile_id
+                                && *start == i.placement.start
+                        })
+                        .map(|(_, who)| who.clone()),
                     mig_uuid: i.mig_uuid.clone(),
                     memory_used: i.memory_used_mib.map(|m| format!("{m} MiB")),
                 }

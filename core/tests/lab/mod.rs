@@ -93,6 +93,7 @@ impl Lab {
         }
     }
 
+    // Not every test crate that shares this module asks.
     #[allow(dead_code)]
     pub async fn container_exists(&self, name: &str) -> bool {
         self.engine.status(name).await.unwrap().is_some()
