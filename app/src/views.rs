@@ -211,6 +211,8 @@ pub struct SessionView {
     pub ends_at: Option<String>,
     pub steps: Vec<SessionStep>,
     pub log_tail: String,
+    /// JupyterLab through the portal, once a notebook is ready.
+    pub open_url: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,6 +9,7 @@ mod gpu_inspect;
 mod gpu_layout;
 mod healthz;
 mod page_guard;
+mod proxy;
 mod routes_cmd;
 mod serve;
 mod session;

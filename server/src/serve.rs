@@ -1,7 +1,7 @@
 use std::sync::Arc;
 
 use axum::extract::FromRef;
-use axum::routing::get;
+use axum::routing::{any, get};
 use axum::Router;
 use leptos::config::LeptosOptions;
 use leptos::prelude::provide_context;
@@ -12,12 +12,14 @@ use slicehub_core::Services;
 use tower_http::trace::TraceLayer;
 
 use crate::error::CliError;
-use crate::{csrf, healthz, session, session_events, startup};
+use crate::{csrf, healthz, proxy, session, session_events, startup};
 
 #[derive(Clone, FromRef)]
 pub struct AppState {
     pub leptos_options: LeptosOptions,
     pub services: Services,
+    /// The notebook proxy's connection pool.
+    pub upstream: proxy::Upstream,
 }
 
 pub fn router(services: Services) -> Router {
@@ -33,11 +35,13 @@ pub fn router(services: Services) -> Router {
     let state = AppState {
         leptos_options: leptos_options.clone(),
         services: services.clone(),
+        upstream: proxy::Upstream::default(),
     };
     let routes = generate_route_list(App);
     Router::new()
         .route("/healthz", get(healthz::healthz))
         .route(session_events::PATH, get(session_events::events))
+        .route("/user/{*rest}", any(proxy::handle))
         .leptos_routes_with_context(
             &state,
             routes,

@@ -36,6 +36,8 @@ const PAGES: &[(&str, [u16; 5])] = &[
 const ENDPOINTS: &[(&str, [u16; 5])] = &[
     ("/healthz", [200, 200, 200, 200, 200]),
     ("/api/sessions/events", [401, 200, 200, 200, 200]),
+    // No such session: nobody learns more than 404.
+    ("/user/{*rest}", [404, 404, 404, 404, 404]),
 ];
 
 /// Server functions: the form body (`{n}` is replaced by a number unique to the call)

@@ -167,7 +167,11 @@ mod ssr_views {
 
     pub fn session_view(session: GpuSession, steps: Vec<SessionEvent>) -> SessionView {
         let live = !session.state.is_final();
+        let open_url = (session.kind == slicehub_core::sessions::SessionKind::Notebook
+            && session.state == slicehub_core::sessions::SessionState::Ready)
+            .then(|| format!("{}lab", session.base_url()));
         SessionView {
+            open_url,
             placement: session
                 .placement
                 .as_ref()

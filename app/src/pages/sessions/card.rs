@@ -59,6 +59,9 @@ pub fn SessionCard(session: SessionView, stop: ServerAction<StopSession>) -> imp
                     </p>
                 </div>
                 <div class="session-actions">
+                    {s.open_url.clone().map(|url| view! {
+                        <a class="btn btn-primary btn-small open-lab" href=url target="_blank" rel="noopener">"Open JupyterLab"</a>
+                    })}
                     <span class=format!("badge state state-{}", s.state)>{s.state.clone()}</span>
                     {stop_form}
                 </div>
