@@ -10,6 +10,7 @@ mod gpu_layout;
 mod healthz;
 mod page_guard;
 mod proxy;
+mod security_headers;
 mod routes_cmd;
 mod serve;
 mod session;

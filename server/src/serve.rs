@@ -12,7 +12,7 @@ use slicehub_core::Services;
 use tower_http::trace::TraceLayer;
 
 use crate::error::CliError;
-use crate::{csrf, healthz, proxy, session, session_events, startup};
+use crate::{csrf, healthz, proxy, security_headers, session, session_events, startup};
 
 #[derive(Clone, FromRef)]
 pub struct AppState {
@@ -60,6 +60,7 @@ pub fn router(services: Services) -> Router {
             session::resolve,
         ))
         .layer(axum::middleware::from_fn(csrf::same_origin_only))
+        .layer(axum::middleware::from_fn(security_headers::add))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }
