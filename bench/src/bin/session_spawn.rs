@@ -1,0 +1,331 @@
+//! Sessions through a real portal on the real Docker engine (simulated GPUs):
+//! - spawn overhead: start → ready through the portal, against a bare `docker run` of the
+//!   same JupyterLab image plus polling its status API;
+//! - 30 notebooks started at once against one;
+//! - proxied HTTP throughput and WebSocket round trip against the container directly;
+//! - the portal's RSS with 50 running sessions.
+//!
+//! cargo run --release -p slicehub-bench --bin session-spawn -- [path/to/slicehub]
+
+use std::time::{Duration, Instant};
+
+use futures_util::{SinkExt, StreamExt};
+use slicehub_end2end::form::{base64, client, post, sign_in, urlencode};
+use slicehub_end2end::{workspace_root, Portal};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::Message;
+
+const ADMIN_PASSWORD: &str = "bench-admin-password";
+const JUPYTERLAB: &str = "slicehub/jupyterlab:offline";
+const BUSYBOX: &str = "slicehub/busybox:offline";
+const RUNS: usize = 5;
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    xs[xs.len() / 2]
+}
+
+fn rss_kib(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+struct Bench {
+    portal: Portal,
+    students: Vec<String>,
+}
+
+impl Bench {
+    async fn start(bin: &std::path::Path, students: usize) -> Bench {
+        let portal = Portal::start(
+            bin,
+            &[
+                ("SLICEHUB_ADMIN_PASSWORD", ADMIN_PASSWORD),
+                ("SLICEHUB_GPU_BACKEND", "simulated"),
+                ("SLICEHUB_GPU_SIMULATED", "8 x H100-80GB"),
+                ("SLICEHUB_SESSIONS_MEMORY_MIB_PER_MEMORY_SLICE", "1024"),
+                ("SLICEHUB_LOG_LEVEL", "warn"),
+            ],
+        )
+        .await;
+        portal.cli(&["course", "add", "BENCH", "Spawn bench"], "");
+        portal.cli(
+            &["course", "policy", "BENCH", "--images", &format!("{JUPYTERLAB},{BUSYBOX}")],
+            "",
+        );
+        let mut csv = String::from("username,display name,email\n");
+        let mut cookies = Vec::new();
+        for i in 0..students {
+            let user = format!("s{i:02}");
+            portal.cli(&["user", "add", &user, "--password-stdin"], "bench-password-1\n");
+            csv.push_str(&format!("{user},{user},\n"));
+        }
+        let admin = sign_in(&client(), &portal.url, "admin", ADMIN_PASSWORD).await.unwrap();
+        let body = format!("code=BENCH&csv_base64={}", urlencode(&base64(csv.as_bytes())));
+        assert!(post(&client(), &portal.url, Some(&admin), "import_roster", body).await.status().is_success());
+        for i in 0..students {
+            cookies.push(sign_in(&client(), &portal.url, &format!("s{i:02}"), "bench-password-1").await.unwrap());
+        }
+        Bench { portal, students: cookies }
+    }
+
+    /// Starts a session for student `i` and returns its id once ready, with the time taken.
+    async fn spawn(&self, i: usize, image: &str, command: &str) -> (String, f64) {
+        let t = Instant::now();
+        let body = format!(
+            "course_id=1&profile=1g.10gb&image={}&command={}",
+            urlencode(image),
+            urlencode(command)
+        );
+        let resp = post(&client(), &self.portal.url, Some(&self.students[i]), "start_session", body).await;
+        assert!(resp.status().is_success(), "{}", resp.text().await.unwrap());
+        let id = resp.json::<serde_json::Value>().await.unwrap()["id"].as_str().unwrap().to_string();
+        loop {
+            let resp = post(&client(), &self.portal.url, Some(&self.students[i]), "my_sessions", String::new()).await;
+            let list: serde_json::Value = resp.json().await.unwrap();
+            let state = list[0]["state"].as_str().unwrap_or("").to_string();
+            if state == "ready" {
+                return (id, t.elapsed().as_secs_f64());
+            }
+            assert!(state != "failed" && state != "ended", "{list}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    async fn stop(&self, i: usize, id: &str) {
+        post(&client(), &self.portal.url, Some(&self.students[i]), "stop_session", format!("id={id}")).await;
+    }
+
+    fn port_of(&self, id: &str) -> u16 {
+        let out = std::process::Command::new("docker")
+            .args(["port", &format!("slicehub-{id}"), "8888/tcp"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        text.trim().rsplit(':').next().unwrap().parse().unwrap()
+    }
+}
+
+/// `docker run` of the image as the portal would run it, then polling its status API.
+async fn bare_spawn(n: usize) -> f64 {
+    let token = "bench-token-bench-token-bench-token-0000";
+    let name = format!("bench-bare-{n}");
+    let t = Instant::now();
+    let out = std::process::Command::new("docker")
+        .args([
+            "run", "-d", "--name", &name, "-p", "127.0.0.1::8888", "--user", "1000:100",
+            "-e", &format!("JUPYTER_TOKEN={token}"), "-e", "SLICEHUB_BASE_URL=/bare/",
+            JUPYTERLAB, "slicehub-notebook",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let port = String::from_utf8_lossy(
+        &std::process::Command::new("docker").args(["port", &name, "8888/tcp"]).output().unwrap().stdout,
+    )
+    .trim()
+    .rsplit(':')
+    .next()
+    .unwrap()
+    .parse::<u16>()
+    .unwrap();
+    let url = format!("http://127.0.0.1:{port}/bare/api/status");
+    loop {
+        if let Ok(r) = client().get(&url).header("authorization", format!("token {token}")).send().await {
+            if r.status() == 200 {
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let took = t.elapsed().as_secs_f64();
+    std::process::Command::new("docker").args(["rm", "-f", &name]).output().unwrap();
+    took
+}
+
+/// Requests per second of `GET url` with 16 connections for 5 s.
+async fn throughput(url: String, headers: Vec<(&'static str, String)>) -> f64 {
+    let client = reqwest::Client::new();
+    let until = Instant::now() + Duration::from_secs(5);
+    let tasks: Vec<_> = (0..16)
+        .map(|_| {
+            let client = client.clone();
+            let url = url.clone();
+            let headers = headers.clone();
+            tokio::spawn(async move {
+                let mut n = 0u64;
+                while Instant::now() < until {
+                    let mut r = client.get(&url);
+                    for (k, v) in &headers {
+                        r = r.header(*k, v);
+                    }
+                    let resp = r.send().await.unwrap();
+                    assert_eq!(resp.status(), 200);
+                    resp.bytes().await.unwrap();
+                    n += 1;
+                }
+                n
+            })
+        })
+        .collect();
+    let mut total = 0;
+    for t in tasks {
+        total += t.await.unwrap();
+    }
+    total as f64 / 5.0
+}
+
+/// Median round trip of `kernel_info_request` over the kernel channel WebSocket, in ms.
+async fn ws_rtt(url: String, headers: Vec<(&'static str, String)>) -> f64 {
+    let mut request = url.into_client_request().unwrap();
+    for (k, v) in headers {
+        request.headers_mut().insert(k, v.parse().unwrap());
+    }
+    let (mut socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+    let mut rtts = Vec::new();
+    for n in 0..300 {
+        let msg_id = format!("rtt-{n}");
+        let msg = serde_json::json!({
+            "header": {"msg_id": msg_id, "username": "bench", "session": "bench",
+                       "msg_type": "kernel_info_request", "version": "5.3", "date": "2026-11-21T00:00:00Z"},
+            "parent_header": {}, "metadata": {}, "content": {}, "buffers": [], "channel": "shell",
+        });
+        let t = Instant::now();
+        socket.send(Message::text(msg.to_string())).await.unwrap();
+        loop {
+            let Some(Ok(Message::Text(text))) = socket.next().await else { continue };
+            let reply: serde_json::Value = serde_json::from_str(&text).unwrap();
+            if reply["parent_header"]["msg_id"] == msg_id.as_str() && reply["msg_type"] == "kernel_info_reply" {
+                break;
+            }
+        }
+        if n >= 20 {
+            rtts.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
+    median(rtts)
+}
+
+#[tokio::main]
+async fn main() {
+    let bin = std::env::args()
+        .nth(1)
+        .map(Into::into)
+        .unwrap_or_else(|| workspace_root().join("target/release/slicehub"));
+    let bench = Bench::start(&bin, 50).await;
+    println!("portal: {} (8 x simulated H100-80GB, SQLite)", bin.display());
+
+    // 1. Spawn overhead, one at a time.
+    let mut bare = Vec::new();
+    let mut portal = Vec::new();
+    for n in 0..RUNS {
+        bare.push(bare_spawn(n).await);
+        let (id, took) = bench.spawn(0, JUPYTERLAB, "").await;
+        portal.push(took);
+        bench.stop(0, &id).await;
+    }
+    let (bare_m, portal_m) = (median(bare), median(portal));
+    println!(
+        "spawn, median of {RUNS}: bare docker run + status {:.0} ms, portal start→ready {:.0} ms, overhead {:+.0} ms ({:.2}x)",
+        bare_m * 1000.0, portal_m * 1000.0, (portal_m - bare_m) * 1000.0, portal_m / bare_m
+    );
+
+    // 2. 30 at once.
+    let t = Instant::now();
+    let spawns: Vec<_> = (0..30)
+        .map(|i| {
+            let b = &bench;
+            async move { b.spawn(i, JUPYTERLAB, "").await }
+        })
+        .collect();
+    let ready = futures_util::future::join_all(spawns).await;
+    let all = t.elapsed().as_secs_f64();
+    let slowest = ready.iter().map(|r| r.1).fold(0.0, f64::max);
+    println!(
+        "30 notebooks at once: all ready after {:.1} s (slowest {:.1} s) vs one {:.1} s: {:.1}x",
+        all, slowest, portal_m, all / portal_m
+    );
+
+    // 3. Proxy against direct, on one of them.
+    let (id, _) = &ready[0];
+    let port = bench.port_of(id);
+    let token = {
+        let out = std::process::Command::new("docker")
+            .args(["inspect", "-f", "{{range .Config.Env}}{{println .}}{{end}}", &format!("slicehub-{id}")])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .find_map(|l| l.strip_prefix("JUPYTER_TOKEN=").map(str::to_string))
+            .unwrap()
+    };
+    for (i, (id, _)) in ready.iter().enumerate().skip(1) {
+        bench.stop(i, id).await;
+    }
+    let base = format!("/user/s00/{id}/");
+    let cookie = bench.students[0].clone();
+    let direct = throughput(
+        format!("http://127.0.0.1:{port}{base}api/status"),
+        vec![("authorization", format!("token {token}"))],
+    )
+    .await;
+    let proxied = throughput(format!("{}{base}api/status", bench.portal.url), vec![("cookie", cookie.clone())]).await;
+    println!(
+        "HTTP GET api/status, 16 connections, 5 s: direct {direct:.0} req/s, through the portal {proxied:.0} req/s ({:.2}x)",
+        proxied / direct
+    );
+    let kernel: serde_json::Value = client()
+        .post(format!("{}{base}api/kernels", bench.portal.url))
+        .header("cookie", &cookie)
+        .header("origin", &bench.portal.url)
+        .body("{\"name\":\"python3\"}")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let channels = format!("{base}api/kernels/{}/channels", kernel["id"].as_str().unwrap());
+    let direct_rtt = ws_rtt(
+        format!("ws://127.0.0.1:{port}{channels}"),
+        vec![("authorization", format!("token {token}"))],
+    )
+    .await;
+    let proxied_rtt = ws_rtt(
+        format!("{}{channels}", bench.portal.url.replacen("http://", "ws://", 1)),
+        vec![("cookie", cookie)],
+    )
+    .await;
+    println!(
+        "WebSocket kernel_info round trip, median of 280: direct {direct_rtt:.2} ms, through the portal {proxied_rtt:.2} ms (added {:.2} ms)",
+        proxied_rtt - direct_rtt
+    );
+    bench.stop(0, id).await;
+
+    // 4. RSS with 50 running sessions (training jobs: the portal's side is the same).
+    let (idle, _) = rss_kib(bench.portal.pid());
+    let spawns: Vec<_> = (0..50)
+        .map(|i| {
+            let b = &bench;
+            async move { b.spawn(i, BUSYBOX, "sleep 600").await }
+        })
+        .collect();
+    let running = futures_util::future::join_all(spawns).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let (rss, peak) = rss_kib(bench.portal.pid());
+    println!(
+        "portal RSS: {:.1} MiB with no session, {:.1} MiB with 50 running (peak {:.1} MiB)",
+        idle as f64 / 1024.0, rss as f64 / 1024.0, peak as f64 / 1024.0
+    );
+    for (i, (id, _)) in running.iter().enumerate() {
+        bench.stop(i, id).await;
+    }
+}
