@@ -2,6 +2,7 @@ use std::sync::Arc;
 
 use axum::extract::FromRef;
 use axum::routing::{any, get};
+use axum::serve::ListenerExt;
 use axum::Router;
 use leptos::config::LeptosOptions;
 use leptos::prelude::provide_context;
@@ -98,6 +99,11 @@ pub async fn run(config: Config) -> Result<(), CliError> {
     let local = listener
         .local_addr()
         .map_err(|e| CliError::Io(e.to_string()))?;
+    // Small writes (kernel messages through the proxy) go out at once instead of waiting
+    // for the peer's delayed ACK (40 ms per round trip otherwise).
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     tracing::info!(
         url = %format!("http://{local}"),
         database = services.store.kind().label(),
