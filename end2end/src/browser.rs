@@ -51,12 +51,25 @@ impl Browser {
 
     /// Polls until `css` matches, up to 30 s.
     pub async fn wait_for(&self, css: &str) -> fantoccini::elements::Element {
-        self.client
+        self.wait_for_within(css, Duration::from_secs(30)).await
+    }
+
+    /// Polls until `css` matches, up to `limit`; saves a screenshot named `failure` first
+    /// when it never does.
+    pub async fn wait_for_within(&self, css: &str, limit: Duration) -> fantoccini::elements::Element {
+        match self
+            .client
             .wait()
-            .at_most(Duration::from_secs(30))
+            .at_most(limit)
             .for_element(Locator::Css(css))
             .await
-            .unwrap_or_else(|e| panic!("no element matched {css:?} within 30 s: {e}"))
+        {
+            Ok(element) => element,
+            Err(e) => {
+                let shot = self.screenshot("failure").await;
+                panic!("no element matched {css:?} within {limit:?} (screenshot {}): {e}", shot.display())
+            }
+        }
     }
 
     /// Types `text` into the first element matching `css` (waiting for it).

@@ -24,14 +24,18 @@ async fn a_student_opens_jupyterlab_through_the_portal_and_runs_a_cell() {
     )
     .await;
     portal.cli(&["course", "add", "CS-101", "Deep Learning"], "");
-    portal.cli(&["user", "add", "nora", "--name", "Nora", "--password-stdin"], "nora-password-1\n");
+    // A new name each run: home volumes outlive sessions (and test runs), and JupyterLab
+    // would reopen the last run's notebook instead of its launcher.
+    let nora = format!("nora{}", std::process::id());
+    portal.cli(&["user", "add", &nora, "--name", "Nora", "--password-stdin"], "nora-password-1\n");
     let admin = sign_in(&client(), &portal.url, "admin", ADMIN_PASSWORD).await.unwrap();
-    let body = format!("code=CS-101&csv_base64={}", urlencode(&base64(b"username,display name,email\nnora,Nora,\n")));
+    let csv = format!("username,display name,email\n{nora},Nora,\n");
+    let body = format!("code=CS-101&csv_base64={}", urlencode(&base64(csv.as_bytes())));
     assert_eq!(post(&client(), &portal.url, Some(&admin), "import_roster", body).await.status(), 200);
 
     let browser = Browser::start().await;
     browser.open(&format!("{}/login", portal.url)).await;
-    browser.fill("input[name=username]", "nora").await;
+    browser.fill("input[name=username]", &nora).await;
     browser.fill("input[name=password]", "nora-password-1").await;
     browser.click("form button[type=submit]").await;
     browser.wait_for(".who").await;
@@ -42,11 +46,13 @@ async fn a_student_opens_jupyterlab_through_the_portal_and_runs_a_cell() {
     let open = browser.wait_for(".session-list .session:first-child a.open-lab").await;
     browser.screenshot("notebook-2-ready").await;
     let href = open.attr("href").await.unwrap().unwrap();
-    assert!(href.starts_with("/user/nora/s-") && href.ends_with("/lab"), "{href}");
+    assert!(href.starts_with(&format!("/user/{nora}/s-")) && href.ends_with("/lab"), "{href}");
 
     // JupyterLab, on the portal's address; the student never typed a token.
     browser.client.goto(&format!("{}{href}", portal.url)).await.unwrap();
-    let card = browser.wait_for(".jp-LauncherCard[data-category=\"Notebook\"]").await;
+    let card = browser
+        .wait_for_within(".jp-LauncherCard[data-category=\"Notebook\"]", Duration::from_secs(90))
+        .await;
     browser.screenshot("notebook-3-jupyterlab").await;
     card.click().await.unwrap();
     let editor = browser.wait_for(".jp-Notebook .jp-Cell .cm-content").await;
@@ -82,4 +88,7 @@ async fn a_student_opens_jupyterlab_through_the_portal_and_runs_a_cell() {
     browser.wait_text("h1", "This session has ended").await;
     browser.screenshot("notebook-6-ended-address").await;
     browser.close().await;
+    let _ = std::process::Command::new("docker")
+        .args(["volume", "rm", &format!("slicehub-home-{nora}")])
+        .output();
 }
