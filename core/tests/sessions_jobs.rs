@@ -86,7 +86,7 @@ async fn stop_removes_the_container_and_closes_usage(store: Store) {
 
 async fn a_container_killed_from_outside_ends_its_session(store: Store) {
     let lab = lab(store, "1 x H100-80GB", |_| {}).await;
-    lab.sessions.start_background();
+    lab.sessions.start_background().await;
     let dave = lab.student("dave").await;
     let session = lab.sessions.claim(lab.job(dave, &["sleep", "600"])).await.unwrap();
     let ready = lab.until(&session.id, &[SessionState::Ready], LAUNCH).await;

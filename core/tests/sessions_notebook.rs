@@ -68,7 +68,7 @@ async fn a_notebook_is_ready_when_jupyterlab_answers_with_its_token() {
     assert_eq!(host.cap_drop, Some(vec!["ALL".to_string()]));
     assert_eq!(host.security_opt, Some(vec!["no-new-privileges".to_string()]));
     // 2g.20gb covers 2 compute and 2 memory slices: 2 x 2 CPUs (at most the host's), 2 x 1024 MiB.
-    let host_cpus = i64::from(lab.engine.cpu_count().await.unwrap().unwrap());
+    let host_cpus = i64::from(lab.engine.host().await.unwrap().cpus.unwrap());
     assert_eq!(host.nano_cpus, Some(4.min(host_cpus) * 1_000_000_000));
     assert_eq!(host.memory, Some(2 * 1024 * 1024 * 1024));
     let bindings = host.port_bindings.unwrap();

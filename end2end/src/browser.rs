@@ -112,6 +112,15 @@ impl Browser {
         }
     }
 
+    /// Signs in through the portal's login page and waits for the signed-in header.
+    pub async fn sign_in(&self, portal_url: &str, username: &str, password: &str) {
+        self.open(&format!("{portal_url}/login")).await;
+        self.fill("input[name=username]", username).await;
+        self.fill("input[name=password]", password).await;
+        self.click("form button[type=submit]").await;
+        self.wait_for(".who").await;
+    }
+
     /// Opens `url` and waits for hydration.
     pub async fn open(&self, url: &str) {
         self.client

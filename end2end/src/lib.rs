@@ -2,6 +2,7 @@
 //! chromedriver) on free loopback ports with a fresh data directory.
 
 mod browser;
+pub mod classroom;
 pub mod cli;
 pub mod form;
 mod portal;

@@ -6,39 +6,20 @@ use std::time::Duration;
 
 use fantoccini::Locator;
 use slicehub_end2end::cli::built_portal;
-use slicehub_end2end::form::{base64, client, post, sign_in, urlencode};
-use slicehub_end2end::{Browser, Portal};
-
-const ADMIN_PASSWORD: &str = "correct-horse-battery";
+use slicehub_end2end::classroom::{password_of, Classroom};
+use slicehub_end2end::Browser;
 
 #[tokio::test]
 async fn a_student_opens_jupyterlab_through_the_portal_and_runs_a_cell() {
-    let portal = Portal::start(
-        &built_portal(),
-        &[
-            ("SLICEHUB_ADMIN_PASSWORD", ADMIN_PASSWORD),
-            ("SLICEHUB_GPU_BACKEND", "simulated"),
-            ("SLICEHUB_GPU_SIMULATED", "1 x H100-80GB"),
-            ("SLICEHUB_SESSIONS_MEMORY_MIB_PER_MEMORY_SLICE", "1024"),
-        ],
-    )
-    .await;
-    portal.cli(&["course", "add", "CS-101", "Deep Learning"], "");
+    let class = Classroom::start(&built_portal(), &[]).await;
+    let portal = &class.portal;
     // A new name each run: home volumes outlive sessions (and test runs), and JupyterLab
     // would reopen the last run's notebook instead of its launcher.
     let nora = format!("nora{}", std::process::id());
-    portal.cli(&["user", "add", &nora, "--name", "Nora", "--password-stdin"], "nora-password-1\n");
-    let admin = sign_in(&client(), &portal.url, "admin", ADMIN_PASSWORD).await.unwrap();
-    let csv = format!("username,display name,email\n{nora},Nora,\n");
-    let body = format!("code=CS-101&csv_base64={}", urlencode(&base64(csv.as_bytes())));
-    assert_eq!(post(&client(), &portal.url, Some(&admin), "import_roster", body).await.status(), 200);
+    class.enroll(&[&nora]).await;
 
     let browser = Browser::start().await;
-    browser.open(&format!("{}/login", portal.url)).await;
-    browser.fill("input[name=username]", &nora).await;
-    browser.fill("input[name=password]", "nora-password-1").await;
-    browser.click("form button[type=submit]").await;
-    browser.wait_for(".who").await;
+    browser.sign_in(&portal.url, &nora, &password_of(&nora)).await;
     browser.open(&format!("{}/sessions", portal.url)).await;
     browser.click("form.launch-notebook button[type=submit]").await;
     browser.wait_for(".session-list .session:first-child .step-requested").await;
@@ -74,7 +55,10 @@ async fn a_student_opens_jupyterlab_through_the_portal_and_runs_a_cell() {
         if text.contains("42") {
             break;
         }
-        assert!(std::time::Instant::now() < deadline, "the cell printed nothing: {text:?}");
+        if std::time::Instant::now() > deadline {
+            let shot = browser.screenshot("failure").await;
+            panic!("the cell printed nothing: {text:?} (screenshot {})", shot.display());
+        }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
     browser.screenshot("notebook-4-cell-ran").await;

@@ -4,10 +4,10 @@
 
 use fantoccini::Locator;
 use slicehub_end2end::cli::built_portal;
-use slicehub_end2end::form::{base64, client, post, sign_in, urlencode};
-use slicehub_end2end::{Browser, Portal};
+use slicehub_end2end::classroom::{password_of, Classroom, ADMIN_PASSWORD};
+use slicehub_end2end::form::{client, post};
+use slicehub_end2end::Browser;
 
-const ADMIN_PASSWORD: &str = "correct-horse-battery";
 const BUSYBOX: &str = "slicehub/busybox:offline";
 const JUPYTERLAB: &str = "slicehub/jupyterlab:offline";
 
@@ -19,33 +19,16 @@ async fn session_card_text(browser: &Browser, state: &str) -> String {
 
 #[tokio::test]
 async fn a_student_runs_a_job_then_a_notebook_and_stops_it() {
-    let portal = Portal::start(
-        &built_portal(),
-        &[
-            ("SLICEHUB_ADMIN_PASSWORD", ADMIN_PASSWORD),
-            ("SLICEHUB_GPU_BACKEND", "simulated"),
-            ("SLICEHUB_GPU_SIMULATED", "1 x H100-80GB"),
-            ("SLICEHUB_SESSIONS_MEMORY_MIB_PER_MEMORY_SLICE", "1024"),
-        ],
-    )
-    .await;
-    portal.cli(&["course", "add", "CS-101", "Deep Learning"], "");
+    let class = Classroom::start(&built_portal(), &[]).await;
+    let (portal, admin) = (&class.portal, &class.admin);
     portal.cli(
         &["course", "policy", "CS-101", "--images", &format!("{JUPYTERLAB},{BUSYBOX}"), "--profiles", "1g.10gb,2g.20gb"],
         "",
     );
-    portal.cli(&["user", "add", "alice", "--name", "Alice Liddell", "--password-stdin"], "alice-password-1\n");
-    let admin = sign_in(&client(), &portal.url, "admin", ADMIN_PASSWORD).await.unwrap();
-    let csv = "username,display name,email\nalice,Alice Liddell,\n";
-    let body = format!("code=CS-101&csv_base64={}", urlencode(&base64(csv.as_bytes())));
-    assert_eq!(post(&client(), &portal.url, Some(&admin), "import_roster", body).await.status(), 200);
+    class.enroll(&["alice"]).await;
 
     let browser = Browser::start().await;
-    browser.open(&format!("{}/login", portal.url)).await;
-    browser.fill("input[name=username]", "alice").await;
-    browser.fill("input[name=password]", "alice-password-1").await;
-    browser.click("form button[type=submit]").await;
-    browser.wait_for(".who").await;
+    browser.sign_in(&portal.url, "alice", &password_of("alice")).await;
     browser.open(&format!("{}/sessions", portal.url)).await;
     let card = browser.wait_text(".launch", "CS-101").await;
     assert!(card.contains("1g.10gb — 7 free"), "{card}");
@@ -100,14 +83,11 @@ async fn a_student_runs_a_job_then_a_notebook_and_stops_it() {
         .unwrap();
     browser.click(".who button[type=submit]").await;
     browser.wait_for("input[name=username]").await;
-    browser.fill("input[name=username]", "admin").await;
-    browser.fill("input[name=password]", ADMIN_PASSWORD).await;
-    browser.click("form button[type=submit]").await;
-    browser.wait_for(".who").await;
+    browser.sign_in(&portal.url, "admin", ADMIN_PASSWORD).await;
     browser.open(&format!("{}/gpus", portal.url)).await;
     browser.wait_text(".instances", &format!("alice · {id}")).await;
     browser.screenshot("gpus-held").await;
-    let resp = post(&client(), &portal.url, Some(&admin), "stop_session", format!("id={id}")).await;
+    let resp = post(&client(), &portal.url, Some(admin), "stop_session", format!("id={id}")).await;
     assert_eq!(resp.status(), 200);
     browser.close().await;
 }

@@ -206,25 +206,18 @@ async fn course_policy(
     profiles: Option<String>,
     max_minutes: Option<i64>,
 ) -> Result<(), CliError> {
-    use slicehub_core::sessions::{policy_of, set_policy};
+    use slicehub_core::sessions::{policy_of, set_policy, split_list};
     let course = store
         .course_by_code(code)
         .await?
         .ok_or_else(|| CoreError::NotFound(format!("there is no course {code}")))?;
     let mut policy = policy_of(store, config, course.id).await?;
-    let list = |text: &str| -> Vec<String> {
-        text.split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-            .collect()
-    };
     let changing = images.is_some() || profiles.is_some() || max_minutes.is_some();
     if let Some(images) = images {
-        policy.images = list(&images);
+        policy.images = split_list(&images);
     }
     if let Some(profiles) = profiles {
-        policy.profiles = if profiles.trim() == "all" { Vec::new() } else { list(&profiles) };
+        policy.profiles = if profiles.trim() == "all" { Vec::new() } else { split_list(&profiles) };
     }
     if let Some(minutes) = max_minutes {
         policy.max_minutes = minutes;

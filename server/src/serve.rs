@@ -110,7 +110,7 @@ pub async fn run(config: Config) -> Result<(), CliError> {
         gpus = %services.gpus.describe(),
         "SliceHub is listening"
     );
-    services.sessions.start_background();
+    services.sessions.start_background().await;
     let store = services.store.clone();
     let app = router(services).into_make_service_with_connect_info::<std::net::SocketAddr>();
     axum::serve(listener, app)

@@ -7,38 +7,19 @@
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
-use slicehub_end2end::form::{base64, client, post, sign_in, urlencode};
+use slicehub_end2end::classroom::Classroom;
+use slicehub_end2end::form::{client, post, urlencode};
 use slicehub_end2end::Portal;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
 const BIN: &str = env!("CARGO_BIN_EXE_slicehub");
-const ADMIN_PASSWORD: &str = "admin-password-1";
 const JUPYTERLAB: &str = "slicehub/jupyterlab:offline";
 
 async fn portal_with_students() -> (Portal, String, String) {
-    let portal = Portal::start(
-        BIN.as_ref(),
-        &[
-            ("SLICEHUB_ADMIN_PASSWORD", ADMIN_PASSWORD),
-            ("SLICEHUB_GPU_BACKEND", "simulated"),
-            ("SLICEHUB_GPU_SIMULATED", "1 x H100-80GB"),
-            ("SLICEHUB_SESSIONS_MEMORY_MIB_PER_MEMORY_SLICE", "1024"),
-        ],
-    )
-    .await;
-    portal.cli(&["course", "add", "CS-101", "Deep Learning"], "");
-    let mut csv = String::from("username,display name,email\n");
-    for user in ["px-alice", "px-bob"] {
-        portal.cli(&["user", "add", user, "--password-stdin"], &format!("{user}-password\n"));
-        csv.push_str(&format!("{user},{user},\n"));
-    }
-    let admin = sign_in(&client(), &portal.url, "admin", ADMIN_PASSWORD).await.unwrap();
-    let body = format!("code=CS-101&csv_base64={}", urlencode(&base64(csv.as_bytes())));
-    assert_eq!(post(&client(), &portal.url, Some(&admin), "import_roster", body).await.status(), 200);
-    let alice = sign_in(&client(), &portal.url, "px-alice", "px-alice-password").await.unwrap();
-    let bob = sign_in(&client(), &portal.url, "px-bob", "px-bob-password").await.unwrap();
-    (portal, alice, bob)
+    let class = Classroom::start(BIN.as_ref(), &[]).await;
+    let cookies = class.enroll(&["px-alice", "px-bob"]).await;
+    (class.portal, cookies[0].clone(), cookies[1].clone())
 }
 
 async fn ready_notebook(portal: &Portal, cookie: &str) -> (String, String) {

@@ -4,43 +4,28 @@
 
 use std::time::{Duration, Instant};
 
-use slicehub_end2end::form::{base64, client, post, sign_in, urlencode};
+use slicehub_end2end::classroom::{password_of, Classroom};
+use slicehub_end2end::form::{client, post, sign_in, urlencode};
 use slicehub_end2end::Portal;
 
 const BIN: &str = env!("CARGO_BIN_EXE_slicehub");
-const ADMIN_PASSWORD: &str = "admin-password-1";
 const BUSYBOX: &str = "slicehub/busybox:offline";
 
+/// A class on the busybox image, reconciled every second; students named `PREFIX` + name.
 async fn lab_portal(prefix: &str, students: &[&str]) -> (Portal, Vec<String>, String) {
-    let portal = Portal::start(
+    let class = Classroom::start(
         BIN.as_ref(),
         &[
-            ("SLICEHUB_ADMIN_PASSWORD", ADMIN_PASSWORD),
-            ("SLICEHUB_GPU_BACKEND", "simulated"),
-            ("SLICEHUB_GPU_SIMULATED", "1 x H100-80GB"),
             ("SLICEHUB_SESSIONS_DEFAULT_IMAGE", BUSYBOX),
             ("SLICEHUB_SESSIONS_MEMORY_MIB_PER_MEMORY_SLICE", "128"),
             ("SLICEHUB_SESSIONS_RECONCILE_SECONDS", "1"),
         ],
     )
     .await;
-    portal.cli(&["course", "add", "CS-101", "Deep Learning"], "");
-    let admin = sign_in(&client(), &portal.url, "admin", ADMIN_PASSWORD).await.unwrap();
-    let mut csv = String::from("username,display name,email\n");
-    for s in students {
-        let user = format!("{prefix}{s}");
-        portal.cli(&["user", "add", &user, "--name", s, "--password-stdin"], &format!("{s}-password-1\n"));
-        csv.push_str(&format!("{user},{s},\n"));
-    }
-    let body = format!("code=CS-101&csv_base64={}", urlencode(&base64(csv.as_bytes())));
-    let resp = post(&client(), &portal.url, Some(&admin), "import_roster", body).await;
-    assert_eq!(resp.status(), 200, "{}", resp.text().await.unwrap());
-    let mut cookies = Vec::new();
-    for s in students {
-        let user = format!("{prefix}{s}");
-        cookies.push(sign_in(&client(), &portal.url, &user, &format!("{s}-password-1")).await.unwrap());
-    }
-    (portal, cookies, admin)
+    let names: Vec<String> = students.iter().map(|s| format!("{prefix}{s}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let cookies = class.enroll(&names).await;
+    (class.portal, cookies, class.admin)
 }
 
 async fn start_job(portal: &Portal, cookie: &str, command: &str) -> String {
@@ -79,9 +64,9 @@ fn docker_containers(label: &str) -> Vec<String> {
 #[tokio::test]
 async fn only_the_owner_an_instructor_or_an_admin_reach_a_session() {
     let (portal, cookies, admin) = lab_portal("ac-", &["alice", "bob"]).await;
-    portal.cli(&["user", "add", "ac-ivy", "--name", "Ivy", "--password-stdin"], "ivy-password-1\n");
+    portal.cli(&["user", "add", "ac-ivy", "--password-stdin"], &format!("{}\n", password_of("ac-ivy")));
     portal.cli(&["course", "instructor", "CS-101", "ac-ivy"], "");
-    let ivy = sign_in(&client(), &portal.url, "ac-ivy", "ivy-password-1").await.unwrap();
+    let ivy = sign_in(&client(), &portal.url, "ac-ivy", &password_of("ac-ivy")).await.unwrap();
     let (alice, bob) = (&cookies[0], &cookies[1]);
 
     // Alice follows her events while she starts a job.

@@ -17,25 +17,22 @@ pub async fn launch_options() -> Result<Vec<LaunchCourse>, ServerFnError> {
     };
     let services = services()?;
     let known = services.sessions.known_profiles().await.map_err(from_core)?;
+    // One read of the GPUs answers every course's profiles.
+    let availability = services.sessions.availability(&known).await.map_err(from_core)?;
     let mut out = Vec::new();
     for (course, _role) in services.store.courses_of_user(id).await.map_err(from_core)? {
         let policy = policy_of(&services.store, &services.config, course.id)
             .await
             .map_err(from_core)?;
-        let names: Vec<String> = known
-            .iter()
-            .filter(|p| policy.allows_profile(p))
-            .cloned()
-            .collect();
-        let availability = services.sessions.availability(&names).await.map_err(from_core)?;
         out.push(LaunchCourse {
             course_id: course.id,
             code: course.code,
             title: course.title,
             profiles: availability
-                .into_iter()
+                .iter()
+                .filter(|a| policy.allows_profile(&a.profile))
                 .map(|a| ProfileOption {
-                    name: a.profile,
+                    name: a.profile.clone(),
                     free: a.free,
                     queued: a.queued,
                 })
@@ -61,15 +58,18 @@ pub async fn my_sessions() -> Result<Vec<SessionView>, ServerFnError> {
         .gpu_sessions_of_user(id, 20)
         .await
         .map_err(from_core)?;
-    let mut out = Vec::with_capacity(sessions.len());
-    for session in sessions {
-        let steps = services
-            .store
-            .session_events(&session.id)
-            .await
-            .map_err(from_core)?;
-        out.push(ssr_views::session_view(session, steps));
+    let ids: Vec<String> = sessions.iter().map(|s| s.id.clone()).collect();
+    let mut steps: std::collections::HashMap<String, Vec<_>> = std::collections::HashMap::new();
+    for event in services.store.events_of_sessions(&ids).await.map_err(from_core)? {
+        steps.entry(event.session_id.clone()).or_default().push(event);
     }
+    let out = sessions
+        .into_iter()
+        .map(|session| {
+            let own = steps.remove(&session.id).unwrap_or_default();
+            ssr_views::session_view(session, own)
+        })
+        .collect();
     Ok(out)
 }
 

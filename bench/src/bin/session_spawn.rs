@@ -10,12 +10,12 @@
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
-use slicehub_end2end::form::{base64, client, post, sign_in, urlencode};
+use slicehub_end2end::classroom::{Classroom, COURSE};
+use slicehub_end2end::form::{client, post, urlencode};
 use slicehub_end2end::{workspace_root, Portal};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
-const ADMIN_PASSWORD: &str = "bench-admin-password";
 const JUPYTERLAB: &str = "slicehub/jupyterlab:offline";
 const BUSYBOX: &str = "slicehub/busybox:offline";
 const RUNS: usize = 5;
@@ -45,36 +45,19 @@ struct Bench {
 
 impl Bench {
     async fn start(bin: &std::path::Path, students: usize) -> Bench {
-        let portal = Portal::start(
+        let class = Classroom::start(
             bin,
-            &[
-                ("SLICEHUB_ADMIN_PASSWORD", ADMIN_PASSWORD),
-                ("SLICEHUB_GPU_BACKEND", "simulated"),
-                ("SLICEHUB_GPU_SIMULATED", "8 x H100-80GB"),
-                ("SLICEHUB_SESSIONS_MEMORY_MIB_PER_MEMORY_SLICE", "1024"),
-                ("SLICEHUB_LOG_LEVEL", "warn"),
-            ],
+            &[("SLICEHUB_GPU_SIMULATED", "8 x H100-80GB"), ("SLICEHUB_LOG_LEVEL", "warn")],
         )
         .await;
-        portal.cli(&["course", "add", "BENCH", "Spawn bench"], "");
-        portal.cli(
-            &["course", "policy", "BENCH", "--images", &format!("{JUPYTERLAB},{BUSYBOX}")],
+        class.portal.cli(
+            &["course", "policy", COURSE, "--images", &format!("{JUPYTERLAB},{BUSYBOX}")],
             "",
         );
-        let mut csv = String::from("username,display name,email\n");
-        let mut cookies = Vec::new();
-        for i in 0..students {
-            let user = format!("s{i:02}");
-            portal.cli(&["user", "add", &user, "--password-stdin"], "bench-password-1\n");
-            csv.push_str(&format!("{user},{user},\n"));
-        }
-        let admin = sign_in(&client(), &portal.url, "admin", ADMIN_PASSWORD).await.unwrap();
-        let body = format!("code=BENCH&csv_base64={}", urlencode(&base64(csv.as_bytes())));
-        assert!(post(&client(), &portal.url, Some(&admin), "import_roster", body).await.status().is_success());
-        for i in 0..students {
-            cookies.push(sign_in(&client(), &portal.url, &format!("s{i:02}"), "bench-password-1").await.unwrap());
-        }
-        Bench { portal, students: cookies }
+        let names: Vec<String> = (0..students).map(|i| format!("s{i:02}")).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let cookies = class.enroll(&names).await;
+        Bench { portal: class.portal, students: cookies }
     }
 
     /// Starts a session for student `i` and returns its id once ready, with the time taken.

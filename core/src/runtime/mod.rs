@@ -7,4 +7,4 @@ pub mod spec;
 
 pub use engine::{Engine, EngineStatus};
 pub use launch::Created;
-pub use observe::{ContainerDeath, ContainerStatus, ManagedContainer};
+pub use observe::{ContainerDeath, ContainerStatus, EngineHost, ManagedContainer};

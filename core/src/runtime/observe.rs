@@ -15,6 +15,14 @@ use super::engine::Engine;
 use super::spec::{INSTANCE_LABEL, NOTEBOOK_PORT, SESSION_LABEL};
 use crate::CoreError;
 
+/// The engine's host, as far as launching containers is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EngineHost {
+    /// A container's CPU limit cannot exceed it.
+    pub cpus: Option<u32>,
+    pub nvidia_runtime: bool,
+}
+
 /// A container as the engine reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContainerStatus {
@@ -70,15 +78,20 @@ impl Engine {
         }
     }
 
-    /// How many CPUs the engine's host has; a container's CPU limit cannot exceed it.
-    pub async fn cpu_count(&self) -> Result<Option<u32>, CoreError> {
+    /// What the engine's host offers containers, from one `info` call.
+    pub async fn host(&self) -> Result<EngineHost, CoreError> {
         let info = self
             .client()
             .await?
             .info()
             .await
             .map_err(|e| CoreError::Engine(format!("reading engine info: {e}")))?;
-        Ok(info.ncpu.and_then(|n| u32::try_from(n).ok()).filter(|n| *n > 0))
+        Ok(EngineHost {
+            cpus: info.ncpu.and_then(|n| u32::try_from(n).ok()).filter(|n| *n > 0),
+            nvidia_runtime: info
+                .runtimes
+                .is_some_and(|runtimes| runtimes.contains_key("nvidia")),
+        })
     }
 
     /// The host port (on 127.0.0.1) the engine published JupyterLab's port on.

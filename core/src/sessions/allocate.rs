@@ -41,6 +41,19 @@ struct GpuNow {
     held: Vec<Placement>,
 }
 
+/// The GPUs as the pure allocator takes them.
+fn allocator_states(fleet_now: &[GpuNow]) -> Vec<GpuState<'_>> {
+    fleet_now
+        .iter()
+        .map(|g| GpuState {
+            catalog: &g.catalog,
+            mode: g.mode,
+            layout: g.layout.clone(),
+            held: g.held.clone(),
+        })
+        .collect()
+}
+
 impl Sessions {
     /// Reads every GPU's instances and mode, and the slices sessions hold.
     async fn fleet_now(&self) -> Result<Vec<GpuNow>, CoreError> {
@@ -95,15 +108,7 @@ impl Sessions {
             return Ok(Placed::NotWaiting);
         }
         let fleet_now = self.fleet_now().await?;
-        let states: Vec<GpuState<'_>> = fleet_now
-            .iter()
-            .map(|g| GpuState {
-                catalog: &g.catalog,
-                mode: g.mode,
-                layout: g.layout.clone(),
-                held: g.held.clone(),
-            })
-            .collect();
+        let states = allocator_states(&fleet_now);
         let decision = match allocate(&states, &session.profile) {
             Ok(decision) => decision,
             Err(MigError::NoRoom { reason, .. }) => {
@@ -156,15 +161,7 @@ impl Sessions {
         let queued = self.inner.store.gpu_sessions_in(&[SessionState::Queued]).await?;
         let mut out = Vec::with_capacity(profiles.len());
         for profile in profiles {
-            let mut states: Vec<GpuState<'_>> = fleet_now
-                .iter()
-                .map(|g| GpuState {
-                    catalog: &g.catalog,
-                    mode: g.mode,
-                    layout: g.layout.clone(),
-                    held: g.held.clone(),
-                })
-                .collect();
+            let mut states = allocator_states(&fleet_now);
             let mut free = 0u32;
             while free < 64 {
                 let Ok(decision) = allocate(&states, profile) else { break };

@@ -25,16 +25,15 @@ impl Sessions {
                 session.state.as_str()
             )));
         }
-        let from = [Requested, Queued, Allocating, Creating, Starting, Ready];
-        self.finish(id, &from, Ended, reason).await?;
+        self.finish(id, SessionState::ACTIVE, Ended, reason).await?;
         self.session(id).await
     }
 
     /// Fails a session that has not ended yet (a stop in progress wins).
     pub(super) async fn fail(&self, id: &str, reason: &str) -> Result<(), CoreError> {
-        use SessionState::*;
-        let from = [Requested, Queued, Allocating, Creating, Starting, Ready];
-        self.finish(id, &from, Failed, reason).await.map(|_| ())
+        self.finish(id, SessionState::ACTIVE, SessionState::Failed, reason)
+            .await
+            .map(|_| ())
     }
 
     /// The session's container stopped on its own (a job finished, JupyterLab crashed, or

@@ -137,16 +137,21 @@ impl Sessions {
                 pids: i64::from(config.sessions_pids_limit),
             },
         };
+        let host = *self
+            .inner
+            .engine_host
+            .get_or_try_init(|| self.inner.engine.host())
+            .await?;
         // A host with fewer CPUs than the slice's share gets them all.
-        let limits = match self.inner.engine.cpu_count().await? {
-            Some(host) if limits.cpus > f64::from(host) => Limits {
-                cpus: f64::from(host),
+        let limits = match host.cpus {
+            Some(cpus) if limits.cpus > f64::from(cpus) => Limits {
+                cpus: f64::from(cpus),
                 ..limits
             },
             _ => limits,
         };
-        let nvidia_runtime = self.inner.gpus.kind() == BackendKind::Nvml
-            && self.inner.engine.probe().await.nvidia_runtime;
+        let nvidia_runtime =
+            self.inner.gpus.kind() == BackendKind::Nvml && host.nvidia_runtime;
         let placement = session.placement.as_ref();
         Ok(LaunchRequest {
             instance: self.instance_id().await?,

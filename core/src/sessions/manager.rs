@@ -8,7 +8,7 @@ use super::policy::policy_of;
 use crate::auth::tokens::new_session_token;
 use crate::config::Config;
 use crate::gpu::GpuBackend;
-use crate::runtime::Engine;
+use crate::runtime::{Engine, EngineHost};
 use crate::store::{NewGpuSession, Store};
 use crate::CoreError;
 
@@ -45,6 +45,8 @@ pub(super) struct Inner {
     pub allocation: Mutex<()>,
     pub events: broadcast::Sender<SessionEvent>,
     instance: tokio::sync::OnceCell<String>,
+    /// Read from the engine at the first launch; the host does not change under a portal.
+    pub engine_host: tokio::sync::OnceCell<EngineHost>,
     /// One queue pass at a time; a request during a pass makes it run once more.
     pub dispatching: Mutex<()>,
     pub dispatch_again: std::sync::atomic::AtomicBool,
@@ -67,6 +69,7 @@ impl Sessions {
                 allocation: Mutex::new(()),
                 events,
                 instance: tokio::sync::OnceCell::new(),
+                engine_host: tokio::sync::OnceCell::new(),
                 dispatching: Mutex::new(()),
                 dispatch_again: std::sync::atomic::AtomicBool::new(false),
             }),
@@ -99,10 +102,6 @@ impl Sessions {
             })
             .await
             .cloned()
-    }
-
-    pub fn store(&self) -> &Store {
-        &self.inner.store
     }
 
     pub async fn session(&self, id: &str) -> Result<GpuSession, CoreError> {

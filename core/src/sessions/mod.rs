@@ -16,4 +16,4 @@ pub use reconcile::ReconcileReport;
 pub use argv::split_command;
 pub use manager::{ClaimRequest, Sessions, Workload};
 pub use model::{GpuSession, SessionEvent, SessionKind, SessionState, SlicePlacement};
-pub use policy::{policy_of, set_policy, CoursePolicy};
+pub use policy::{policy_of, set_policy, split_list, CoursePolicy};

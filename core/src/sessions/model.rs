@@ -36,6 +36,10 @@ impl SessionState {
         SessionState::Failed,
     ];
 
+    /// Waiting, launching or running: what a stop or a failure may end. (`stopping` is
+    /// already being ended by someone.) The first six of [`SessionState::ALL`].
+    pub const ACTIVE: &'static [SessionState] = Self::ALL.split_at(6).0;
+
     pub fn as_str(self) -> &'static str {
         match self {
             SessionState::Requested => "requested",
@@ -69,7 +73,7 @@ impl SessionState {
             Creating => &[Allocating],
             Starting => &[Creating],
             Ready => &[Starting],
-            Stopping => &[Requested, Queued, Allocating, Creating, Starting, Ready],
+            Stopping => SessionState::ACTIVE,
             Ended | Failed => &[
                 Requested, Queued, Allocating, Creating, Starting, Ready, Stopping,
             ],

@@ -25,7 +25,8 @@ impl CoursePolicy {
     }
 }
 
-fn list(text: &str) -> Vec<String> {
+/// `a, b,,c` → `[a, b, c]`: the form lists are stored and typed in.
+pub fn split_list(text: &str) -> Vec<String> {
     text.split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
@@ -41,8 +42,8 @@ pub async fn policy_of(
 ) -> Result<CoursePolicy, CoreError> {
     Ok(match store.course_policy(course_id).await? {
         Some(row) => CoursePolicy {
-            images: list(&row.allowed_images),
-            profiles: list(&row.allowed_profiles),
+            images: split_list(&row.allowed_images),
+            profiles: split_list(&row.allowed_profiles),
             max_minutes: row.max_session_minutes,
         },
         None => CoursePolicy {

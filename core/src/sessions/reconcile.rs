@@ -125,15 +125,16 @@ impl Sessions {
         Ok(report)
     }
 
-    /// Recovers once, then reconciles every `sessions.reconcile_seconds` and follows the
-    /// engine's container deaths, until the process ends.
-    pub fn start_background(&self) {
+    /// Recovers from the last run (before returning, so no new claim can be mistaken for
+    /// a launch the restart cut off), then reconciles every `sessions.reconcile_seconds`
+    /// and follows the engine's container deaths in the background.
+    pub async fn start_background(&self) {
+        match self.recover_after_restart().await {
+            Ok(report) => tracing::info!(?report, "sessions recovered after start"),
+            Err(e) => tracing::error!(error = %e, "recovering sessions after start failed"),
+        }
         let this = self.clone();
         tokio::spawn(async move {
-            match this.recover_after_restart().await {
-                Ok(report) => tracing::info!(?report, "sessions recovered after start"),
-                Err(e) => tracing::error!(error = %e, "recovering sessions after start failed"),
-            }
             let period = Duration::from_secs(u64::from(this.inner.config.sessions_reconcile_seconds));
             loop {
                 tokio::time::sleep(period).await;

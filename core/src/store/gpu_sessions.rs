@@ -128,15 +128,12 @@ async fn event_on(
 async fn record_event(
     conn: &mut sqlx::AnyConnection,
     id: &str,
+    user_id: i64,
     at_ms: i64,
     state: SessionState,
     detail: &str,
 ) -> Result<SessionEvent, CoreError> {
     event_on(&mut *conn, id, at_ms, state, detail).await?;
-    let (user_id,): (i64,) = sqlx::query_as("SELECT user_id FROM gpu_sessions WHERE id = $1")
-        .bind(id)
-        .fetch_one(&mut *conn)
-        .await?;
     Ok(SessionEvent {
         session_id: id.to_string(),
         user_id,
@@ -287,17 +284,17 @@ impl Store {
         };
         let sql = format!(
             "UPDATE gpu_sessions SET state = $1, updated_at = $3 {extra}
-             WHERE id = $2 AND state IN ({from})"
+             WHERE id = $2 AND state IN ({from}) RETURNING user_id"
         );
-        let mut query = sqlx::query(&sql).bind(to.as_str()).bind(id).bind(now);
+        let mut query = sqlx::query_as(&sql).bind(to.as_str()).bind(id).bind(now);
         if to.is_final() {
             query = query.bind(detail);
         }
-        let updated = query.execute(&mut *tx).await?;
-        if updated.rows_affected() == 0 {
+        let updated: Option<(i64,)> = query.fetch_optional(&mut *tx).await?;
+        let Some((user_id,)) = updated else {
             return Ok(None);
-        }
-        let event = record_event(&mut tx, id, now, to, detail).await?;
+        };
+        let event = record_event(&mut tx, id, user_id, now, to, detail).await?;
         tx.commit().await?;
         Ok(Some(event))
     }
@@ -332,11 +329,11 @@ impl Store {
             }
         }
         let from = in_list(SessionState::Allocating.allowed_from());
-        let updated = sqlx::query(&format!(
+        let updated: Option<(i64,)> = sqlx::query_as(&format!(
             "UPDATE gpu_sessions SET state = 'allocating', updated_at = $1, gpu_uuid = $2,
                  gpu_index = $3, profile_id = $4, start_slice = $5, placement = $6,
                  created_instance = $7, released = 0
-             WHERE id = $8 AND state IN ({from})"
+             WHERE id = $8 AND state IN ({from}) RETURNING user_id"
         ))
         .bind(now)
         .bind(&placement.gpu_uuid)
@@ -346,12 +343,14 @@ impl Store {
         .bind(&placement.label)
         .bind(i64::from(created_instance))
         .bind(id)
-        .execute(&mut *tx)
+        .fetch_optional(&mut *tx)
         .await?;
-        if updated.rows_affected() == 0 {
+        // Nothing returned: the session moved on; dropping the transaction drops the holds.
+        let Some((user_id,)) = updated else {
             return Ok(None);
-        }
-        let event = record_event(&mut tx, id, now, SessionState::Allocating, detail).await?;
+        };
+        let event =
+            record_event(&mut tx, id, user_id, now, SessionState::Allocating, detail).await?;
         tx.commit().await?;
         Ok(Some(event))
     }
@@ -447,18 +446,31 @@ impl Store {
 
     /// Every step of a session, oldest first.
     pub async fn session_events(&self, id: &str) -> Result<Vec<SessionEvent>, CoreError> {
-        let rows: Vec<(i64, String, String, i64)> = sqlx::query_as(
-            "SELECT e.at_ms, e.state, e.detail, s.user_id FROM session_events e
-             JOIN gpu_sessions s ON s.id = e.session_id WHERE e.session_id = $1 ORDER BY e.id",
-        )
-        .bind(id)
-        .fetch_all(self.pool())
-        .await?;
+        self.events_of_sessions(&[id.to_string()]).await
+    }
+
+    /// Every step of these sessions in one query, oldest first.
+    pub async fn events_of_sessions(&self, ids: &[String]) -> Result<Vec<SessionEvent>, CoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let placeholders: Vec<String> = (1..=ids.len()).map(|n| format!("${n}")).collect();
+        let sql = format!(
+            "SELECT e.session_id, e.at_ms, e.state, e.detail, s.user_id FROM session_events e
+             JOIN gpu_sessions s ON s.id = e.session_id
+             WHERE e.session_id IN ({}) ORDER BY e.id",
+            placeholders.join(", ")
+        );
+        let mut query = sqlx::query_as::<_, (String, i64, String, String, i64)>(&sql);
+        for id in ids {
+            query = query.bind(id);
+        }
+        let rows = query.fetch_all(self.pool()).await?;
         Ok(rows
             .into_iter()
-            .filter_map(|(at_ms, state, detail, user_id)| {
+            .filter_map(|(session_id, at_ms, state, detail, user_id)| {
                 Some(SessionEvent {
-                    session_id: id.to_string(),
+                    session_id,
                     user_id,
                     at_ms,
                     state: SessionState::parse(&state)?,

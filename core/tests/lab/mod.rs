@@ -108,14 +108,7 @@ impl Lab {
     pub async fn clean_up(&self) {
         let live = self
             .store
-            .gpu_sessions_in(&[
-                SessionState::Requested,
-                SessionState::Queued,
-                SessionState::Allocating,
-                SessionState::Creating,
-                SessionState::Starting,
-                SessionState::Ready,
-            ])
+            .gpu_sessions_in(SessionState::ACTIVE)
             .await
             .unwrap();
         for s in live.iter().rev() {
