@@ -39,6 +39,7 @@ async fn a_student_opens_jupyterlab_through_the_portal_and_runs_a_cell() {
     let editor = browser.wait_for(".jp-Notebook .jp-Cell .cm-content").await;
     editor.click().await.unwrap();
     editor.send_keys("print(6 * 7)").await.unwrap();
+    browser.wait_text(".jp-Notebook .jp-Cell .cm-content", "print(6 * 7)").await;
     // Shift+Enter runs the cell.
     editor.send_keys("\u{E008}\u{E007}").await.unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(90);
