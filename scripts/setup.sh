@@ -83,5 +83,18 @@ if [[ $WITH_TEST -eq 1 ]]; then
   have pg_ctlcluster || apt_install postgresql
   have debootstrap || apt_install debootstrap
   [[ -x /bin/busybox ]] || apt_install busybox-static
+  # 6. axe-core for the browser tests' accessibility check; it ships inside a Python wheel
+  #    (MPL-2.0) and is kept under target/, never in the repository.
+  AXE="$ROOT/target/axe/axe.min.js"
+  if [[ ! -s "$AXE" ]]; then
+    say "fetching axe-core (axe-playwright-python 0.1.8)"
+    have unzip || apt_install unzip
+    work=$(mktemp -d)
+    python3 -m pip download -q --no-deps --only-binary=:all: axe-playwright-python==0.1.8 -d "$work"
+    mkdir -p "$(dirname "$AXE")"
+    unzip -p "$work"/axe_playwright_python-0.1.8-*.whl axe_playwright_python/axe.min.js > "$AXE.part"
+    mv "$AXE.part" "$AXE"
+    rm -rf "$work"
+  fi
 fi
 say "ready"

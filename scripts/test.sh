@@ -8,6 +8,10 @@ scripts/setup.sh --test
 SLICEHUB_TEST_DATABASE_URL="$(scripts/pg.sh)"
 export SLICEHUB_TEST_DATABASE_URL
 
+# Session networks left by test portals that were killed rather than stopped: Docker's
+# default address pools hold only a few dozen networks. Nothing of this run exists yet.
+docker network prune -f --filter label=org.slicehub.managed=true >/dev/null
+
 # The images the container tests run: a tiny one for jobs (seconds) and the real
 # JupyterLab one, built with no registry (about 75 s once; cached after).
 docker/offline/busybox.sh

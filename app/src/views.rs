@@ -24,13 +24,25 @@ pub struct GpuView {
 pub struct InstanceStatus {
     /// `ok`, `degraded` or `down`
     pub status: String,
+    /// Each check; only administrators get what it found, others `working` or not.
     pub components: Vec<ComponentView>,
-    pub board: GpuBoard,
+    /// What anyone may know of the GPUs.
+    pub capacity: GpuCapacity,
+    /// Who holds each slice, with GPU and MIG device UUIDs: administrators only.
+    pub board: Option<GpuBoard>,
     /// The caller may open the GPU board and the status page.
     pub viewer_is_admin: bool,
     /// e.g. `14:03:22 UTC`
     pub checked_at: String,
+    pub checked_at_ms: i64,
     pub version: String,
+}
+
+/// The GPUs as counts: how many more sessions of each profile fit now, and how many wait.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GpuCapacity {
+    pub simulated: bool,
+    pub profiles: Vec<ProfileOption>,
 }
 
 /// Every GPU with the MIG instances placed on it, for the GPU board.
@@ -40,6 +52,7 @@ pub struct GpuBoard {
     pub backend: String,
     pub gpus: Vec<GpuLayoutView>,
     pub refreshed_at: String,
+    pub refreshed_at_ms: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -125,14 +138,21 @@ pub struct CourseDetail {
     pub title: String,
     pub can_manage_roster: bool,
     pub can_assign_instructors: bool,
+    /// The caller sees members' usernames and emails (the course's instructors and
+    /// admins); students see names and roles only.
+    pub shows_contacts: bool,
+    /// The caller may open the course's policy page (its instructors and admins).
+    pub can_set_policy: bool,
     pub members: Vec<MemberRow>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MemberRow {
-    pub username: String,
+    /// `None` unless the caller may see contacts.
+    pub username: Option<String>,
     pub display_name: String,
-    pub email: String,
+    /// `None` unless the caller may see contacts (or no address is stored).
+    pub email: Option<String>,
     /// `instructor` or `student`
     pub role: String,
 }
@@ -147,9 +167,11 @@ pub struct RosterPreviewView {
 pub struct RosterRowView {
     pub line: usize,
     pub username: String,
-    pub display_name: String,
-    pub email: String,
-    /// `create`, `enroll`, `update` or `unchanged`
+    /// A new account's name and email from the file; `None` for an existing account,
+    /// whose stored details are never sent.
+    pub display_name: Option<String>,
+    pub email: Option<String>,
+    /// `create`, `enroll` or `unchanged`
     pub action: String,
 }
 
@@ -163,7 +185,6 @@ pub struct RowErrorView {
 pub struct RosterAppliedView {
     pub created: usize,
     pub enrolled: usize,
-    pub updated: usize,
     pub unchanged: usize,
     /// `username,password` lines for the new accounts, when any were made.
     pub passwords_csv: Option<String>,
@@ -178,6 +199,71 @@ pub struct LaunchCourse {
     pub profiles: Vec<ProfileOption>,
     pub images: Vec<String>,
     pub max_minutes: i64,
+    /// The caller's slice-hour budget in the course, if it sets a quota.
+    pub budget: Option<BudgetView>,
+}
+
+/// A student's slice-hour budget in one course, as numbers already in words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BudgetView {
+    /// `1.5`
+    pub used: String,
+    /// `6` (the quota plus this period's extra time)
+    pub total: String,
+    /// `4.5`
+    pub left: String,
+    /// `this week` / `this term`
+    pub period: String,
+    /// `resets Monday 00:00 (Europe/Berlin)`
+    pub renewal: String,
+    /// When the period ends, for the reader's own clock.
+    pub period_end_ms: i64,
+    pub period_end_utc: String,
+    pub exhausted: bool,
+}
+
+/// A course policy as the policy form holds it: every field text, so that whatever is
+/// typed comes back with a message rather than a parse failure.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct PolicyFields {
+    pub images: String,
+    pub profiles: String,
+    pub max_minutes: String,
+    pub max_sessions: String,
+    pub max_slices: String,
+    pub internet: String,
+    pub quota_hours: String,
+    pub period: String,
+    pub reset_day: String,
+    pub reset_time: String,
+    pub term_starts: String,
+    pub term_ends: String,
+    pub time_zone: String,
+}
+
+/// One field's problem after a save was refused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldProblemView {
+    pub field: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PolicyPageView {
+    pub code: String,
+    pub title: String,
+    pub fields: PolicyFields,
+    /// Profiles the GPUs offer, for the hint under "Allowed sizes".
+    pub known_profiles: Vec<String>,
+    pub students: Vec<StudentBudgetRow>,
+}
+
+/// A student of the course and, when it sets a quota, their budget this period.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StudentBudgetRow {
+    pub username: String,
+    pub display_name: String,
+    pub budget: Option<BudgetView>,
 }
 
 /// A MIG profile with how many more sessions of it fit now.
@@ -207,8 +293,22 @@ pub struct SessionView {
     pub mig_uuid: Option<String>,
     pub exit_code: Option<i64>,
     pub requested_at: String,
+    pub requested_at_ms: i64,
     /// When it will be stopped, while it runs.
     pub ends_at: Option<String>,
+    pub ends_at_ms: Option<i64>,
+    /// `58 min left` when the page was made; the browser counts down from `ends_at_ms`.
+    pub time_left: Option<String>,
+    /// Why it stops at `ends_at_ms`: `time limit` or `quota` (the student's slice-hours
+    /// run out first).
+    pub stops_for: String,
+    /// How long before `ends_at_ms` the page warns.
+    pub warn_before_ms: i64,
+    /// How long it ran (ready to end, or to now while it runs), e.g. `2 min 5 s`.
+    pub ran_for: Option<String>,
+    pub ready_at_ms: Option<i64>,
+    /// A job's command quoted so that it reads back as it was typed.
+    pub command_text: String,
     pub steps: Vec<SessionStep>,
     pub log_tail: String,
     /// JupyterLab through the portal, once a notebook is ready.
@@ -218,6 +318,16 @@ pub struct SessionView {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionStep {
     pub at: String,
+    pub at_ms: i64,
     pub state: String,
     pub detail: String,
+}
+
+/// One page of the caller's past sessions, newest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryPage {
+    pub sessions: Vec<SessionView>,
+    /// Counted from 0; a page past the end answers the last one.
+    pub page: u32,
+    pub pages: u32,
 }

@@ -149,6 +149,25 @@ pub async fn apply_layout(
         .into_iter()
         .find(|g| g.index == gpu_index)
         .ok_or_else(|| CoreError::NotFound(format!("there is no GPU {gpu_index}")))?;
+    // A static layout replaces the GPU's instances: never under a running session. (A
+    // claim placed by the serving portal between this check and the change is not
+    // excluded; apply layouts when the GPU is drained.)
+    let held: Vec<String> = services
+        .store
+        .held_slices()
+        .await?
+        .into_iter()
+        .filter(|h| h.gpu_uuid == info.uuid)
+        .map(|h| h.session_id)
+        .collect();
+    if !held.is_empty() && !name.eq_ignore_ascii_case("dynamic") {
+        return Err(CoreError::Conflict(format!(
+            "GPU {gpu_index} has slices held by {} live session(s) ({}); stop them first, \
+             then apply the layout",
+            held.len(),
+            held.join(", ")
+        )));
+    }
     let mode = if name.eq_ignore_ascii_case("dynamic") {
         GpuMode::Dynamic
     } else {

@@ -64,9 +64,10 @@ pub async fn check(services: &Services) -> HealthReport {
             let plural = if list.len() == 1 { "" } else { "s" };
             let mut summary = format!("{} — {} GPU{plural}", services.gpus.describe(), list.len());
             if let Some(why) = &services.gpu_fallback_reason {
-                summary.push_str(&format!(" ({why})"));
+                summary.push_str(&format!(" ({})", why.reason));
             }
-            ComponentHealth { ok: true, summary }
+            let nvml_failed = services.gpu_fallback_reason.as_ref().is_some_and(|f| f.nvml_failed);
+            ComponentHealth { ok: !nvml_failed, summary }
         }
         Err(e) => ComponentHealth {
             ok: false,

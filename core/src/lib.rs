@@ -10,6 +10,8 @@ pub mod error;
 pub mod fleet;
 pub mod gpu;
 pub mod health;
+pub mod notebook_access;
+pub mod quotas;
 pub mod runtime;
 pub mod services;
 pub mod sessions;

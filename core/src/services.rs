@@ -3,6 +3,7 @@ use std::sync::Arc;
 use crate::auth::Authenticator;
 use crate::config::Config;
 use crate::gpu::GpuBackend;
+use crate::notebook_access::NotebookAccess;
 use crate::runtime::Engine;
 use crate::sessions::Sessions;
 use crate::store::Store;
@@ -15,12 +16,14 @@ pub struct Services {
     pub store: Store,
     pub gpus: Arc<dyn GpuBackend>,
     /// Why the configured GPU backend was replaced by the simulated one, if it was.
-    pub gpu_fallback_reason: Option<String>,
+    pub gpu_fallback_reason: Option<crate::gpu::GpuFallback>,
     pub engine: Arc<Engine>,
     /// Logins, sessions and password changes; shares one hashing limit per process.
     pub auth: Authenticator,
     /// GPU sessions: claims, launches, stops and the reconciler.
     pub sessions: Sessions,
+    /// Launch tickets and notebook grants: the way into a notebook's own origin.
+    pub notebooks: NotebookAccess,
 }
 
 impl Services {

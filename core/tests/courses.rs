@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use slicehub_core::auth::{
-    add_user, Authenticator, LoginLimits, NewUser, PasswordHasher, SessionPolicy,
+    add_user, set_disabled, Authenticator, LoginLimits, NewUser, PasswordHasher, SessionPolicy,
 };
 use slicehub_core::clock::SystemClock;
 use slicehub_core::courses::{
@@ -73,7 +73,9 @@ on_both_databases!(
     roster_in_latin1_is_refused_with_the_fix,
     roster_with_bom_crlf_and_quoted_commas_is_read,
     roster_without_a_header_is_refused,
-    roster_import_creates_enrolls_updates_and_reimport_changes_nothing,
+    roster_import_creates_and_enrolls_and_reimport_changes_nothing,
+    roster_neither_shows_nor_changes_an_existing_account,
+    roster_refuses_administrators_accounts,
     roster_with_errors_is_not_applied_at_all,
     roster_passwords_are_one_time_either_way,
     roster_of_5000_rows_previews_and_applies,
@@ -247,8 +249,9 @@ async fn roster_with_bom_crlf_and_quoted_commas_is_read(store: Store) {
         .await
         .unwrap();
     assert_eq!(preview.rows.len(), 1);
-    assert_eq!(preview.rows[0].display_name, "Smith, Anna");
-    assert_eq!(preview.rows[0].email.as_deref(), Some("anna@uni.example"));
+    let new = preview.rows[0].new_account.as_ref().unwrap();
+    assert_eq!(new.display_name, "Smith, Anna");
+    assert_eq!(new.email.as_deref(), Some("anna@uni.example"));
     assert_eq!(preview.errors.len(), 1, "{:?}", preview.errors);
     assert_eq!(preview.errors[0].line, 4, "the blank line still counts");
 }
@@ -271,7 +274,7 @@ async fn roster_without_a_header_is_refused(store: Store) {
     assert!(matches!(err, CoreError::NotFound(_)), "{err}");
 }
 
-async fn roster_import_creates_enrolls_updates_and_reimport_changes_nothing(store: Store) {
+async fn roster_import_creates_and_enrolls_and_reimport_changes_nothing(store: Store) {
     let hasher = PasswordHasher::new(2);
     let cs = course(&store, "CS-101").await;
     let other = course(&store, "ML-200").await;
@@ -290,7 +293,6 @@ async fn roster_import_creates_enrolls_updates_and_reimport_changes_nothing(stor
     assign_instructor(&store, other.id, ivy.id, "admin")
         .await
         .unwrap();
-    let bob_hash = store.password_hash_of(bob.id).await.unwrap();
 
     let file = b"username,display name,email,password\n\
                  alice,Alice A,alice@uni.example,\n\
@@ -304,13 +306,9 @@ async fn roster_import_creates_enrolls_updates_and_reimport_changes_nothing(stor
         [
             ("alice", RowAction::Create),
             ("bob", RowAction::Enroll),
-            ("carl", RowAction::Update),
+            ("carl", RowAction::Unchanged),
             ("ivy", RowAction::Enroll),
         ]
-    );
-    assert_eq!(
-        preview.rows[3].display_name, "ivy stored",
-        "an instructor's name is kept"
     );
     assert_eq!(
         store.count_users().await.unwrap(),
@@ -322,13 +320,8 @@ async fn roster_import_creates_enrolls_updates_and_reimport_changes_nothing(stor
         .await
         .unwrap();
     assert_eq!(
-        (
-            applied.created,
-            applied.enrolled,
-            applied.updated,
-            applied.unchanged
-        ),
-        (1, 2, 1, 0)
+        (applied.created, applied.enrolled, applied.unchanged),
+        (1, 2, 1)
     );
     assert_eq!(applied.one_time_passwords.len(), 1);
     assert_eq!(applied.one_time_passwords[0].0, "alice");
@@ -341,13 +334,10 @@ async fn roster_import_creates_enrolls_updates_and_reimport_changes_nothing(stor
         )
     );
     assert_eq!(
-        store.password_hash_of(bob.id).await.unwrap(),
-        bob_hash,
-        "passwords of existing accounts stay"
+        store.user_by_id(bob.id).await.unwrap().unwrap().display_name,
+        "bob stored",
+        "an existing account keeps its name"
     );
-    let bob_now = store.user_by_id(bob.id).await.unwrap().unwrap();
-    assert_eq!(bob_now.display_name, "Bob B");
-    assert_eq!(store.user_by_id(ivy.id).await.unwrap().unwrap().email, None);
     assert_eq!(
         members(&store, &cs).await,
         [
@@ -366,8 +356,11 @@ async fn roster_import_creates_enrolls_updates_and_reimport_changes_nothing(stor
         .await
         .unwrap();
     assert!(login.user.must_change_password);
+    assert_eq!(login.user.display_name, "Alice A");
+    assert_eq!(login.user.email.as_deref(), Some("alice@uni.example"));
 
     let alice_hash = store.password_hash_of(login.user.id).await.unwrap();
+    let everyone = store.list_users().await.unwrap();
     let again = preview_roster(&store, cs.id, file).await.unwrap();
     assert!(
         again.rows.iter().all(|r| r.action == RowAction::Unchanged),
@@ -378,26 +371,18 @@ async fn roster_import_creates_enrolls_updates_and_reimport_changes_nothing(stor
         .await
         .unwrap();
     assert_eq!(
-        (
-            reapplied.created,
-            reapplied.enrolled,
-            reapplied.updated,
-            reapplied.unchanged
-        ),
-        (0, 0, 0, 4)
+        (reapplied.created, reapplied.enrolled, reapplied.unchanged),
+        (0, 0, 4)
     );
     assert!(reapplied.one_time_passwords.is_empty());
     assert_eq!(
         store.password_hash_of(login.user.id).await.unwrap(),
         alice_hash
     );
-    assert_eq!(store.count_users().await.unwrap(), 4);
+    assert_eq!(store.list_users().await.unwrap(), everyone, "no account changed");
 
     let imports = store.recent_audit(Some("roster.import"), 5).await.unwrap();
-    assert_eq!(
-        imports[1].detail,
-        "created 1, enrolled 2, updated 1, unchanged 0"
-    );
+    assert_eq!(imports[1].detail, "created 1, enrolled 2, unchanged 1");
     assert_eq!(
         (imports[1].actor.as_str(), imports[1].subject.as_str()),
         ("tina", "CS-101")
@@ -407,6 +392,89 @@ async fn roster_import_creates_enrolls_updates_and_reimport_changes_nothing(stor
         (created[0].subject.as_str(), created[0].detail.as_str()),
         ("alice", "roster import into CS-101")
     );
+}
+
+/// An instructor naming someone else's account in a roster learns only that it exists,
+/// and changes nothing about it but its membership.
+async fn roster_neither_shows_nor_changes_an_existing_account(store: Store) {
+    let hasher = PasswordHasher::new(2);
+    let cs = course(&store, "CS-101").await;
+    let new = NewUser {
+        username: "bea".into(),
+        display_name: "Bea Secret-Name".into(),
+        email: Some("bea-secret@example.edu".into()),
+        password: Some(PASSWORD.into()),
+        ..NewUser::default()
+    };
+    let bea = add_user(&store, &hasher, new, "admin").await.unwrap().user;
+    let dana = user(&store, &hasher, "dana", false).await;
+    set_disabled(&store, dana.id, true, "admin").await.unwrap();
+    let bea_hash = store.password_hash_of(bea.id).await.unwrap();
+    let before = (
+        store.user_by_id(bea.id).await.unwrap().unwrap(),
+        store.user_by_id(dana.id).await.unwrap().unwrap(),
+    );
+
+    let file = b"username,display name,email,password\n\
+                 bea,Bea Hijacked,attacker@evil.example,attacker chosen password\n\
+                 dana,Dana Hijacked,attacker@evil.example,\n";
+    let preview = preview_roster(&store, cs.id, file).await.unwrap();
+    assert!(preview.errors.is_empty(), "{:?}", preview.errors);
+    assert_eq!(
+        actions(&preview.rows),
+        [("bea", RowAction::Enroll), ("dana", RowAction::Enroll)]
+    );
+    let shown = serde_json::to_string(&preview).unwrap();
+    for secret in ["bea-secret@example.edu", "Secret-Name", "dana stored", "Hijacked"] {
+        assert!(!shown.contains(secret), "the preview shows {secret}: {shown}");
+    }
+    assert!(preview.rows.iter().all(|r| r.new_account.is_none()));
+
+    let applied = apply_roster(&store, &hasher, cs.id, file, "tina")
+        .await
+        .unwrap();
+    assert_eq!((applied.created, applied.enrolled), (0, 2));
+    assert!(applied.one_time_passwords.is_empty());
+    let after = (
+        store.user_by_id(bea.id).await.unwrap().unwrap(),
+        store.user_by_id(dana.id).await.unwrap().unwrap(),
+    );
+    assert_eq!(after, before, "name, email and flags stay; dana stays disabled");
+    assert_eq!(store.password_hash_of(bea.id).await.unwrap(), bea_hash);
+    let refused = authenticator(&store, &hasher)
+        .login("bea", "attacker chosen password", IpAddr::from([127, 0, 0, 1]))
+        .await;
+    assert!(refused.is_err(), "the file's password was not set");
+    assert_eq!(
+        members(&store, &cs).await,
+        [
+            ("bea".to_string(), Role::Student),
+            ("dana".to_string(), Role::Student),
+        ]
+    );
+}
+
+async fn roster_refuses_administrators_accounts(store: Store) {
+    let hasher = PasswordHasher::new(2);
+    let cs = course(&store, "CS-101").await;
+    let root = user(&store, &hasher, "root", true).await;
+    let file = b"username,display name\nnew1,New One\nroot,Root\n";
+    let preview = preview_roster(&store, cs.id, file).await.unwrap();
+    assert_eq!(actions(&preview.rows), [("new1", RowAction::Create)]);
+    let errors: Vec<String> = preview.errors.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        errors,
+        ["line 3: `root` is an administrator's account; a roster import does not enrol \
+          administrators (remove the line)"]
+    );
+    let err = apply_roster(&store, &hasher, cs.id, file, "tina")
+        .await
+        .unwrap_err();
+    assert!(matches!(err, CoreError::InvalidRequest(_)), "{err}");
+    assert!(err.to_string().contains("nothing was imported"), "{err}");
+    assert!(members(&store, &cs).await.is_empty());
+    assert_eq!(store.count_users().await.unwrap(), 1, "new1 was not created");
+    assert_eq!(store.user_by_id(root.id).await.unwrap().unwrap(), root);
 }
 
 async fn roster_with_errors_is_not_applied_at_all(store: Store) {

@@ -2,15 +2,23 @@
 //! Needs the `slicehub/busybox:offline` image (scripts/test.sh builds it with
 //! docker/offline/busybox.sh).
 
-use bollard::query_parameters::{InspectContainerOptions, RemoveVolumeOptions};
-use slicehub_core::runtime::spec::{ContainerSpec, LaunchRequest, Limits, Workload};
-use slicehub_core::runtime::Engine;
+use bollard::query_parameters::{
+    DownloadFromContainerOptionsBuilder, InspectContainerOptions, RemoveVolumeOptions,
+};
+use futures_util::StreamExt;
+use slicehub_core::runtime::spec::{ContainerSpec, LaunchRequest, Limits, Workload, TOKEN_FILE};
+use slicehub_core::runtime::{Engine, SessionNetwork};
 
 const IMAGE: &str = "slicehub/busybox:offline";
+const INSTANCE: &str = "i-docker-launch-test";
+
+fn network() -> SessionNetwork {
+    SessionNetwork::of(INSTANCE, true)
+}
 
 fn request(session_id: &str, user: &str, workload: Workload) -> LaunchRequest {
     LaunchRequest {
-        instance: "i-docker-launch-test".to_string(),
+        instance: INSTANCE.to_string(),
         session_id: session_id.to_string(),
         username: user.to_string(),
         course: "CS-101".to_string(),
@@ -25,6 +33,7 @@ fn request(session_id: &str, user: &str, workload: Workload) -> LaunchRequest {
             pids: 128,
         },
         nvidia_runtime: false,
+        network: network().name,
     }
 }
 
@@ -46,6 +55,7 @@ async fn engine_with_image() -> Engine {
         client.inspect_image(IMAGE).await.is_ok(),
         "{IMAGE} is missing: run docker/offline/busybox.sh (scripts/test.sh does)"
     );
+    engine.ensure_network(INSTANCE, &network()).await.unwrap();
     engine
 }
 
@@ -56,6 +66,16 @@ async fn made_by_docker(
     spec: &ContainerSpec,
     start: bool,
 ) -> bollard::models::ContainerInspectResponse {
+    made_by_docker_with(engine, spec, start, |_| async {}).await
+}
+
+/// [`made_by_docker`], looking at the created container with `look` before it goes.
+async fn made_by_docker_with<F: std::future::Future<Output = ()>>(
+    engine: &Engine,
+    spec: &ContainerSpec,
+    start: bool,
+    look: impl FnOnce(String) -> F,
+) -> bollard::models::ContainerInspectResponse {
     engine.create(spec).await.unwrap();
     if start {
         engine.start(&spec.name).await.unwrap();
@@ -65,6 +85,7 @@ async fn made_by_docker(
         .inspect_container(&spec.name, None::<InspectContainerOptions>)
         .await
         .unwrap();
+    look(spec.name.clone()).await;
     engine.remove(&spec.name).await.unwrap();
     let gone = client
         .inspect_container(&spec.name, None::<InspectContainerOptions>)
@@ -119,6 +140,11 @@ async fn a_job_container_gets_exactly_the_spec() {
     assert_eq!(host.pids_limit, Some(128));
     assert_eq!(host.nano_cpus, Some(1_500_000_000));
     assert_eq!(host.memory, Some(256 << 20));
+    assert_eq!(host.memory_swap, Some(256 << 20), "no swap beyond the memory limit");
+    assert_eq!(host.shm_size, Some(128 << 20), "half the memory for /dev/shm");
+    let logs = host.log_config.unwrap();
+    assert_eq!(logs.typ.as_deref(), Some("json-file"));
+    assert_eq!(logs.config.unwrap()["max-size"], "10m");
     assert!(
         host.device_requests.unwrap_or_default().is_empty(),
         "a simulated GPU asks for no device"
@@ -137,8 +163,25 @@ async fn a_job_container_gets_exactly_the_spec() {
     );
 }
 
+/// The file at `path` in the container, as Docker hands it out: (uid, mode, content).
+async fn file_in(engine: &Engine, container: &str, path: &str) -> (u64, u32, String) {
+    let client = engine.client().await.unwrap();
+    let options = DownloadFromContainerOptionsBuilder::default().path(path).build();
+    let mut stream = client.download_from_container(container, Some(options));
+    let mut archive = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        archive.extend_from_slice(&chunk.unwrap());
+    }
+    let mut reader = tar::Archive::new(archive.as_slice());
+    let mut entry = reader.entries().unwrap().next().unwrap().unwrap();
+    let (uid, mode) = (entry.header().uid().unwrap(), entry.header().mode().unwrap());
+    let mut content = String::new();
+    std::io::Read::read_to_string(&mut entry, &mut content).unwrap();
+    (uid, mode, content)
+}
+
 #[tokio::test]
-async fn a_notebook_publishes_its_port_on_loopback_only_and_runs_as_the_user() {
+async fn a_notebook_publishes_nothing_joins_the_session_network_and_reads_its_token_from_a_file() {
     let engine = engine_with_image().await;
     let id = unique("t-nb");
     let user = unique("tester");
@@ -149,21 +192,33 @@ async fn a_notebook_publishes_its_port_on_loopback_only_and_runs_as_the_user() {
     let mut spec = ContainerSpec::for_session(&request(&id, &user, workload)).unwrap();
     // busybox stands in for JupyterLab: keep the container alive to look at it running.
     spec.cmd = vec!["sleep".to_string(), "30".to_string()];
-    let got = made_by_docker(&engine, &spec, true).await;
+    let token_file = std::sync::Mutex::new(None);
+    let got = made_by_docker_with(&engine, &spec, true, |name| {
+        let engine = &engine;
+        let token_file = &token_file;
+        async move {
+            *token_file.lock().unwrap() = Some(file_in(engine, &name, TOKEN_FILE).await);
+        }
+    })
+    .await;
 
     assert_eq!(got.state.unwrap().running, Some(true));
-    let ports = got.network_settings.unwrap().ports.unwrap();
-    let bindings = ports["8888/tcp"].clone().expect("8888 is published");
-    assert!(!bindings.is_empty());
-    for binding in bindings {
-        assert_eq!(
-            binding.host_ip.as_deref(),
-            Some("127.0.0.1"),
-            "never on all interfaces"
-        );
-        assert!(binding.host_port.unwrap().parse::<u16>().unwrap() > 0);
-    }
+    let settings = got.network_settings.unwrap();
+    let published = settings.ports.unwrap_or_default();
+    assert!(
+        published.values().all(|b| b.as_ref().is_none_or(|b| b.is_empty())),
+        "nothing published on the host: {published:?}"
+    );
+    let networks = settings.networks.unwrap();
+    assert_eq!(networks.keys().collect::<Vec<_>>(), [&network().name], "only the session network");
+    let host = got.host_config.unwrap();
+    assert_eq!(host.network_mode.as_deref(), Some(network().name.as_str()));
+
     let env = got.config.unwrap().env.unwrap();
-    assert!(env.iter().any(|e| e.starts_with("JUPYTER_TOKEN=")));
+    let token = "x".repeat(40);
+    assert!(env.iter().all(|e| !e.contains(&token)), "the token is in no variable: {env:?}");
+    assert!(env.contains(&format!("JUPYTER_TOKEN_FILE={TOKEN_FILE}")));
     assert!(env.contains(&format!("SLICEHUB_BASE_URL=/user/{user}/{id}/")));
+    let (uid, mode, content) = token_file.lock().unwrap().take().unwrap();
+    assert_eq!((uid, mode & 0o777, content.as_str()), (1000, 0o400, token.as_str()));
 }

@@ -143,9 +143,10 @@ async fn bad_claims_get_clear_refusals(store: Store) {
         images: vec![BUSYBOX.into()],
         profiles: vec!["1g.10gb".into()],
         max_minutes: 60,
+        ..slicehub_core::sessions::CoursePolicy::defaults(&lab.config)
     };
     let known = lab.sessions.known_profiles().await.unwrap();
-    slicehub_core::sessions::set_policy(&lab.store, lab.course_id, &policy, &known)
+    slicehub_core::sessions::set_policy(&lab.store, lab.course_id, &policy, &known, "test")
         .await
         .unwrap();
     let mut claim = lab.job(erin, &["true"]);
@@ -157,11 +158,11 @@ async fn bad_claims_get_clear_refusals(store: Store) {
         profiles: vec!["9g.99gb".into()],
         ..policy.clone()
     };
-    let msg = slicehub_core::sessions::set_policy(&lab.store, lab.course_id, &bad_policy, &known)
+    let msg = slicehub_core::sessions::set_policy(&lab.store, lab.course_id, &bad_policy, &known, "test")
         .await
         .unwrap_err()
         .to_string();
-    assert!(msg.contains("no GPU here offers the profile \"9g.99gb\""), "{msg}");
+    assert!(msg.contains("No GPU here offers \"9g.99gb\""), "{msg}");
 
     let msg = refused(
         lab.sessions
@@ -229,7 +230,39 @@ async fn the_database_refuses_a_second_hold_on_a_slice(store: Store) {
     assert!(second.placement.is_none());
 }
 
+/// A progress bar redrawn 20,000 times is one line of output to a terminal, and is kept as
+/// its last state, not as megabytes of redraws.
+async fn progress_bars_are_kept_as_a_terminal_shows_them(store: Store) {
+    let lab = lab(store, "1 x H100-80GB", |_| {}).await;
+    let erin = lab.student("erin").await;
+    let script = "i=0; while [ $i -lt 20000 ]; do printf '\\rstep %05d of 20000' $i; i=$((i+1)); done; echo; echo trained";
+    let session = lab.sessions.claim(lab.job(erin, &["sh", "-c", script])).await.unwrap();
+    let done = lab.until(&session.id, &[SessionState::Ended, SessionState::Failed], LAUNCH).await;
+    assert_eq!(done.state, SessionState::Ended, "{}", done.reason);
+    assert_eq!(done.log_tail, "step 19999 of 20000\ntrained\n");
+}
+
+/// A job that outgrows its memory limit is killed by the kernel; the student is told it ran
+/// out of memory, and its slice is free at once.
+async fn a_job_out_of_memory_says_so_and_frees_its_slice(store: Store) {
+    let lab = lab(store, "1 x H100-80GB", |_| {}).await;
+    let gina = lab.student("gina").await;
+    let grow = "x=aaaaaaaaaaaaaaaa; while true; do x=$x$x; done";
+    let session = lab.sessions.claim(lab.job(gina, &["sh", "-c", grow])).await.unwrap();
+    let done = lab.until(&session.id, &[SessionState::Ended, SessionState::Failed], LAUNCH).await;
+    assert_eq!(done.state, SessionState::Failed);
+    assert!(done.reason.starts_with("out of memory"), "{}", done.reason);
+    let freed = Instant::now() + Duration::from_secs(5);
+    while lab.store.count_slice_holds().await.unwrap() > 0 {
+        assert!(Instant::now() < freed, "the slice is still held 5 s later");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(lab.instance_count(), 0);
+}
+
 on_both_databases!(
+    a_job_out_of_memory_says_so_and_frees_its_slice,
+    progress_bars_are_kept_as_a_terminal_shows_them,
     a_job_runs_with_its_argv_and_frees_its_slice,
     a_failing_job_keeps_its_exit_code_and_output,
     stop_removes_the_container_and_closes_usage,

@@ -16,7 +16,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=slicehub/busybox
 alias_tag=$repo:offline
-applets=(sh sleep echo cat env id true false ls printf kill date head tail wc seq)
+applets=(sh sleep echo cat env id true false ls printf kill date head tail wc seq nc)
 
 start=$EPOCHREALTIME
 arch=$(dpkg --print-architecture 2>/dev/null || echo amd64)

@@ -81,13 +81,51 @@ impl Browser {
             .unwrap_or_else(|e| panic!("typing into {css:?}: {e}"));
     }
 
+    /// Empties the first field matching `css` (waiting for it), then types `text`.
+    pub async fn replace(&self, css: &str, text: &str) {
+        let field = self.wait_for(css).await;
+        field.clear().await.unwrap_or_else(|e| panic!("clearing {css:?}: {e}"));
+        field.send_keys(text).await.unwrap_or_else(|e| panic!("typing into {css:?}: {e}"));
+    }
+
+    /// Signs out through the header's button and waits for the sign-in form.
+    pub async fn sign_out(&self) {
+        self.click(".who button[type=submit]").await;
+        self.wait_for("input[name=username]").await;
+    }
+
     /// Clicks the first element matching `css` (waiting for it).
     pub async fn click(&self, css: &str) {
-        self.wait_for(css)
-            .await
-            .click()
-            .await
-            .unwrap_or_else(|e| panic!("clicking {css:?}: {e}"));
+        self.click_within(css, Duration::from_secs(30)).await;
+    }
+
+    /// Clicks the first element matching `css` once it exists and takes clicks, up to
+    /// `limit`: a page that is still laying out (JupyterLab behind its splash screen)
+    /// answers "not interactable" or "click intercepted" for a while, and a re-render
+    /// makes the found element stale.
+    pub async fn click_within(&self, css: &str, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        loop {
+            let element = self.wait_for_within(css, limit).await;
+            let error = match element.click().await {
+                Ok(()) => return,
+                Err(e) => e,
+            };
+            let transient = matches!(
+                &error,
+                fantoccini::error::CmdError::Standard(w) if matches!(
+                    w.error,
+                    fantoccini::error::ErrorStatus::ElementNotInteractable
+                        | fantoccini::error::ErrorStatus::ElementClickIntercepted
+                        | fantoccini::error::ErrorStatus::StaleElementReference
+                )
+            );
+            if !transient || Instant::now() > deadline {
+                let shot = self.screenshot("failure").await;
+                panic!("clicking {css:?}: {error} (screenshot {})", shot.display());
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
     }
 
     /// Waits until `css` holds text containing `needle` (ignoring case, as CSS may
@@ -143,6 +181,16 @@ impl Browser {
         let path = dir.join(format!("{name}.png"));
         std::fs::write(&path, png).expect("write screenshot");
         path
+    }
+
+    /// Screenshots at 1280 px and at a phone's 390 px (`NAME-1280`, `NAME-390`), then
+    /// restores the desktop width.
+    pub async fn screenshot_widths(&self, name: &str) {
+        for width in [390u32, 1280] {
+            self.client.set_window_size(width, 1400).await.expect("window size");
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            self.screenshot(&format!("{name}-{width}")).await;
+        }
     }
 
     pub async fn close(mut self) {

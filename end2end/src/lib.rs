@@ -5,9 +5,12 @@ mod browser;
 pub mod classroom;
 pub mod cli;
 pub mod form;
+pub mod notebook;
+mod page_check;
 mod portal;
 
 pub use browser::Browser;
+pub use page_check::WIDTHS;
 pub use portal::{workspace_root, Portal, Stopped};
 
 /// A port nothing listens on right now.

@@ -154,6 +154,24 @@ impl Portal {
         self.child.as_ref().expect("running").id()
     }
 
+    /// SIGTERM, as an operator's `systemctl stop` would; waits for the exit and leaves the
+    /// portal ready for [`Portal::restart`].
+    pub async fn terminate(&mut self) -> (ExitStatus, Duration) {
+        let mut child = self.child.take().expect("running");
+        let started = Instant::now();
+        let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+        loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                return (status, started.elapsed());
+            }
+            if started.elapsed() > Duration::from_secs(20) {
+                let _ = child.kill();
+                panic!("portal ignored SIGTERM for 20 s:\n{}", self.log());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// Sends SIGTERM and waits for the process to end.
     pub async fn stop(mut self) -> Stopped {
         let mut child = self.child.take().expect("running");
@@ -181,8 +199,18 @@ impl Portal {
 }
 
 impl Drop for Portal {
+    /// SIGTERM first, so the portal removes its idle session networks (Docker's default
+    /// pools hold only a few dozen), then SIGKILL after 5 s.
     fn drop(&mut self) {
         if let Some(mut child) = self.child.take() {
+            let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
             let _ = child.kill();
             let _ = child.wait();
         }

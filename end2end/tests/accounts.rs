@@ -61,7 +61,7 @@ async fn each_role_sees_its_own_portal() {
         .await;
     sign_in(&browser, &url, "nobody", "not-the-password").await;
     assert_eq!(browser.wait_text(".form-error", "Wrong").await, error);
-    browser.screenshot("login-error").await;
+    browser.check_page("login-error").await;
 
     // The administrator sees everything, the GPU board included.
     sign_in(&browser, &url, "admin", ADMIN_PASSWORD).await;
@@ -147,7 +147,7 @@ async fn each_role_sees_its_own_portal() {
         .fill("input[type=file]", csv.to_str().unwrap())
         .await;
     browser.wait_text(".preview-summary", "2 new").await;
-    browser.screenshot("roster-preview").await;
+    browser.check_page("roster-preview").await;
     browser.click("button.apply-roster:not([disabled])").await;
     browser.wait_text(".applied", "2 created").await;
     let href = browser
@@ -158,7 +158,7 @@ async fn each_role_sees_its_own_portal() {
         .unwrap()
         .unwrap();
     browser.wait_text(".roster tbody", "Sam Student").await;
-    browser.screenshot("roster-applied").await;
+    browser.check_page("roster-applied").await;
     let passwords = form::percent_decode(href.split_once(',').unwrap().1);
     let sam_otp = passwords
         .lines()

@@ -1,5 +1,6 @@
 //! The student's whole way into JupyterLab in a real browser: start a notebook, watch its
-//! steps, open JupyterLab through the portal, run a cell, stop. Screenshots of each step.
+//! steps, open JupyterLab on its own origin (`SESSION.nb.localhost`), run a cell, upload and
+//! download a file, stop. Screenshots of each step.
 //! Needs the Docker engine and `slicehub/jupyterlab:offline`.
 
 use std::time::Duration;
@@ -22,22 +23,26 @@ async fn a_student_opens_jupyterlab_through_the_portal_and_runs_a_cell() {
     browser.sign_in(&portal.url, &nora, &password_of(&nora)).await;
     browser.open(&format!("{}/sessions", portal.url)).await;
     browser.click("form.launch-notebook button[type=submit]").await;
-    browser.wait_for(".session-list .session:first-child .step-requested").await;
+    browser.wait_for(".live-sessions .session .step-requested").await;
     browser.screenshot("notebook-1-requested").await;
-    let open = browser.wait_for(".session-list .session:first-child a.open-lab").await;
+    let open = browser.wait_for(".live-sessions .session a.open-lab").await;
     browser.screenshot("notebook-2-ready").await;
     let href = open.attr("href").await.unwrap().unwrap();
     assert!(href.starts_with(&format!("/user/{nora}/s-")) && href.ends_with("/lab"), "{href}");
 
-    // JupyterLab, on the portal's address; the student never typed a token.
+    // JupyterLab, on the notebook's own origin; the student never typed a token.
     browser.client.goto(&format!("{}{href}", portal.url)).await.unwrap();
-    let card = browser
-        .wait_for_within(".jp-LauncherCard[data-category=\"Notebook\"]", Duration::from_secs(90))
-        .await;
+    let card = ".jp-LauncherCard[data-category=\"Notebook\"]";
+    browser.wait_for_within(card, Duration::from_secs(90)).await;
+    let id = href.split('/').nth(3).unwrap();
+    let port = portal.url.rsplit(':').next().unwrap();
+    let here = browser.client.current_url().await.unwrap();
+    assert_eq!(here.origin().ascii_serialization(), format!("http://{id}.nb.localhost:{port}"));
+    assert_eq!(here.path(), href, "the door led to the same path on the notebook host");
     browser.screenshot("notebook-3-jupyterlab").await;
-    card.click().await.unwrap();
+    browser.click(card).await;
+    browser.click(".jp-Notebook .jp-Cell .cm-content").await;
     let editor = browser.wait_for(".jp-Notebook .jp-Cell .cm-content").await;
-    editor.click().await.unwrap();
     editor.send_keys("print(6 * 7)").await.unwrap();
     browser.wait_text(".jp-Notebook .jp-Cell .cm-content", "print(6 * 7)").await;
     // Shift+Enter runs the cell.
@@ -64,16 +69,37 @@ async fn a_student_opens_jupyterlab_through_the_portal_and_runs_a_cell() {
     }
     browser.screenshot("notebook-4-cell-ran").await;
 
+    // Upload and download a file the way JupyterLab's own page does: the contents API with
+    // its XSRF header, then the file back through the proxy.
+    let transfer = browser
+        .client
+        .execute_async(
+            r#"const [base, done] = arguments;
+               const xsrf = document.cookie.split('; ').find(c => c.startsWith('_xsrf=')).slice(6);
+               const put = await fetch(base + 'api/contents/uploaded.txt', { method: 'PUT',
+                 headers: { 'X-XSRFToken': xsrf, 'Content-Type': 'application/json' },
+                 body: JSON.stringify({ type: 'file', format: 'text', content: 'sent through the notebook origin' }) });
+               const back = await fetch(base + 'files/uploaded.txt');
+               done([put.status, await back.text()]);"#,
+            vec![serde_json::json!(href.trim_end_matches("lab"))],
+        )
+        .await
+        .unwrap();
+    assert_eq!(transfer, serde_json::json!([201, "sent through the notebook origin"]));
+    browser.wait_for(".jp-DirListing-item[title*=\"uploaded.txt\"]").await;
+    browser.screenshot("notebook-4b-file-uploaded").await;
+
     browser.open(&format!("{}/sessions", portal.url)).await;
-    browser.click(".session-list .session:first-child button.stop").await;
-    browser.wait_for(".session-list .session:first-child[data-state=ended]").await;
+    browser.click(".live-sessions button.stop").await;
+    browser.click(".confirm-dialog .confirm-yes").await;
+    browser.wait_for(".session-history .history-row:first-child[data-state=ended]").await;
     browser.screenshot("notebook-5-stopped").await;
 
     browser.client.goto(&format!("{}{href}", portal.url)).await.unwrap();
     browser.wait_text("h1", "This session has ended").await;
-    browser.screenshot("notebook-6-ended-address").await;
+    browser.check_page("notebook-6-ended-address").await;
     browser.close().await;
-    let _ = std::process::Command::new("docker")
-        .args(["volume", "rm", &format!("slicehub-home-{nora}")])
+    let _ = std::process::Command::new("sh")
+        .args(["-c", &format!("docker volume ls -q | grep -- '-home-{nora}$' | xargs -r docker volume rm")])
         .output();
 }

@@ -11,9 +11,20 @@ use slicehub_end2end::Browser;
 const BUSYBOX: &str = "slicehub/busybox:offline";
 const JUPYTERLAB: &str = "slicehub/jupyterlab:offline";
 
-/// The newest session's card, once it is in `state`.
+/// The running session's card, once it is in `state`, with its Details open.
 async fn session_card_text(browser: &Browser, state: &str) -> String {
-    let css = format!(".session-list .session:first-child[data-state={state}]");
+    let css = format!(".live-sessions .session[data-state={state}]");
+    browser.wait_for(&css).await;
+    browser.click(&format!("{css} .session-details summary")).await;
+    browser.wait_for(&css).await.text().await.unwrap()
+}
+
+/// The newest past session, once it is a `kind` that ended in `state`, with its Details
+/// open.
+async fn history_text(browser: &Browser, kind: &str, state: &str) -> String {
+    let css = format!(".session-history .history-row:first-child[data-kind={kind}][data-state={state}]");
+    browser.wait_for(&css).await;
+    browser.click(&format!("{css} .session-details summary")).await;
     browser.wait_for(&css).await.text().await.unwrap()
 }
 
@@ -47,12 +58,13 @@ async fn a_student_runs_a_job_then_a_notebook_and_stops_it() {
         .unwrap();
     browser.fill("form.launch-job input[name=command]", "echo training; done").await;
     browser.click("form.launch-job button[type=submit]").await;
-    let ended = session_card_text(&browser, "ended").await;
+    let ended = history_text(&browser, "job", "ended").await;
     for step in ["requested", "allocating", "creating", "starting", "ready", "stopping", "ended"] {
         assert!(ended.contains(step), "step {step} missing: {ended}");
     }
-    browser.wait_text(".session-list .session:first-child .log-tail", "training; done").await;
-    browser.screenshot("sessions-job-ended").await;
+    assert!(ended.contains("Job echo training; done") && ended.contains("Finished without errors."), "{ended}");
+    browser.wait_text(".session-history .history-row:first-child .log-tail", "training; done").await;
+    browser.check_page("sessions-job-ended").await;
 
     // A notebook, followed live until JupyterLab answers.
     browser.click("form.launch-notebook button[type=submit]").await;
@@ -61,12 +73,15 @@ async fn a_student_runs_a_job_then_a_notebook_and_stops_it() {
     assert!(ready.contains("MIG-"), "the MIG device is shown: {ready}");
     let launch = browser.wait_text(".launch", "1g.10gb").await;
     assert!(launch.contains("1g.10gb — 6 free"), "availability follows the claim: {launch}");
-    browser.screenshot("sessions-notebook-ready").await;
+    browser.check_page("sessions-notebook-ready").await;
 
-    browser.click(".session-list .session:first-child button.stop").await;
-    let stopped = session_card_text(&browser, "ended").await;
-    assert!(stopped.contains("stopped by alice"), "{stopped}");
-    assert!(browser.client.find(Locator::Css(".session-list .session:first-child button.stop")).await.is_err());
+    browser.click(".live-sessions button.stop").await;
+    let warning = browser.wait_text(".confirm-dialog", "Stop this notebook?").await;
+    assert!(warning.contains("not saved is lost"), "stopping a notebook warns about unsaved work: {warning}");
+    browser.click(".confirm-dialog .confirm-yes").await;
+    let stopped = history_text(&browser, "notebook", "ended").await;
+    assert!(stopped.contains("Stopped by alice."), "{stopped}");
+    assert!(browser.client.find(Locator::Css("button.stop")).await.is_err());
     browser.screenshot("sessions-notebook-stopped").await;
 
     // Another notebook; the administrator's GPU board names who holds its slice.
@@ -74,7 +89,7 @@ async fn a_student_runs_a_job_then_a_notebook_and_stops_it() {
     session_card_text(&browser, "ready").await;
     let id = browser
         .client
-        .find(Locator::Css(".session-list .session:first-child"))
+        .find(Locator::Css(".live-sessions .session"))
         .await
         .unwrap()
         .attr("data-session")
@@ -86,7 +101,7 @@ async fn a_student_runs_a_job_then_a_notebook_and_stops_it() {
     browser.sign_in(&portal.url, "admin", ADMIN_PASSWORD).await;
     browser.open(&format!("{}/gpus", portal.url)).await;
     browser.wait_text(".instances", &format!("alice · {id}")).await;
-    browser.screenshot("gpus-held").await;
+    browser.check_page("gpus-held").await;
     let resp = post(&client(), &portal.url, Some(admin), "stop_session", format!("id={id}")).await;
     assert_eq!(resp.status(), 200);
     browser.close().await;

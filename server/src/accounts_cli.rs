@@ -139,12 +139,7 @@ pub async fn course(config: &Config, command: CourseCommand) -> Result<(), CliEr
 
 async fn run_course(config: &Config, store: &Store, command: CourseCommand) -> Result<(), CliError> {
     match command {
-        CourseCommand::Policy {
-            code,
-            images,
-            profiles,
-            max_minutes,
-        } => course_policy(config, store, &code, images, profiles, max_minutes).await?,
+        CourseCommand::Policy { code, changes } => course_policy(config, store, &code, changes).await?,
         CourseCommand::Add { code, title } => {
             let course = create_course(store, &code, &title, ACTOR).await?;
             println!("created course {} — {}", course.code, course.title);
@@ -202,43 +197,83 @@ async fn course_policy(
     config: &Config,
     store: &Store,
     code: &str,
-    images: Option<String>,
-    profiles: Option<String>,
-    max_minutes: Option<i64>,
+    changes: crate::cli::PolicyChanges,
 ) -> Result<(), CliError> {
-    use slicehub_core::sessions::{policy_of, set_policy, split_list};
+    use slicehub_core::quotas::{hours, zone_or_utc};
+    use slicehub_core::sessions::{policy_of, set_policy, PolicyForm};
     let course = store
         .course_by_code(code)
         .await?
         .ok_or_else(|| CoreError::NotFound(format!("there is no course {code}")))?;
     let mut policy = policy_of(store, config, course.id).await?;
-    let changing = images.is_some() || profiles.is_some() || max_minutes.is_some();
-    if let Some(images) = images {
-        policy.images = split_list(&images);
+    let mut form = PolicyForm::from_policy(&policy);
+    let crate::cli::PolicyChanges {
+        images, profiles, max_minutes, max_sessions, max_slices, internet, quota_hours, period, reset, term, time_zone: zone,
+    } = changes;
+    let mut changing = false;
+    for (field, value) in [
+        (&mut form.images, images),
+        (&mut form.profiles, profiles),
+        (&mut form.max_minutes, max_minutes),
+        (&mut form.max_sessions, max_sessions),
+        (&mut form.max_slices, max_slices),
+        (&mut form.internet, internet),
+        (&mut form.quota_hours, quota_hours),
+        (&mut form.period, period),
+        (&mut form.time_zone, zone),
+    ] {
+        if let Some(value) = value {
+            *field = value;
+            changing = true;
+        }
     }
-    if let Some(profiles) = profiles {
-        policy.profiles = if profiles.trim() == "all" { Vec::new() } else { split_list(&profiles) };
+    if let Some(reset) = reset {
+        let (day, time) = reset.trim().split_once(' ').unwrap_or((reset.trim(), ""));
+        form.reset_day = day.to_string();
+        form.reset_time = time.trim().to_string();
+        changing = true;
     }
-    if let Some(minutes) = max_minutes {
-        policy.max_minutes = minutes;
+    if let Some(term) = term {
+        let (starts, ends) = term.split_once("..").unwrap_or((term.as_str(), ""));
+        form.term_starts = starts.to_string();
+        form.term_ends = ends.to_string();
+        changing = true;
     }
     if changing {
         let (gpus, _) = slicehub_core::gpu::open_backend(config)?;
         let known = tokio::task::spawn_blocking(move || slicehub_core::gpu::profile_names(gpus.as_ref()))
         .await
         .map_err(|e| CoreError::Gpu(e.to_string()))??;
-        set_policy(store, course.id, &policy, &known).await?;
-        store
-            .audit(ACTOR, "course.policy", &course.code, &format!("{policy:?}"))
-            .await?;
+        policy = form.parse(&known).map_err(|problems| {
+            let words: Vec<_> = problems.into_iter().map(|p| format!("{}: {}", p.field, p.message)).collect();
+            CoreError::InvalidRequest(words.join(" "))
+        })?;
+        set_policy(store, course.id, &policy, &known, ACTOR).await?;
     }
-    println!("{}: images {}", course.code, policy.images.join(", "));
+    let c = &course.code;
+    println!("{c}: images {}", policy.images.join(", "));
     println!(
-        "{}: profiles {}",
-        course.code,
-        if policy.profiles.is_empty() { "all".to_string() } else { policy.profiles.join(", ") }
+        "{c}: profiles {} (at most {} compute slices)",
+        if policy.profiles.is_empty() { "all".to_string() } else { policy.profiles.join(", ") },
+        policy.max_slices
     );
-    println!("{}: sessions stop after {} minutes", course.code, policy.max_minutes);
+    println!("{c}: sessions stop after {} minutes; {} at once per student", policy.max_minutes, policy.max_sessions);
+    println!(
+        "{c}: internet {}",
+        if policy.internet { "on" } else { "off: containers reach only the portal" }
+    );
+    match &policy.quota {
+        Some(quota) => {
+            let tz = zone_or_utc(&policy.time_zone);
+            println!(
+                "{c}: quota {} slice-hours per student {}; {}",
+                hours(quota.slice_minutes * 60_000),
+                quota.period.word().replace("this ", "per "),
+                quota.period.renewal(tz)
+            )
+        }
+        None => println!("{c}: no slice-hour quota"),
+    }
     Ok(())
 }
 

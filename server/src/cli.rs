@@ -137,14 +137,46 @@ pub enum CourseCommand {
     /// Show or change what a course's students may run; options not given stay as they are.
     Policy {
         code: String,
-        /// Allowed images, comma-separated, e.g. `slicehub/jupyterlab:offline`.
-        #[arg(long)]
-        images: Option<String>,
-        /// Allowed MIG profiles, comma-separated; `all` for every profile the GPUs offer.
-        #[arg(long)]
-        profiles: Option<String>,
-        /// Longest a session may run before it is stopped.
-        #[arg(long)]
-        max_minutes: Option<i64>,
+        #[command(flatten)]
+        changes: PolicyChanges,
     },
+}
+
+/// Fields of a course policy to change; the rest stay as they are. The same checks as the
+/// policy page apply.
+#[derive(Debug, clap::Args)]
+pub struct PolicyChanges {
+    /// Allowed images, comma-separated, e.g. `slicehub/jupyterlab:offline`.
+    #[arg(long)]
+    pub images: Option<String>,
+    /// Allowed MIG profiles, comma-separated; `all` for every profile up to the cap.
+    #[arg(long)]
+    pub profiles: Option<String>,
+    /// Longest a session may run before it is stopped.
+    #[arg(long)]
+    pub max_minutes: Option<String>,
+    /// Sessions (queued or running) one student may have at once.
+    #[arg(long)]
+    pub max_sessions: Option<String>,
+    /// The largest slice one student may claim, in compute slices (3 for a 3g).
+    #[arg(long)]
+    pub max_slices: Option<String>,
+    /// Whether the course's containers reach the internet (`on`, the default, or `off`).
+    #[arg(long, value_parser = ["on", "off"])]
+    pub internet: Option<String>,
+    /// Slice-hours per student and period (a 3g slice for one hour is 3); 0 for no quota.
+    #[arg(long)]
+    pub quota_hours: Option<String>,
+    /// `week` or `term`.
+    #[arg(long, value_parser = ["week", "term"])]
+    pub period: Option<String>,
+    /// When a weekly budget resets, as DAY HH:MM (e.g. `Monday 00:00`).
+    #[arg(long)]
+    pub reset: Option<String>,
+    /// A term budget's first and last day, as YYYY-MM-DD..YYYY-MM-DD.
+    #[arg(long)]
+    pub term: Option<String>,
+    /// The course's time zone (IANA name such as Europe/Berlin); budgets reset in it.
+    #[arg(long)]
+    pub time_zone: Option<String>,
 }

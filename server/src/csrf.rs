@@ -13,9 +13,7 @@ pub async fn same_origin_only(request: Request, next: Next) -> Response {
         *request.method(),
         Method::GET | Method::HEAD | Method::OPTIONS
     );
-    let from_notebook = !request.uri().path().starts_with(crate::proxy::PREFIX)
-        && sent_from_notebook(request.headers());
-    if safe || (same_origin(request.headers()) && !from_notebook) {
+    if safe || same_origin(request.headers()) {
         return next.run(request).await;
     }
     tracing::warn!(
@@ -31,13 +29,17 @@ pub async fn same_origin_only(request: Request, next: Next) -> Response {
         .into_response()
 }
 
-/// True unless the browser says the request is cross-site, or names an origin (or, lacking
-/// one, a referer) whose host differs from the Host it sent the request to. Clients that
-/// send neither (curl, scripts) carry no browser cookies and pass.
+/// True unless the browser says the request came from another origin (Sec-Fetch-Site
+/// other than same-origin, which also refuses the notebook hosts of the portal's own
+/// site), or names an origin (or, lacking one, a referer) whose host differs from the Host
+/// it sent the request to. Clients that send neither (curl, scripts) carry no browser
+/// cookies and pass.
 fn same_origin(headers: &HeaderMap) -> bool {
     let text = |name| headers.get(name).and_then(|v| v.to_str().ok());
-    if text("sec-fetch-site") == Some("cross-site") {
-        return false;
+    if let Some(site) = text("sec-fetch-site") {
+        if !matches!(site, "same-origin" | "none") {
+            return false;
+        }
     }
     let Some(host) = text(header::HOST.as_str()) else {
         return false;
@@ -47,23 +49,6 @@ fn same_origin(headers: &HeaderMap) -> bool {
         None => true,
         Some("null") => false,
         Some(url) => authority(url).is_some_and(|a| a.eq_ignore_ascii_case(host)),
-    }
-}
-
-/// A portal request made by a page under `/user/` (a notebook's output, served on the
-/// portal's origin), or by a browser page that hid where it came from. Scripts on the
-/// same origin can still forge a referer; per-user subdomains are the real separation
-/// (README, "Notebook isolation").
-fn sent_from_notebook(headers: &HeaderMap) -> bool {
-    let text = |name| headers.get(name).and_then(|v| v.to_str().ok());
-    let browser = text("sec-fetch-site").is_some();
-    match text(header::REFERER.as_str()) {
-        Some(referer) => referer
-            .split_once("://")
-            .map(|(_, rest)| rest)
-            .and_then(|rest| rest.find('/').map(|i| &rest[i..]))
-            .is_some_and(|path| path.starts_with(crate::proxy::PREFIX)),
-        None => browser,
     }
 }
 
@@ -113,22 +98,16 @@ mod tests {
             ("sec-fetch-site", "cross-site")
         ])));
         assert!(
+            !same_origin(&headers(&[
+                ("host", "gpu.example.edu"),
+                ("sec-fetch-site", "same-site"),
+                ("referer", "https://gpu.example.edu/")
+            ])),
+            "a notebook host of the portal's own site is another origin"
+        );
+        assert!(
             same_origin(&headers(&[("host", "a:1")])),
             "no browser headers: not a browser"
         );
-    }
-
-    #[test]
-    fn portal_requests_from_notebook_pages_are_told_apart() {
-        assert!(sent_from_notebook(&headers(&[(
-            "referer",
-            "http://a:1/user/alice/s-1/lab/tree/x.ipynb"
-        )])));
-        assert!(!sent_from_notebook(&headers(&[("referer", "http://a:1/sessions")])));
-        assert!(
-            sent_from_notebook(&headers(&[("sec-fetch-site", "same-origin")])),
-            "a browser page that hides its referer"
-        );
-        assert!(!sent_from_notebook(&headers(&[])), "not a browser");
     }
 }

@@ -46,7 +46,7 @@ pub fn run(config: &Config, json: bool) -> Result<(), CliError> {
     let report = Report {
         backend: backend.describe(),
         kind: backend.kind(),
-        fallback_reason,
+        fallback_reason: fallback_reason.map(|f| f.reason),
         gpus,
     };
     if json {

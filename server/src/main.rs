@@ -1,8 +1,11 @@
 //! `slicehub`: the portal's one binary.
 
 mod accounts_cli;
+mod api_errors;
 mod check;
 mod cli;
+mod cookies;
+mod client_addr;
 mod csrf;
 mod error;
 mod gpu_inspect;

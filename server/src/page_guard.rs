@@ -15,6 +15,8 @@ pub enum PageRule {
     Needs(Action),
     /// The course page: `ViewCourse` of the course with this code.
     Course(String),
+    /// The course's policy page: `SetCoursePolicy` of the course with this code.
+    CoursePolicy(String),
 }
 
 pub fn rule(path: &str) -> PageRule {
@@ -27,8 +29,9 @@ pub fn rule(path: &str) -> PageRule {
         "/gpus" => PageRule::Needs(Action::ViewGpus),
         "/status" => PageRule::Needs(Action::ViewStatus),
         "/admin/users" => PageRule::Needs(Action::ListUsers),
-        _ => match path.strip_prefix("/courses/") {
-            Some(code) if !code.contains('/') => PageRule::Course(code.to_string()),
+        _ => match path.strip_prefix("/courses/").map(|rest| rest.split_once('/')) {
+            Some(None) => PageRule::Course(path["/courses/".len()..].to_string()),
+            Some(Some((code, "policy"))) if !code.is_empty() => PageRule::CoursePolicy(code.to_string()),
             _ => PageRule::Public,
         },
     }
@@ -36,30 +39,37 @@ pub fn rule(path: &str) -> PageRule {
 
 /// `None` lets the request through; otherwise the answer to send instead.
 pub async fn check(services: &Services, uri: &Uri, caller: &Caller) -> Option<Response> {
-    let action = match rule(uri.path()) {
+    let (code, policy) = match rule(uri.path()) {
         PageRule::Public => return None,
-        PageRule::Needs(action) => action,
-        PageRule::Course(code) => match services.store.course_by_code(&code).await {
-            Ok(Some(course)) => Action::ViewCourse(course.id),
-            // Unknown course: signed-in users get the app's 404 page; others sign in first.
-            Ok(None) => Action::ListOwnCourses,
-            Err(e) => {
-                tracing::warn!(error = %e, "course lookup failed");
-                return Some(
-                    (
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        "The database is unavailable.",
-                    )
-                        .into_response(),
-                );
-            }
-        },
+        PageRule::Needs(action) => return answer(caller, &action, uri),
+        PageRule::Course(code) => (code, false),
+        PageRule::CoursePolicy(code) => (code, true),
     };
-    match authorize(caller, &action) {
+    let action = match services.store.course_by_code(&code).await {
+        Ok(Some(course)) if policy => Action::SetCoursePolicy(course.id),
+        Ok(Some(course)) => Action::ViewCourse(course.id),
+        // Unknown course: signed-in users get the app's 404 page; others sign in first.
+        Ok(None) => Action::ListOwnCourses,
+        Err(e) => {
+            tracing::warn!(error = %e, "course lookup failed");
+            return Some(
+                (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "The database is unavailable.",
+                )
+                    .into_response(),
+            );
+        }
+    };
+    answer(caller, &action, uri)
+}
+
+fn answer(caller: &Caller, action: &Action, uri: &Uri) -> Option<Response> {
+    match authorize(caller, action) {
         Ok(()) => None,
         Err(Denied::NotLoggedIn) => Some(see_other(&format!("/login?next={}", uri.path()))),
         Err(Denied::MustChangePassword) => Some(see_other("/account")),
-        Err(Denied::Forbidden) => Some(forbidden()),
+        Err(Denied::Forbidden) => Some(forbidden(caller)),
     }
 }
 
@@ -71,15 +81,45 @@ fn see_other(location: &str) -> Response {
         .into_response()
 }
 
-fn forbidden() -> Response {
-    let page = r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
+/// The 403 page, with the caller's navigation and the footer like every other page. It
+/// is served before the app runs, so its menu is laid out without the menu button.
+fn forbidden(caller: &Caller) -> Response {
+    let (username, admin) = match caller {
+        Caller::User {
+            username, is_admin, ..
+        } => (escape(username), *is_admin),
+        Caller::Anonymous => (String::new(), false),
+    };
+    let admin_links = if admin {
+        r#"<a href="/gpus">GPUs</a><a href="/admin/users">Users</a><a href="/status">Status</a>"#
+    } else {
+        ""
+    };
+    let page = format!(
+        r##"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Not allowed · SliceHub</title><link rel="stylesheet" href="/pkg/slicehub.css"></head>
-<body><div class="app"><header class="topbar"><div class="topbar-inner"><a class="brand" href="/">
-<span class="brand-mark" aria-hidden="true"><i></i><i></i><i></i><i></i></span>SliceHub</a></div></header>
-<main class="page"><section class="card notfound"><p class="eyebrow">403</p>
+<body><div class="app" data-hydrated="false"><a class="skip-link" href="#main">Skip to the page</a>
+<header class="topbar"><div class="topbar-inner"><a class="brand" href="/">
+<span class="brand-mark" aria-hidden="true"><i></i><i></i><i></i><i></i></span>SliceHub</a>
+<div class="topbar-menu"><nav class="nav" aria-label="Main"><a href="/">Overview</a><a href="/sessions">Sessions</a>
+<a href="/courses">Courses</a>{admin_links}</nav>
+<div class="who"><a class="who-name" href="/account">{username}</a>
+<form class="inline-form" method="post" action="/api/logout"><button class="btn btn-ghost btn-small" type="submit">Sign out</button></form></div>
+</div></div></header>
+<main class="page" id="main"><section class="card notfound"><p class="eyebrow">403</p>
 <h1>This page is not open to you.</h1>
 <p class="muted">It belongs to another role or course. If you think you should see it, ask your instructor or administrator.</p>
-<a class="btn btn-primary" href="/">Back to the overview</a></section></main></div></body></html>"#;
+<a class="btn btn-primary" href="/">Back to the overview</a></section></main>
+<footer class="footer">SliceHub — MIG-aware GPU sharing for classrooms. <a href="/healthz">Health (JSON)</a></footer>
+</div></body></html>"##
+    );
     (StatusCode::FORBIDDEN, Html(page)).into_response()
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }

@@ -1,6 +1,6 @@
-//! Headers every portal page carries (not the notebook paths, where JupyterLab sets its
-//! own): a Content-Security-Policy that keeps the portal's pages to its own scripts and
-//! out of frames, and a referrer policy that tells the portal which page sent a request.
+//! Headers every portal response carries (notebook hosts never reach this layer; there
+//! JupyterLab sets its own): a Content-Security-Policy that keeps the portal's pages to
+//! its own scripts and out of frames, and a referrer policy that keeps addresses on site.
 
 use axum::extract::Request;
 use axum::http::HeaderValue;
@@ -15,13 +15,16 @@ const CSP: &str = "default-src 'self'; script-src 'self' 'unsafe-inline' 'wasm-u
     object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'";
 
 pub async fn add(request: Request, next: Next) -> Response {
-    let notebook = request.uri().path().starts_with(crate::proxy::PREFIX);
     let mut response = next.run(request).await;
-    if !notebook {
-        let headers = response.headers_mut();
+    let headers = response.headers_mut();
+    // A page that needs a narrower or other policy (the admin's notebook confirmation) sets
+    // its own.
+    if !headers.contains_key("content-security-policy") {
         headers.insert("content-security-policy", HeaderValue::from_static(CSP));
-        headers.insert("referrer-policy", HeaderValue::from_static("same-origin"));
-        headers.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
     }
+    if !headers.contains_key("referrer-policy") {
+        headers.insert("referrer-policy", HeaderValue::from_static("same-origin"));
+    }
+    headers.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
     response
 }

@@ -1,3 +1,4 @@
+use std::future::IntoFuture;
 use std::sync::Arc;
 
 use axum::extract::FromRef;
@@ -10,10 +11,14 @@ use leptos_axum::{generate_route_list, LeptosRoutes};
 use slicehub_app::{shell, App};
 use slicehub_core::config::Config;
 use slicehub_core::Services;
+use tokio_util::sync::CancellationToken;
 use tower_http::trace::TraceLayer;
 
 use crate::error::CliError;
-use crate::{csrf, healthz, proxy, security_headers, session, session_events, startup};
+use crate::{api_errors, csrf, healthz, proxy, security_headers, session, session_events, startup};
+
+/// How long open requests may take to finish after SIGTERM or Ctrl-C.
+const GRACE: std::time::Duration = std::time::Duration::from_secs(4);
 
 #[derive(Clone, FromRef)]
 pub struct AppState {
@@ -21,9 +26,13 @@ pub struct AppState {
     pub services: Services,
     /// The notebook proxy's connection pool.
     pub upstream: proxy::Upstream,
+    /// Cancelled when the portal begins to shut down: long-lived answers (event streams)
+    /// end then, so open browser tabs cannot hold the shutdown up.
+    pub shutdown: CancellationToken,
+    pub event_streams: session_events::OpenStreams,
 }
 
-pub fn router(services: Services) -> Router {
+pub fn router(services: Services, shutdown: CancellationToken) -> Router {
     let config = &services.config;
     let leptos_options = LeptosOptions::builder()
         .output_name(Arc::<str>::from("slicehub"))
@@ -37,12 +46,18 @@ pub fn router(services: Services) -> Router {
         leptos_options: leptos_options.clone(),
         services: services.clone(),
         upstream: proxy::Upstream::default(),
+        shutdown,
+        event_streams: session_events::OpenStreams::default(),
     };
     let routes = generate_route_list(App);
+    let notebook_hosts = proxy::notebook_host::Dispatch {
+        access: services.notebooks.clone(),
+        router: proxy::notebook_host::router(state.clone()),
+    };
     Router::new()
         .route("/healthz", get(healthz::healthz))
         .route(session_events::PATH, get(session_events::events))
-        .route("/user/{*rest}", any(proxy::handle))
+        .route("/user/{*rest}", any(proxy::door))
         .leptos_routes_with_context(
             &state,
             routes,
@@ -56,6 +71,8 @@ pub fn router(services: Services) -> Router {
             },
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        .layer(axum::middleware::from_fn(api_errors::plain))
+        .layer(axum::extract::DefaultBodyLimit::max(api_errors::BODY_LIMIT))
         .layer(axum::middleware::from_fn_with_state(
             services.clone(),
             session::resolve,
@@ -63,6 +80,10 @@ pub fn router(services: Services) -> Router {
         .layer(axum::middleware::from_fn(csrf::same_origin_only))
         .layer(axum::middleware::from_fn(security_headers::add))
         .layer(TraceLayer::new_for_http())
+        .layer(axum::middleware::from_fn_with_state(
+            notebook_hosts,
+            proxy::notebook_host::dispatch,
+        ))
         .with_state(state)
 }
 
@@ -112,11 +133,33 @@ pub async fn run(config: Config) -> Result<(), CliError> {
     );
     services.sessions.start_background().await;
     let store = services.store.clone();
-    let app = router(services).into_make_service_with_connect_info::<std::net::SocketAddr>();
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .map_err(|e| CliError::Io(format!("server error: {e}")))?;
+    let sessions = services.sessions.clone();
+    let shutdown = CancellationToken::new();
+    let app = router(services, shutdown.clone())
+        .into_make_service_with_connect_info::<std::net::SocketAddr>();
+    let signalled = {
+        let shutdown = shutdown.clone();
+        async move {
+            shutdown_signal().await;
+            shutdown.cancel();
+        }
+    };
+    let server = axum::serve(listener, app).with_graceful_shutdown(signalled);
+    // Open requests get 5 s to finish once the signal came; then the portal stops anyway
+    // (running sessions are not touched: the next start adopts them).
+    let overdue = async {
+        shutdown.cancelled().await;
+        tokio::time::sleep(GRACE).await;
+    };
+    tokio::select! {
+        served = server.into_future() => {
+            served.map_err(|e| CliError::Io(format!("server error: {e}")))?;
+        }
+        () = overdue => tracing::warn!("requests still open {} s after the signal; stopping anyway", GRACE.as_secs()),
+    }
+    if let Err(e) = sessions.remove_idle_networks().await {
+        tracing::warn!(error = %e, "could not remove idle session networks");
+    }
     store.close().await;
     tracing::info!("stopped cleanly");
     Ok(())

@@ -1,16 +1,13 @@
 //! Resolves who sent each request (from the session cookie) once, applies the page
 //! guard, and hands the result to handlers and server functions as `RequestAuth`.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-
-use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{header, HeaderMap};
+use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
-use slicehub_app::api::ssr::{Caller, RequestAuth, SESSION_COOKIE};
+use slicehub_app::api::ssr::{session_cookie, Caller, RequestAuth};
 use slicehub_core::Services;
 
-use crate::page_guard;
+use crate::{client_addr, page_guard};
 
 pub async fn resolve(
     State(services): State<Services>,
@@ -23,7 +20,8 @@ pub async fn resolve(
     let token = if path.starts_with("/pkg/") || path == "/healthz" {
         None
     } else {
-        cookie(request.headers(), SESSION_COOKIE)
+        let name = session_cookie(services.config.server_secure_cookies);
+        crate::cookies::values(request.headers(), name).into_iter().next()
     };
     let caller = match services.auth.caller(token.as_deref()).await {
         Ok(caller) => caller,
@@ -35,11 +33,7 @@ pub async fn resolve(
     if let Some(refusal) = page_guard::check(&services, request.uri(), &caller).await {
         return refusal;
     }
-    let address = request
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|c| c.0.ip())
-        .unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
+    let address = client_addr::of_request(&request, &services.config.server_trusted_proxies);
     request.extensions_mut().insert(RequestAuth {
         caller,
         token,
@@ -47,16 +41,4 @@ pub async fn resolve(
         secure_cookies: services.config.server_secure_cookies,
     });
     next.run(request).await
-}
-
-fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v.to_string())
-        .filter(|v| !v.is_empty())
 }

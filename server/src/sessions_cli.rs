@@ -12,6 +12,8 @@ pub async fn run(config: &Config, command: SessionCommand) -> Result<(), CliErro
         SessionCommand::List { json } => list(config, json).await,
         SessionCommand::Stop { id, reason } => {
             let services = build_services(config.clone()).await?;
+            // The serving portal places the queue; this process ends right after the stop.
+            services.sessions.never_dispatch();
             let session = services.sessions.stop(&id, &reason).await?;
             services.store.audit("cli", "session.stop", &id, &reason).await?;
             println!("{}: {} ({})", session.id, session.state.as_str(), session.reason);

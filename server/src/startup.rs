@@ -5,6 +5,7 @@ use slicehub_core::config::{self, Config, ConfigSource};
 use slicehub_core::gpu;
 use slicehub_core::runtime::Engine;
 use slicehub_core::store::Store;
+use slicehub_core::notebook_access::NotebookAccess;
 use slicehub_core::sessions::Sessions;
 use slicehub_core::Services;
 
@@ -54,13 +55,20 @@ pub async fn migrate_only(config: &Config) -> Result<(), CliError> {
 pub async fn build_services(config: Config) -> Result<Services, CliError> {
     let store = open_store(&config).await?;
     let (gpus, gpu_fallback_reason) = gpu::open_backend(&config)?;
-    if let Some(why) = &gpu_fallback_reason {
-        tracing::info!(reason = %why, backend = %gpus.describe(), "no real GPU; using the simulated inventory");
+    match &gpu_fallback_reason {
+        Some(why) if why.nvml_failed => {
+            tracing::error!(reason = %why.reason, backend = %gpus.describe(), "the GPUs of this machine cannot be used; running on the simulated inventory");
+        }
+        Some(why) => {
+            tracing::info!(reason = %why.reason, backend = %gpus.describe(), "no real GPU; using the simulated inventory");
+        }
+        None => {}
     }
     let engine = Arc::new(Engine::new(&config.docker_host));
     let auth = Authenticator::from_config(store.clone(), &config);
     let config = Arc::new(config);
     let sessions = Sessions::new(store.clone(), gpus.clone(), engine.clone(), config.clone());
+    let notebooks = NotebookAccess::new(store.clone(), config.clone());
     Ok(Services {
         config,
         store,
@@ -69,6 +77,7 @@ pub async fn build_services(config: Config) -> Result<Services, CliError> {
         engine,
         auth,
         sessions,
+        notebooks,
     })
 }
 

@@ -1,8 +1,15 @@
 //! The authorization matrix: every page and every server function, asked by each kind of
 //! caller, answers exactly as the table says. The table must name every route the binary
 //! serves (`slicehub routes`), so a new route nobody decided access for fails here.
+//!
+//! Beyond the status, no answer may carry what its caller must not see: other people's
+//! emails, who holds a GPU slice (username and session id), GPU and MIG UUIDs, other
+//! callers' session tokens. A student of course A holds a real slice (a busybox job) while
+//! the matrix runs, so the holder and the MIG device exist to be leaked. Needs the Docker
+//! engine and `slicehub/busybox:offline` (docker/README.md).
 
 use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
 
 use slicehub_end2end::form::{base64, client, post, sign_in, urlencode};
 use slicehub_end2end::Portal;
@@ -10,109 +17,191 @@ use slicehub_end2end::Portal;
 const BIN: &str = env!("CARGO_BIN_EXE_slicehub");
 const ADMIN_PASSWORD: &str = "admin-password-1";
 
-/// anonymous, student of A, student of B, instructor of A, admin
-const CALLERS: [&str; 5] = [
+/// anonymous, student of A, student of B, instructor of A, instructor of B, admin
+const CALLERS: [&str; 6] = [
     "anonymous",
     "student-a",
     "student-b",
     "instructor-a",
+    "instructor-b",
     "admin",
 ];
 
 /// GET pages: expected status per caller (303 = sent to sign in).
-const PAGES: &[(&str, [u16; 5])] = &[
-    ("/", [200, 200, 200, 200, 200]),
-    ("/login", [200, 200, 200, 200, 200]),
-    ("/account", [303, 200, 200, 200, 200]),
-    ("/courses", [303, 200, 200, 200, 200]),
-    ("/courses/{code}", [303, 200, 403, 200, 200]),
-    ("/sessions", [303, 200, 200, 200, 200]),
-    ("/admin/users", [303, 403, 403, 403, 200]),
-    ("/gpus", [303, 403, 403, 403, 200]),
-    ("/status", [303, 403, 403, 403, 200]),
+const PAGES: &[(&str, [u16; 6])] = &[
+    ("/", [200, 200, 200, 200, 200, 200]),
+    ("/login", [200, 200, 200, 200, 200, 200]),
+    ("/account", [303, 200, 200, 200, 200, 200]),
+    ("/courses", [303, 200, 200, 200, 200, 200]),
+    ("/courses/{code}", [303, 200, 403, 200, 403, 200]),
+    ("/courses/{code}/policy", [303, 403, 403, 200, 403, 200]),
+    ("/sessions", [303, 200, 200, 200, 200, 200]),
+    ("/admin/users", [303, 403, 403, 403, 403, 200]),
+    ("/gpus", [303, 403, 403, 403, 403, 200]),
+    ("/status", [303, 403, 403, 403, 403, 200]),
 ];
 
 /// Other GET endpoints: expected status per caller.
-const ENDPOINTS: &[(&str, [u16; 5])] = &[
-    ("/healthz", [200, 200, 200, 200, 200]),
-    ("/api/sessions/events", [401, 200, 200, 200, 200]),
+const ENDPOINTS: &[(&str, [u16; 6])] = &[
+    ("/healthz", [200, 200, 200, 200, 200, 200]),
+    ("/api/sessions/events", [401, 200, 200, 200, 200, 200]),
     // No such session: nobody learns more than 404.
-    ("/user/{*rest}", [404, 404, 404, 404, 404]),
+    ("/user/{*rest}", [404, 404, 404, 404, 404, 404]),
 ];
 
 /// Server functions: the form body (`{n}` is replaced by a number unique to the call)
 /// and the expected status per caller.
-const FUNCTIONS: &[(&str, &str, [u16; 5])] = &[
-    ("check_instance", "", [200, 200, 200, 200, 200]),
-    ("current_user", "", [200, 200, 200, 200, 200]),
+const FUNCTIONS: &[(&str, &str, [u16; 6])] = &[
+    // Everyone learns whether the portal works and how many slices are free; who holds
+    // them, and the GPU and MIG UUIDs, only administrators (the content rules below).
+    ("check_instance", "", [200, 200, 200, 200, 200, 200]),
+    ("current_user", "", [200, 200, 200, 200, 200, 200]),
     (
         "login",
         "username=nobody{n}&password=wrong-password",
-        [401, 401, 401, 401, 401],
+        [401, 401, 401, 401, 401, 401],
     ),
     (
         "change_password",
         "current=x&new_password=aaaaaaaaaaaa&confirm=bbbbbbbbbbbb",
-        [401, 400, 400, 400, 400],
+        [401, 400, 400, 400, 400, 400],
     ),
-    ("list_courses", "", [401, 200, 200, 200, 200]),
-    ("open_course", "code=CS-101", [401, 200, 403, 200, 200]),
+    ("list_courses", "", [401, 200, 200, 200, 200, 200]),
+    ("open_course", "code=CS-101", [401, 200, 403, 200, 403, 200]),
+    // The preview names accounts from outside the course: it must not show their details.
     (
         "check_roster",
-        "code=CS-101&csv_base64={roster}",
-        [401, 403, 403, 200, 200],
+        "code=CS-101&csv_base64={foreign}",
+        [401, 403, 403, 200, 403, 200],
     ),
     (
         "import_roster",
         "code=CS-101&csv_base64={roster}",
-        [401, 403, 403, 200, 200],
+        [401, 403, 403, 200, 403, 200],
     ),
     (
         "drop_student",
         "code=CS-101&username=bob",
-        [401, 403, 403, 404, 404],
+        [401, 403, 403, 404, 403, 404],
     ),
     (
         "make_instructor",
         "code=CS-101&username=ivy",
-        [401, 403, 403, 403, 200],
+        [401, 403, 403, 403, 403, 200],
     ),
     (
         "add_course",
         "code=NEW-{n}&title=New",
-        [401, 403, 403, 403, 200],
+        [401, 403, 403, 403, 403, 200],
     ),
-    ("list_users", "", [401, 403, 403, 403, 200]),
+    ("course_policy", "code=CS-101", [401, 403, 403, 200, 403, 200]),
+    // A refused save (the budget is negative) answers the problems and changes nothing.
+    (
+        "save_course_policy",
+        "code=CS-101&images=a/b:1&profiles=&max_minutes=60&max_sessions=1&max_slices=2&internet=on&quota_hours=-1&period=week&reset_day=0&reset_time=00:00&term_starts=&term_ends=&time_zone=UTC",
+        [401, 403, 403, 200, 403, 200],
+    ),
+    (
+        "grant_extra_hours",
+        "code=CS-101&username=nobody&hours=1&reason=test",
+        [401, 403, 403, 404, 403, 404],
+    ),
+    ("list_users", "", [401, 403, 403, 403, 403, 200]),
     (
         "add_account",
         "username=new{n}&display_name=New&email=",
-        [401, 403, 403, 403, 200],
+        [401, 403, 403, 403, 403, 200],
     ),
     (
         "reset_account_password",
         "user_id={spare}",
-        [401, 403, 403, 403, 200],
+        [401, 403, 403, 403, 403, 200],
     ),
     (
         "set_account_disabled",
         "user_id={spare}&disabled=false",
-        [401, 403, 403, 403, 200],
+        [401, 403, 403, 403, 403, 200],
     ),
-    ("read_gpus", "", [401, 403, 403, 403, 200]),
-    ("launch_options", "", [401, 200, 200, 200, 200]),
-    ("my_sessions", "", [401, 200, 200, 200, 200]),
+    ("read_gpus", "", [401, 403, 403, 403, 403, 200]),
+    ("launch_options", "", [401, 200, 200, 200, 200, 200]),
+    ("my_sessions", "", [401, 200, 200, 200, 200, 200]),
+    ("session_history", "page=0", [401, 200, 200, 200, 200, 200]),
     // CS-101 is course 1. Past the guard the claim itself is refused: the image is not
     // allowed (400). Who owns which session is tested in sessions_http.rs.
     (
         "start_session",
         "course_id=1&profile=1g.10gb&image=not/allowed:1",
-        [401, 400, 403, 400, 400],
+        [401, 400, 403, 400, 403, 400],
     ),
-    ("stop_session", "id=s-nosuchsession", [401, 404, 404, 404, 404]),
-    ("session_logs", "id=s-nosuchsession", [401, 404, 404, 404, 404]),
+    (
+        "stop_session",
+        "id=s-nosuchsession",
+        [401, 404, 404, 404, 404, 404],
+    ),
+    (
+        "session_logs",
+        "id=s-nosuchsession",
+        [401, 404, 404, 404, 404, 404],
+    ),
     // Last: it ends the caller's session.
-    ("logout", "", [200, 200, 200, 200, 200]),
+    ("logout", "", [200, 200, 200, 200, 200, 200]),
 ];
+
+/// The people, each with an email that is easy to search for, and which callers (in the
+/// order of `CALLERS`) may see it: themselves, their course's instructors, admins.
+const PEOPLE: &[(&str, &str, &str, [bool; 6])] = &[
+    (
+        "alice",
+        "Alice",
+        "student-a-secret@example.edu",
+        [false, true, false, true, false, true],
+    ),
+    (
+        "bob",
+        "Bob",
+        "student-b-secret@example.edu",
+        [false, false, true, false, true, true],
+    ),
+    (
+        "ivy",
+        "Ivy",
+        "instructor-a-secret@example.edu",
+        [false, false, false, true, false, true],
+    ),
+    (
+        "ian",
+        "Ian",
+        "instructor-b-secret@example.edu",
+        [false, false, false, false, true, true],
+    ),
+    (
+        "spare",
+        "Spare",
+        "spare-secret@example.edu",
+        [false, false, false, false, false, true],
+    ),
+];
+
+/// Who may see alice's running session (its id, and her as its holder): alice, the
+/// instructor of her course, admins.
+const SEES_ALICES_SESSION: [bool; 6] = [false, true, false, true, false, true];
+/// Who may see the MIG device alice's session runs on: alice and admins.
+const SEES_ALICES_DEVICE: [bool; 6] = [false, true, false, false, false, true];
+const BUSYBOX: &str = "slicehub/busybox:offline";
+
+/// Everything some caller must not find in an answer, each with who may see it.
+struct Secrets(Vec<(String, &'static str, [bool; 6])>);
+
+impl Secrets {
+    /// The secrets `caller` may not see that `body` contains, with what they are.
+    fn leaked(&self, caller: usize, body: &str) -> Vec<String> {
+        self.0
+            .iter()
+            .filter(|(marker, _, may)| !may[caller] && body.contains(marker.as_str()))
+            .map(|(marker, what, _)| format!("{what} `{marker}`"))
+            .collect()
+    }
+}
 
 async fn signed_in(portal: &Portal, user: &str, password: &str) -> String {
     sign_in(&client(), &portal.url, user, password)
@@ -120,9 +209,79 @@ async fn signed_in(portal: &Portal, user: &str, password: &str) -> String {
         .unwrap_or_else(|| panic!("{user} could not sign in"))
 }
 
+/// The whole answer, or what an endless stream sent in its first second and a half.
+async fn body_of(mut resp: reqwest::Response) -> String {
+    let until = tokio::time::Instant::now() + Duration::from_millis(1500);
+    let mut bytes = Vec::new();
+    while let Ok(Ok(Some(chunk))) = tokio::time::timeout_at(until, resp.chunk()).await {
+        bytes.extend_from_slice(&chunk);
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+async fn answer(portal: &Portal, cookie: &Option<String>, function: &str, body: &str) -> String {
+    let resp = post(
+        &client(),
+        &portal.url,
+        cookie.as_deref(),
+        function,
+        body.to_string(),
+    )
+    .await;
+    resp.text().await.unwrap()
+}
+
+async fn json_of(portal: &Portal, cookie: &str, function: &str) -> serde_json::Value {
+    let text = answer(portal, &Some(cookie.to_string()), function, "").await;
+    serde_json::from_str(&text).unwrap_or_else(|_| panic!("{function}: {text}"))
+}
+
+/// Starts a long busybox job for the caller and waits until it holds its slice and runs.
+async fn running_job(portal: &Portal, cookie: &str) -> String {
+    let body = format!(
+        "course_id=1&profile=1g.10gb&image={}&command={}",
+        urlencode(BUSYBOX),
+        urlencode("sleep 600")
+    );
+    let resp = post(&client(), &portal.url, Some(cookie), "start_session", body).await;
+    let text = resp.text().await.unwrap();
+    let view: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("{text}"));
+    let id = view["id"].as_str().unwrap().to_string();
+    let until = Instant::now() + Duration::from_secs(60);
+    loop {
+        let mine = json_of(portal, cookie, "my_sessions").await;
+        let state = mine
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id.as_str())
+            .map(|s| s["state"].as_str().unwrap_or_default().to_string())
+            .unwrap_or_default();
+        if state == "ready" {
+            return id;
+        }
+        assert!(
+            Instant::now() < until,
+            "the job never got ready ({state}): {mine}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 #[tokio::test]
 async fn every_route_answers_each_caller_exactly_as_the_table_says() {
-    let portal = Portal::start(BIN.as_ref(), &[("SLICEHUB_ADMIN_PASSWORD", ADMIN_PASSWORD)]).await;
+    let portal = Portal::start(
+        BIN.as_ref(),
+        &[
+            ("SLICEHUB_ADMIN_PASSWORD", ADMIN_PASSWORD),
+            ("SLICEHUB_GPU_BACKEND", "simulated"),
+            ("SLICEHUB_GPU_SIMULATED", "1 x H100-80GB"),
+            ("SLICEHUB_SESSIONS_DEFAULT_IMAGE", BUSYBOX),
+            ("SLICEHUB_SESSIONS_MEMORY_MIB_PER_MEMORY_SLICE", "128"),
+            ("SLICEHUB_SESSIONS_MAX_PER_USER", "4"),
+        ],
+    )
+    .await;
 
     // The table covers exactly what the binary serves.
     let routes: serde_json::Value = serde_json::from_str(&portal.cli(&["routes"], "")).unwrap();
@@ -159,23 +318,31 @@ async fn every_route_answers_each_caller_exactly_as_the_table_says() {
         .map(|p| p.as_str().unwrap().to_string())
         .collect();
     let decided: BTreeSet<String> = ENDPOINTS.iter().map(|(p, _)| p.to_string()).collect();
-    assert_eq!(served, decided, "endpoints served vs endpoints in the table");
+    assert_eq!(
+        served, decided,
+        "endpoints served vs endpoints in the table"
+    );
 
-    // Two courses; alice studies A, bob studies B, ivy teaches A.
-    for (user, name) in [
-        ("alice", "Alice"),
-        ("bob", "Bob"),
-        ("ivy", "Ivy"),
-        ("spare", "Spare"),
-    ] {
+    // Two courses; alice studies A, bob studies B, ivy teaches A, ian teaches B.
+    for (user, name, email, _) in PEOPLE {
         portal.cli(
-            &["user", "add", user, "--name", name, "--password-stdin"],
+            &[
+                "user",
+                "add",
+                user,
+                "--name",
+                name,
+                "--email",
+                email,
+                "--password-stdin",
+            ],
             &format!("{user}-password-1\n"),
         );
     }
     portal.cli(&["course", "add", "CS-101", "Deep Learning"], "");
     portal.cli(&["course", "add", "MA-201", "Linear Algebra"], "");
     portal.cli(&["course", "instructor", "CS-101", "ivy"], "");
+    portal.cli(&["course", "instructor", "MA-201", "ian"], "");
     let admin = signed_in(&portal, "admin", ADMIN_PASSWORD).await;
     for (course, student) in [("CS-101", "alice"), ("MA-201", "bob")] {
         let csv = format!("username,display name,email\n{student},{student},\n");
@@ -186,41 +353,100 @@ async fn every_route_answers_each_caller_exactly_as_the_table_says() {
         let resp = post(&client(), &portal.url, Some(&admin), "import_roster", body).await;
         assert_eq!(resp.status(), 200, "{}", resp.text().await.unwrap());
     }
-    let users: serde_json::Value =
-        serde_json::from_str(&portal.cli(&["user", "list", "--json"], "")).unwrap();
-    assert!(users
+    let users = json_of(&portal, &admin, "list_users").await;
+    let spare_id = users
         .as_array()
         .unwrap()
         .iter()
-        .any(|u| u["username"] == "spare"));
-    let spare_id = {
-        let resp = post(
-            &client(),
-            &portal.url,
-            Some(&admin),
-            "list_users",
-            String::new(),
-        )
-        .await;
-        let list: serde_json::Value = resp.json().await.unwrap();
-        list.as_array()
-            .unwrap()
-            .iter()
-            .find(|u| u["username"] == "spare")
-            .unwrap()["id"]
-            .to_string()
-    };
+        .find(|u| u["username"] == "spare")
+        .unwrap()["id"]
+        .to_string();
     let roster = urlencode(&base64(b"username,display name,email\nalice,alice,\n"));
+    let foreign = urlencode(&base64(
+        b"username,display name,email\nalice,alice,\nbob,Bob,x@evil.example\nspare,Spare,\n",
+    ));
 
     let cookies: Vec<Option<String>> = vec![
         None,
         Some(signed_in(&portal, "alice", "alice-password-1").await),
         Some(signed_in(&portal, "bob", "bob-password-1").await),
         Some(signed_in(&portal, "ivy", "ivy-password-1").await),
+        Some(signed_in(&portal, "ian", "ian-password-1").await),
         Some(signed_in(&portal, "admin", ADMIN_PASSWORD).await),
     ];
 
+    // Alice holds a slice; the admin's board names her, her session and the devices.
+    let session = running_job(&portal, cookies[1].as_deref().unwrap()).await;
+    let board = json_of(&portal, &admin, "read_gpus").await;
+    let gpus = board["gpus"].as_array().unwrap();
+    let held = gpus
+        .iter()
+        .flat_map(|g| g["instances"].as_array().unwrap())
+        .find(|i| i["holder"].as_str().is_some_and(|h| h.contains(&session)))
+        .unwrap_or_else(|| panic!("the board names no holder of {session}: {board}"));
+    assert!(held["holder"].as_str().unwrap().contains("alice"), "{held}");
+    let mut secrets = vec![
+        (session.clone(), "alice's session", SEES_ALICES_SESSION),
+        (
+            "alice · ".to_string(),
+            "alice as a holder",
+            SEES_ALICES_SESSION,
+        ),
+        (
+            held["mig_uuid"].as_str().expect("a MIG device").to_string(),
+            "a MIG UUID",
+            SEES_ALICES_DEVICE,
+        ),
+    ];
+    for gpu in gpus {
+        let only_admin = [false, false, false, false, false, true];
+        secrets.push((
+            gpu["gpu"]["uuid"].as_str().unwrap().to_string(),
+            "a GPU UUID",
+            only_admin,
+        ));
+    }
+    for (_, _, email, may) in PEOPLE {
+        secrets.push((email.to_string(), "an email", *may));
+    }
+    for (i, cookie) in cookies.iter().enumerate() {
+        if let Some(cookie) = cookie {
+            let token = cookie.split_once('=').unwrap().1.to_string();
+            let mut only_self = [false; 6];
+            only_self[i] = true;
+            secrets.push((token, "another caller's session token", only_self));
+        }
+    }
+    let secrets = Secrets(secrets);
+
+    // The markers are real: each shows where it may.
+    let admin_status = answer(&portal, &cookies[5], "check_instance", "").await;
+    assert!(admin_status.contains(&session), "{admin_status}");
+    let alices = answer(&portal, &cookies[1], "my_sessions", "").await;
+    assert!(alices.contains(&session), "{alices}");
+    let ivys_roster = answer(&portal, &cookies[3], "open_course", "code=CS-101").await;
+    assert!(
+        ivys_roster.contains("student-a-secret@example.edu"),
+        "{ivys_roster}"
+    );
+
     let mut mismatches = Vec::new();
+    let mut check = |what: String, i: usize, status: u16, expected: u16, body: &str| {
+        if status != expected {
+            mismatches.push(format!(
+                "{what} as {}: {status}, expected {expected} ({body})",
+                CALLERS[i]
+            ));
+        }
+        let leaked = secrets.leaked(i, body);
+        if !leaked.is_empty() {
+            mismatches.push(format!(
+                "{what} as {} shows {}",
+                CALLERS[i],
+                leaked.join(", ")
+            ));
+        }
+    };
     for (page, expected) in PAGES.iter().chain(ENDPOINTS) {
         let path = page.replace("{code}", "CS-101");
         for (i, cookie) in cookies.iter().enumerate() {
@@ -228,13 +454,15 @@ async fn every_route_answers_each_caller_exactly_as_the_table_says() {
             if let Some(cookie) = cookie {
                 request = request.header("cookie", cookie);
             }
-            let status = request.send().await.unwrap().status().as_u16();
-            if status != expected[i] {
-                mismatches.push(format!(
-                    "GET {path} as {}: {status}, expected {}",
-                    CALLERS[i], expected[i]
-                ));
-            }
+            let resp = request.send().await.unwrap();
+            let status = resp.status().as_u16();
+            check(
+                format!("GET {path}"),
+                i,
+                status,
+                expected[i],
+                &body_of(resp).await,
+            );
         }
     }
     let mut n = 0;
@@ -244,18 +472,21 @@ async fn every_route_answers_each_caller_exactly_as_the_table_says() {
             let body = body
                 .replace("{n}", &n.to_string())
                 .replace("{roster}", &roster)
+                .replace("{foreign}", &foreign)
                 .replace("{spare}", &spare_id);
             let resp = post(&client(), &portal.url, cookie.as_deref(), function, body).await;
             let status = resp.status().as_u16();
-            if status != expected[i] {
-                let text = resp.text().await.unwrap_or_default();
-                mismatches.push(format!(
-                    "POST /api/{function} as {}: {status}, expected {} ({text})",
-                    CALLERS[i], expected[i]
-                ));
-            }
+            check(
+                format!("POST /api/{function}"),
+                i,
+                status,
+                expected[i],
+                &body_of(resp).await,
+            );
         }
     }
+    let stopped = portal.cli(&["session", "stop", &session, "--reason", "test over"], "");
+    assert!(stopped.contains("ended"), "{stopped}");
     assert!(
         mismatches.is_empty(),
         "authorization mismatches:\n{}",

@@ -152,3 +152,28 @@ fn only_serve_creates_the_first_administrator() {
         text(&users)
     );
 }
+
+/// `gpu layout` replaces a GPU's MIG instances: never under a running session.
+#[tokio::test]
+async fn a_static_layout_is_refused_while_a_session_holds_a_slice_of_the_gpu() {
+    use slicehub_end2end::classroom::Classroom;
+    use slicehub_end2end::form::{client, post, urlencode};
+    let busybox = "slicehub/busybox:offline";
+    let class = Classroom::start(BIN.as_ref(), &[("SLICEHUB_SESSIONS_DEFAULT_IMAGE", busybox)]).await;
+    let portal = &class.portal;
+    let cookies = class.enroll(&["lay-frank"]).await;
+    let body = format!("course_id=1&profile=1g.10gb&image={}&command=sleep+60", urlencode(busybox));
+    let resp = post(&client(), &portal.url, Some(&cookies[0]), "start_session", body).await;
+    assert_eq!(resp.status(), 200);
+    let id = resp.json::<serde_json::Value>().await.unwrap()["id"].as_str().unwrap().to_string();
+    let env = [("SLICEHUB_GPU_BACKEND", "simulated"), ("SLICEHUB_GPU_SIMULATED", "1 x H100-80GB")];
+    let out = slicehub(portal.dir.path(), &["gpu", "layout", "0", "all-balanced"], &env);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("held by 1 live session") && text(&out).contains(&id), "{}", text(&out));
+    let listed = portal.cli(&["session", "list", "--json"], "");
+    assert!(listed.contains(&id) && !listed.contains("\"failed\""), "the session is untouched: {listed}");
+    let resp = post(&client(), &portal.url, Some(&cookies[0]), "stop_session", format!("id={id}")).await;
+    assert_eq!(resp.status(), 200);
+    let out = slicehub(portal.dir.path(), &["gpu", "layout", "0", "all-balanced"], &env);
+    assert!(out.status.success(), "once the GPU is free the layout applies: {}", text(&out));
+}

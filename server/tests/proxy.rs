@@ -1,99 +1,158 @@
-//! The notebook proxy with the real JupyterLab image: the owner starts a kernel through
-//! `/user/NAME/SESSION/` and runs code over the kernel's WebSocket channel, the way
-//! Jupyter's own clients do; another student and an anonymous caller get 404 for HTTP and
-//! for the WebSocket upgrade; an ended session's address says it ended.
-//! Needs the Docker engine and `slicehub/jupyterlab:offline`.
+//! Notebooks on their own origin, with the real JupyterLab image. The owner goes through
+//! the portal's door to `SESSION.nb.localhost`, redeems a single-use ticket for that host's
+//! cookie, and runs code over the kernel WebSocket. JupyterLab's own XSRF check holds
+//! through the proxy; requests and WebSockets from other origins (another notebook host, the
+//! portal) are refused; another student, an anonymous caller and, by default, an
+//! administrator get nothing; an ended session's address says it ended. With
+//! `notebooks.admin_access` on, an administrator gets in only after confirming, audited
+//! once per visit. Needs the Docker engine and `slicehub/jupyterlab:offline`.
 
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
 use slicehub_end2end::classroom::Classroom;
 use slicehub_end2end::form::{client, post, urlencode};
+use slicehub_end2end::notebook::{client_for, set_cookies, NotebookVisit};
 use slicehub_end2end::Portal;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
 const BIN: &str = env!("CARGO_BIN_EXE_slicehub");
 const JUPYTERLAB: &str = "slicehub/jupyterlab:offline";
+const BUSYBOX: &str = "slicehub/busybox:offline";
 
-async fn portal_with_students() -> (Portal, String, String) {
-    let class = Classroom::start(BIN.as_ref(), &[]).await;
-    let cookies = class.enroll(&["px-alice", "px-bob"]).await;
-    (class.portal, cookies[0].clone(), cookies[1].clone())
+async fn start(portal: &Portal, cookie: &str, body: String) -> String {
+    let resp = post(&client(), &portal.url, Some(cookie), "start_session", body).await;
+    assert_eq!(resp.status(), 200, "{}", resp.text().await.unwrap_or_default());
+    let view: serde_json::Value = resp.json().await.unwrap();
+    view["id"].as_str().unwrap().to_string()
 }
 
-async fn ready_notebook(portal: &Portal, cookie: &str) -> (String, String) {
-    let body = format!("course_id=1&profile=1g.10gb&image={}", urlencode(JUPYTERLAB));
-    let resp = post(&client(), &portal.url, Some(cookie), "start_session", body).await;
-    assert_eq!(resp.status(), 200);
-    let view: serde_json::Value = resp.json().await.unwrap();
-    let id = view["id"].as_str().unwrap().to_string();
+async fn until_ready(portal: &Portal, cookie: &str, id: &str) -> serde_json::Value {
     let until = Instant::now() + Duration::from_secs(120);
     loop {
         let resp = post(&client(), &portal.url, Some(cookie), "my_sessions", String::new()).await;
         let list: serde_json::Value = resp.json().await.unwrap();
-        let me = list.as_array().unwrap().iter().find(|s| s["id"] == id.as_str()).unwrap().clone();
+        let me = list.as_array().unwrap().iter().find(|s| s["id"] == id).unwrap().clone();
         if me["state"] == "ready" {
-            return (id, me["open_url"].as_str().unwrap().to_string());
+            return me;
         }
         assert_ne!(me["state"], "failed", "{me}");
-        assert!(Instant::now() < until, "notebook not ready: {me}");
+        assert!(Instant::now() < until, "session not ready: {me}");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
 
-fn ws_url(portal: &Portal, path: &str) -> String {
-    format!("{}{path}", portal.url.replacen("http://", "ws://", 1))
+async fn door(portal: &Portal, cookie: Option<&str>, path: &str) -> reqwest::Response {
+    let mut request = client().get(format!("{}{path}", portal.url));
+    if let Some(cookie) = cookie {
+        request = request.header("cookie", cookie);
+    }
+    request.send().await.unwrap()
 }
 
-async fn ws_status(portal: &Portal, path: &str, cookie: Option<&str>) -> u16 {
-    let mut request = ws_url(portal, path).into_client_request().unwrap();
-    if let Some(cookie) = cookie {
-        request.headers_mut().insert("cookie", cookie.parse().unwrap());
-    }
-    match tokio_tungstenite::connect_async(request).await {
-        Ok((_, response)) => response.status().as_u16(),
-        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => response.status().as_u16(),
+/// The status a WebSocket upgrade to `path` on the notebook host gets.
+async fn ws_connect(
+    portal: &Portal,
+    visit: &NotebookVisit,
+    path: &str,
+    origin: &str,
+) -> Result<tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>, u16> {
+    let url = format!("{}{path}", visit.origin.replacen("http://", "ws://", 1));
+    let mut request = url.into_client_request().unwrap();
+    request.headers_mut().insert("cookie", visit.cookie_header().parse().unwrap());
+    request.headers_mut().insert("origin", origin.parse().unwrap());
+    let port: u16 = portal.url.rsplit(':').next().unwrap().parse().unwrap();
+    let stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    match tokio_tungstenite::client_async(request, stream).await {
+        Ok((socket, _)) => Ok(socket),
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => Err(response.status().as_u16()),
         Err(e) => panic!("websocket to {path}: {e}"),
     }
 }
 
+async fn audit_count(portal: &Portal, action: &str) -> usize {
+    let url = format!("sqlite://{}", portal.dir.path().join("data/slicehub.db").display());
+    let store = slicehub_core::store::Store::connect(&url, 1).await.unwrap();
+    let n = store.recent_audit(Some(action), 1000).await.unwrap().len();
+    store.close().await;
+    n
+}
+
 #[tokio::test]
-async fn the_owner_runs_code_in_a_kernel_through_the_proxy_and_nobody_else_gets_in() {
-    let (portal, alice, bob) = portal_with_students().await;
-    let (id, open_url) = ready_notebook(&portal, &alice).await;
+async fn the_owner_runs_code_on_the_notebook_origin_and_nobody_else_gets_in() {
+    let class = Classroom::start(BIN.as_ref(), &[("SLICEHUB_NOTEBOOKS_ADMIN_ACCESS", "true")]).await;
+    let portal = &class.portal;
+    let cookies = class.enroll(&["px-alice", "px-bob"]).await;
+    let (alice, bob) = (&cookies[0], &cookies[1]);
+    let body = format!("course_id=1&profile=1g.10gb&image={}", urlencode(JUPYTERLAB));
+    let id = start(portal, alice, body).await;
+    let me = until_ready(portal, alice, &id).await;
+    let open_url = me["open_url"].as_str().unwrap().to_string();
     let base = format!("/user/px-alice/{id}/");
     assert_eq!(open_url, format!("{base}lab"));
 
-    // JupyterLab's own page, through the portal, without the student ever seeing a token.
-    let lab = client()
-        .get(format!("{}{open_url}", portal.url))
-        .header("cookie", &alice)
+    // The portal's door sends the owner to the notebook's own host with a ticket.
+    let resp = door(portal, Some(alice), &open_url).await;
+    assert_eq!(resp.status(), 303);
+    let port = portal.url.rsplit(':').next().unwrap();
+    let origin = format!("http://{id}.nb.localhost:{port}");
+    let launch = resp.headers()["location"].to_str().unwrap().to_string();
+    assert!(launch.starts_with(&format!("{origin}/_slicehub/launch?ticket=")), "{launch}");
+
+    // Redeeming it: a host-only cookie (no Domain), then JupyterLab itself, no token in sight.
+    let nb = client_for(portal, &format!("{id}.nb.localhost"));
+    let redeemed = nb.get(&launch).send().await.unwrap();
+    assert_eq!(redeemed.status(), 303);
+    assert_eq!(redeemed.headers()["location"], open_url.as_str());
+    let set = set_cookies(redeemed.headers());
+    let [(name, grant, attributes)] = set.as_slice() else { panic!("one cookie: {set:?}") };
+    assert_eq!(name, "slicehub_notebook");
+    assert!(attributes.contains("HttpOnly") && !attributes.to_ascii_lowercase().contains("domain"), "{attributes}");
+    // A ticket works once.
+    assert_eq!(nb.get(&launch).send().await.unwrap().status(), 404);
+    // Nor on another notebook host.
+    let other = "s-zzzzzzzzzzzz.nb.localhost".to_string();
+    let elsewhere = client_for(portal, &other)
+        .get(launch.replace(&format!("{id}.nb.localhost"), &other))
         .send()
         .await
         .unwrap();
+    assert_eq!(elsewhere.status(), 404);
+
+    let mut visit = NotebookVisit {
+        client: nb.clone(),
+        origin: origin.clone(),
+        cookies: [("slicehub_notebook".to_string(), grant.clone())].into(),
+    };
+    let lab = visit.get(&open_url).await;
     assert_eq!(lab.status(), 200);
     assert!(lab.text().await.unwrap().contains("JupyterLab"));
+    assert!(visit.cookies.contains_key("_xsrf"), "JupyterLab set its XSRF cookie: {:?}", visit.cookies.keys());
+    assert!(
+        visit.cookies.keys().any(|k| k.starts_with("username-")),
+        "JupyterLab logged this browser in with its own cookie: {:?}",
+        visit.cookies.keys()
+    );
 
-    // A kernel, started with the REST API (a POST from the portal's origin).
-    let kernel: serde_json::Value = client()
-        .post(format!("{}{base}api/kernels", portal.url))
-        .header("cookie", &alice)
-        .header("origin", &portal.url)
-        .json(&serde_json::json!({"name": "python3"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    // JupyterLab's XSRF check works through the proxy: without the header, refused.
+    let kernels = format!("{base}api/kernels");
+    let python = serde_json::json!({"name": "python3"});
+    let no_xsrf = visit.post_json(&kernels, &python, &origin, false).await;
+    assert_eq!(no_xsrf.status(), 403, "{}", no_xsrf.text().await.unwrap_or_default());
+    // From another notebook's origin, or the portal's: refused by the proxy.
+    for foreign in [format!("http://s-zzzzzzzzzzzz.nb.localhost:{port}"), portal.url.clone()] {
+        let resp = visit.post_json(&kernels, &python, &foreign, true).await;
+        assert_eq!(resp.status(), 403, "a POST from {foreign}");
+    }
+    let kernel: serde_json::Value = visit.post_json(&kernels, &python, &origin, true).await.json().await.unwrap();
     let kernel_id = kernel["id"].as_str().expect("a kernel id").to_string();
 
-    // Code over the kernel's WebSocket channel, as Jupyter's clients send it.
+    // Code over the kernel's WebSocket, from the notebook's own origin only.
     let channels = format!("{base}api/kernels/{kernel_id}/channels");
-    let mut request = ws_url(&portal, &channels).into_client_request().unwrap();
-    request.headers_mut().insert("cookie", alice.parse().unwrap());
-    let (mut socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+    let foreign = format!("http://s-zzzzzzzzzzzz.nb.localhost:{port}");
+    assert_eq!(ws_connect(portal, &visit, &channels, &foreign).await.err(), Some(403));
+    let mut socket = ws_connect(portal, &visit, &channels, &origin).await.expect("the owner's socket");
     let msg_id = format!("exec-{id}");
     let execute = serde_json::json!({
         "header": {"msg_id": msg_id, "username": "px-alice", "session": id,
@@ -118,33 +177,118 @@ async fn the_owner_runs_code_in_a_kernel_through_the_proxy_and_nobody_else_gets_
     assert_eq!(printed, "42\n");
     socket.close(None).await.ok();
 
-    // Bob and an anonymous caller cannot tell the session exists: HTTP and WebSocket.
+    // Bob and an anonymous caller: the door does not open, and the notebook host gives
+    // nothing without a grant (a GET is sent back to the portal's door).
     for cookie in [Some(bob.as_str()), None] {
-        let mut request = client().get(format!("{}{base}api/status", portal.url));
-        if let Some(cookie) = cookie {
-            request = request.header("cookie", cookie);
-        }
-        assert_eq!(request.send().await.unwrap().status(), 404);
-        assert_eq!(ws_status(&portal, &channels, cookie).await, 404);
+        assert_eq!(door(portal, cookie, &open_url).await.status(), 404);
     }
-    // Not even with the token in hand: the portal decides, not JupyterLab.
-    let resp = client()
-        .get(format!("{}{base}api/status?token=guess", portal.url))
-        .header("cookie", &bob)
+    let stranger = client_for(portal, &format!("{id}.nb.localhost"));
+    let resp = stranger.get(format!("{origin}{base}api/status?token=guess")).send().await.unwrap();
+    assert_eq!(resp.status(), 303);
+    assert_eq!(resp.headers()["location"], format!("{}{base}api/status?token=guess", portal.url).as_str());
+    let resp = stranger
+        .post(format!("{origin}{kernels}"))
+        .header("origin", &origin)
+        .json(&python)
         .send()
         .await
         .unwrap();
     assert_eq!(resp.status(), 404);
 
-    // After a stop, the address says the session ended.
-    let resp = post(&client(), &portal.url, Some(&alice), "stop_session", format!("id={id}")).await;
-    assert_eq!(resp.status(), 200);
-    let gone = client()
-        .get(format!("{}{open_url}", portal.url))
-        .header("cookie", &alice)
+    // The administrator: one confirmation, one audit row, however many requests follow.
+    let confirm = door(portal, Some(&class.admin), &open_url).await;
+    assert_eq!(confirm.status(), 200);
+    let page = confirm.text().await.unwrap();
+    assert!(page.contains("Open px-alice's notebook") && page.contains("audit log"), "{page}");
+    assert!(!page.contains("ticket="), "no ticket before the confirmation");
+    assert_eq!(audit_count(portal, "session.admin_open").await, 0, "nothing yet: not confirmed");
+    let confirmed = client()
+        .post(format!("{}{open_url}", portal.url))
+        .header("cookie", &class.admin)
+        .header("origin", &portal.url)
         .send()
         .await
         .unwrap();
+    assert_eq!(confirmed.status(), 303);
+    let launch = confirmed.headers()["location"].to_str().unwrap().to_string();
+    let mut admin_visit = NotebookVisit::redeem(portal, &launch).await;
+    for _ in 0..3 {
+        assert_eq!(admin_visit.get(&format!("{base}api/status")).await.status(), 200);
+    }
+    assert_eq!(audit_count(portal, "session.admin_open").await, 1);
+
+    // After a stop: every grant is gone; the door says the session ended.
+    let resp = post(&client(), &portal.url, Some(alice), "stop_session", format!("id={id}")).await;
+    assert_eq!(resp.status(), 200);
+    let after = visit.get(&open_url).await;
+    assert_eq!(after.status(), 303, "the grant ended with the session");
+    let gone = door(portal, Some(alice), &open_url).await;
     assert_eq!(gone.status(), 410);
     assert!(gone.text().await.unwrap().contains("This session has ended"));
+}
+
+#[tokio::test]
+async fn administrators_cannot_open_notebooks_unless_the_operator_allows_it() {
+    let class = Classroom::start(BIN.as_ref(), &[("SLICEHUB_SESSIONS_DEFAULT_IMAGE", BUSYBOX)]).await;
+    let portal = &class.portal;
+    let cookies = class.enroll(&["ad-carol"]).await;
+    let body = format!("course_id=1&profile=1g.10gb&image={}&command=sleep+60", urlencode(BUSYBOX));
+    let id = start(portal, &cookies[0], body).await;
+    until_ready(portal, &cookies[0], &id).await;
+    let path = format!("/user/ad-carol/{id}/lab");
+    assert_eq!(door(portal, Some(&class.admin), &path).await.status(), 404);
+    let forced = client()
+        .post(format!("{}{path}", portal.url))
+        .header("cookie", &class.admin)
+        .header("origin", &portal.url)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(forced.status(), 404, "no confirmation opens what the operator closed");
+    assert_eq!(audit_count(portal, "session.admin_open").await, 0);
+    let resp = post(&client(), &portal.url, Some(&cookies[0]), "stop_session", format!("id={id}")).await;
+    assert_eq!(resp.status(), 200);
+}
+
+/// SIGTERM while a student has 5 notebook WebSockets and 20 event streams open: the portal
+/// exits cleanly within 5 s; started again, it adopts the running notebook, which still
+/// answers on its own origin.
+#[tokio::test]
+async fn sigterm_with_open_notebook_sockets_exits_quickly_and_the_notebook_survives() {
+    let class = Classroom::start(BIN.as_ref(), &[]).await;
+    let cookies = class.enroll(&["st-hana"]).await;
+    let mut portal = class.portal;
+    let hana = &cookies[0];
+    let body = format!("course_id=1&profile=1g.10gb&image={}", urlencode(JUPYTERLAB));
+    let id = start(&portal, hana, body).await;
+    until_ready(&portal, hana, &id).await;
+    let base = format!("/user/st-hana/{id}/");
+    let visit = NotebookVisit::open(&portal, hana, &format!("{base}lab")).await;
+    let mut sockets = Vec::new();
+    for _ in 0..5 {
+        let socket = ws_connect(&portal, &visit, &format!("{base}api/events/subscribe"), &visit.origin).await;
+        sockets.push(socket.expect("a notebook WebSocket"));
+    }
+    let mut streams = Vec::new();
+    for _ in 0..20 {
+        let resp = reqwest::Client::new()
+            .get(format!("{}/api/sessions/events", portal.url))
+            .header("cookie", hana.as_str())
+            .send()
+            .await
+            .unwrap();
+        streams.push(resp);
+    }
+    let (status, took) = portal.terminate().await;
+    assert!(status.success(), "{status}\n{}", portal.log());
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+    drop((sockets, streams));
+
+    portal.restart().await;
+    let me = until_ready(&portal, hana, &id).await;
+    assert_eq!(me["state"], "ready", "adopted, not ended: {me}");
+    let mut again = NotebookVisit::open(&portal, hana, &format!("{base}lab")).await;
+    assert_eq!(again.get(&format!("{base}api/status")).await.status(), 200);
+    let resp = post(&client(), &portal.url, Some(hana), "stop_session", format!("id={id}")).await;
+    assert_eq!(resp.status(), 200);
 }

@@ -1,5 +1,6 @@
 //! GPU sessions through the real portal binary: who may see and stop whose session, the
-//! live event stream, and a `kill -9` of the portal in the middle of spawns.
+//! live event stream, a `kill -9` of the portal in the middle of spawns, and twenty of them
+//! at random moments of launches and stops on SQLite and PostgreSQL.
 //! Needs the Docker engine and `slicehub/busybox:offline`.
 
 use std::time::{Duration, Instant};
@@ -182,4 +183,168 @@ async fn a_portal_killed_mid_spawn_leaks_nothing_after_restart() {
     for id in &ids {
         assert!(docker_containers(&format!("org.slicehub.session={id}")).is_empty());
     }
+}
+
+/// A fresh PostgreSQL database for one portal, or None when the run leaves PostgreSQL out.
+async fn postgres_database() -> Option<String> {
+    let server = std::env::var("SLICEHUB_TEST_DATABASE_URL").ok().filter(|u| !u.is_empty())?;
+    let admin = slicehub_core::store::Store::connect(&server, 1).await.expect("postgres reachable");
+    let name = format!("slicehub_test_kills_{}_{}", std::process::id(), Instant::now().elapsed().as_nanos());
+    admin.execute_admin(&format!("CREATE DATABASE {name}")).await.expect("create database");
+    admin.close().await;
+    let (base, _) = server.rsplit_once('/').unwrap();
+    Some(format!("{base}/{name}"))
+}
+
+/// Twenty `kill -9`s at random moments of launches and stops, each followed by a restart:
+/// afterwards no orphan container, no slice held by an ended session, no usage row left
+/// open, no session stuck between states, no placement held twice, and as many MIG
+/// instances as sessions holding slices.
+async fn twenty_kills_leave_nothing_behind(database_url: Option<String>, prefix: &str) {
+    let students = ["a", "b", "c", "d"];
+    let mut env = vec![
+        ("SLICEHUB_SESSIONS_DEFAULT_IMAGE", BUSYBOX.to_string()),
+        ("SLICEHUB_SESSIONS_MEMORY_MIB_PER_MEMORY_SLICE", "128".to_string()),
+        ("SLICEHUB_SESSIONS_RECONCILE_SECONDS", "1".to_string()),
+    ];
+    if let Some(url) = &database_url {
+        env.push(("SLICEHUB_DATABASE_URL", url.clone()));
+    }
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let class = Classroom::start(BIN.as_ref(), &env).await;
+    let names: Vec<String> = students.iter().map(|s| format!("{prefix}{s}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let cookies = class.enroll(&names).await;
+    let mut portal = class.portal;
+    let mut seed = u64::from(std::process::id()).wrapping_mul(6364136223846793005);
+    let mut next = |n: u64| {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (seed >> 33) % n
+    };
+    for _ in 0..20 {
+        // Every student either starts a job or stops the one they have, all at once.
+        for cookie in &cookies {
+            let url = portal.url.clone();
+            let cookie = cookie.clone();
+            tokio::spawn(async move {
+                let resp = post(&client(), &url, Some(&cookie), "my_sessions", String::new()).await;
+                let list: serde_json::Value = resp.json().await.unwrap_or_default();
+                let live = list.as_array().and_then(|l| {
+                    l.iter().find(|s| !matches!(s["state"].as_str(), Some("ended" | "failed")))
+                        .map(|s| s["id"].as_str().unwrap_or_default().to_string())
+                });
+                let (function, body) = match live {
+                    Some(id) => ("stop_session", format!("id={id}")),
+                    None => ("start_session", format!(
+                        "course_id=1&profile=1g.10gb&image={}&command=sleep+600", urlencode(BUSYBOX))),
+                };
+                let _ = post(&client(), &url, Some(&cookie), function, body).await;
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(next(600))).await;
+        portal.kill_hard();
+        portal.restart().await;
+    }
+
+    let until = Instant::now() + Duration::from_secs(40);
+    loop {
+        let listed: serde_json::Value =
+            serde_json::from_str(&portal.cli(&["session", "list", "--json"], "")).unwrap();
+        let sessions = listed.as_array().unwrap().clone();
+        let settled = sessions
+            .iter()
+            .all(|s| matches!(s["state"].as_str().unwrap(), "ready" | "queued" | "failed" | "ended"));
+        if settled {
+            assert!(sessions.len() >= 8, "the kills came at launches and stops: {listed}");
+            let mut placements = std::collections::HashSet::new();
+            let mut holding = 0;
+            for s in &sessions {
+                let id = s["id"].as_str().unwrap();
+                let containers = docker_containers(&format!("org.slicehub.session={id}"));
+                if s["state"] == "ready" {
+                    holding += 1;
+                    assert_eq!(containers.len(), 1, "{id}: {containers:?}");
+                    let placement = s["placement"].as_str().unwrap().to_string();
+                    assert!(placements.insert(placement.clone()), "{placement} held twice: {listed}");
+                } else {
+                    assert!(containers.is_empty(), "orphan container of {id}: {containers:?}");
+                }
+                if matches!(s["state"].as_str().unwrap(), "ended" | "failed") {
+                    assert_eq!(s["released"], true, "{id} ended but holds its slice");
+                    assert_eq!(s["usage_open"], false, "{id} ended with its usage open");
+                }
+            }
+            let gpus: serde_json::Value =
+                serde_json::from_str(&portal.cli(&["gpu", "inspect", "--json"], "")).unwrap();
+            let instances = gpus.to_string().matches("\"gpu_instance_id\"").count();
+            assert_eq!(instances, holding, "MIG instances vs sessions holding slices: {gpus}");
+            break;
+        }
+        assert!(Instant::now() < until, "not settled 40 s after the last restart: {listed}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    for cookie in &cookies {
+        let resp = post(&client(), &portal.url, Some(cookie), "my_sessions", String::new()).await;
+        let list: serde_json::Value = resp.json().await.unwrap();
+        for s in list.as_array().unwrap() {
+            if s["state"] == "ready" || s["state"] == "queued" {
+                let id = s["id"].as_str().unwrap();
+                post(&client(), &portal.url, Some(cookie), "stop_session", format!("id={id}")).await;
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn twenty_kills_at_random_moments_leave_nothing_behind_on_sqlite() {
+    twenty_kills_leave_nothing_behind(None, "ks-").await;
+}
+
+#[tokio::test]
+async fn twenty_kills_at_random_moments_leave_nothing_behind_on_postgres() {
+    match postgres_database().await {
+        Some(url) => twenty_kills_leave_nothing_behind(Some(url), "kp-").await,
+        None => assert_eq!(
+            std::env::var("SLICEHUB_SKIP_POSTGRES").as_deref(),
+            Ok("1"),
+            "SLICEHUB_TEST_DATABASE_URL is not set: run the tests through scripts/test.sh"
+        ),
+    }
+}
+
+/// The history reaches every past session, page by page, however many there are (the
+/// sessions page once listed only the last 50).
+#[tokio::test]
+async fn the_history_reaches_every_past_session() {
+    let (portal, cookies, _admin) = lab_portal("hist-", &["kim"]).await;
+    let kim = &cookies[0];
+    let mut ids = Vec::new();
+    for _ in 0..57 {
+        let id = start_job(&portal, kim, "true").await;
+        let until = Instant::now() + Duration::from_secs(30);
+        while !matches!(state_of(&portal, kim, &id).await.as_str(), "ended" | "failed") {
+            assert!(Instant::now() < until, "{id} never ended");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        ids.push(id);
+    }
+    let mut seen = Vec::new();
+    for page in 0.. {
+        let resp = post(&client(), &portal.url, Some(kim), "session_history", format!("page={page}")).await;
+        assert_eq!(resp.status(), 200);
+        let history: serde_json::Value = resp.json().await.unwrap();
+        assert_eq!(history["pages"], 12, "57 sessions, 5 a page: {history}");
+        assert_eq!(history["page"], page.min(11));
+        for s in history["sessions"].as_array().unwrap() {
+            seen.push(s["id"].as_str().unwrap().to_string());
+        }
+        if page == 12 {
+            break;
+        }
+    }
+    let oldest = ids[0].clone();
+    ids.reverse();
+    seen.truncate(57);
+    assert_eq!(seen, ids, "every session once, newest first");
+    assert!(seen.contains(&oldest), "the first session of all is reachable");
 }

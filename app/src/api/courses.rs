@@ -4,6 +4,10 @@ use leptos::prelude::*;
 
 use crate::views::{CourseDetail, CourseSummary, RosterAppliedView, RosterPreviewView};
 
+/// How an answer about an unknown course code begins; the course page shows its own
+/// "no such course" view for it.
+pub const NO_SUCH_COURSE: &str = "There is no course";
+
 #[server(endpoint = "list_courses")]
 pub async fn list_courses() -> Result<Vec<CourseSummary>, ServerFnError> {
     use super::ssr::{from_core, require, services, Action, Caller};
@@ -68,17 +72,21 @@ pub async fn open_course(code: String) -> Result<CourseDetail, ServerFnError> {
         .course_members(course.id)
         .await
         .map_err(from_core)?;
+    // Who runs the roster sees how to reach people; classmates see names only.
+    let manage = authorize(&caller, &Action::ManageRoster(course.id)).is_ok();
     Ok(CourseDetail {
-        can_manage_roster: authorize(&caller, &Action::ManageRoster(course.id)).is_ok(),
+        can_manage_roster: manage,
         can_assign_instructors: authorize(&caller, &Action::AssignInstructor(course.id)).is_ok(),
+        shows_contacts: manage,
+        can_set_policy: authorize(&caller, &Action::SetCoursePolicy(course.id)).is_ok(),
         code: course.code,
         title: course.title,
         members: members
             .into_iter()
             .map(|m| MemberRow {
-                username: m.user.username,
+                username: manage.then_some(m.user.username),
                 display_name: m.user.display_name,
-                email: m.user.email.unwrap_or_default(),
+                email: m.user.email.filter(|_| manage),
                 role: m.role.as_str().to_string(),
             })
             .collect(),
@@ -131,8 +139,8 @@ pub async fn check_roster(
             .map(|r| RosterRowView {
                 line: r.line,
                 username: r.username,
-                display_name: r.display_name,
-                email: r.email.unwrap_or_default(),
+                display_name: r.new_account.as_ref().map(|a| a.display_name.clone()),
+                email: r.new_account.and_then(|a| a.email),
                 action: format!("{:?}", r.action).to_lowercase(),
             })
             .collect(),
@@ -171,7 +179,6 @@ pub async fn import_roster(
     Ok(RosterAppliedView {
         created: applied.created,
         enrolled: applied.enrolled,
-        updated: applied.updated,
         unchanged: applied.unchanged,
         passwords_csv: (!applied.one_time_passwords.is_empty())
             .then(|| one_time_passwords_csv(&applied)),
@@ -179,7 +186,7 @@ pub async fn import_roster(
 }
 
 #[cfg(feature = "ssr")]
-mod ssr {
+pub(crate) mod ssr {
     use http::StatusCode;
     use leptos::prelude::ServerFnError;
     use slicehub_core::store::{Course, User};
@@ -200,7 +207,7 @@ mod ssr {
                 require(Action::ListOwnCourses).await?;
                 Err(fail(
                     StatusCode::NOT_FOUND,
-                    format!("There is no course {code}."),
+                    format!("{} {code}.", super::NO_SUCH_COURSE),
                 ))
             }
         }

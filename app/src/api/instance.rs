@@ -4,7 +4,9 @@ use leptos::prelude::*;
 
 use crate::views::{GpuBoard, InstanceStatus};
 
-/// The instance's health and GPUs, looked at now.
+/// The instance's health and GPUs, looked at now. Everyone learns whether the portal
+/// works and how many slices of each size are free; only administrators get what each
+/// check found and the GPU board (who holds which slice, GPU and MIG device UUIDs).
 #[server(endpoint = "check_instance")]
 pub async fn check_instance() -> Result<InstanceStatus, ServerFnError> {
     use crate::views::ComponentView;
@@ -14,16 +16,16 @@ pub async fn check_instance() -> Result<InstanceStatus, ServerFnError> {
     use slicehub_core::auth::authorize;
 
     let services = super::ssr::services()?;
-    let mut report = health::check(&services).await;
-    // Where the database lives is for administrators; everyone sees whether it works.
+    let report = health::check(&services).await;
     let admin = authorize(&request_auth().await?.caller, &Action::ViewStatus).is_ok();
-    if !admin && report.database.ok {
-        report.database.summary = services.store.kind().label().to_string();
-    }
     let component = |name: &str, c: &health::ComponentHealth| ComponentView {
         name: name.to_string(),
         ok: c.ok,
-        summary: c.summary.clone(),
+        summary: match (admin, c.ok) {
+            (true, _) => c.summary.clone(),
+            (false, true) => "working".to_string(),
+            (false, false) => "not working right now".to_string(),
+        },
     };
     Ok(InstanceStatus {
         status: report.status.to_string(),
@@ -32,9 +34,14 @@ pub async fn check_instance() -> Result<InstanceStatus, ServerFnError> {
             component("Docker engine", &report.docker),
             component("GPUs", &report.gpu),
         ],
-        board: board::board(&services).await?,
+        capacity: capacity::capacity(&services).await,
+        board: match admin {
+            true => Some(board::board(&services).await?),
+            false => None,
+        },
         viewer_is_admin: admin,
         checked_at: super::ssr::clock(),
+        checked_at_ms: super::ssr::now_ms(),
         version: env!("CARGO_PKG_VERSION").to_string(),
     })
 }
@@ -45,7 +52,40 @@ pub async fn read_gpus() -> Result<GpuBoard, ServerFnError> {
     use super::ssr::{require, Action};
     require(Action::ViewGpus).await?;
     let services = super::ssr::services()?;
-    Ok(board::board(&services).await?)
+    board::board(&services).await
+}
+
+#[cfg(feature = "ssr")]
+mod capacity {
+    use slicehub_core::gpu::BackendKind;
+    use slicehub_core::Services;
+
+    use crate::views::{GpuCapacity, ProfileOption};
+
+    /// How many more sessions of each profile fit now, and how many wait:
+    /// counts only, nothing that names a person, a session or a device. GPUs that cannot
+    /// be read count as no free slices (the GPU check says why, to administrators).
+    pub async fn capacity(services: &Services) -> GpuCapacity {
+        let profiles = match services.sessions.known_profiles().await {
+            Ok(known) => services
+                .sessions
+                .availability(&known)
+                .await
+                .unwrap_or_default(),
+            Err(_) => Vec::new(),
+        };
+        GpuCapacity {
+            simulated: services.gpus.kind() == BackendKind::Simulated,
+            profiles: profiles
+                .into_iter()
+                .map(|a| ProfileOption {
+                    name: a.profile,
+                    free: a.free,
+                    queued: a.queued,
+                })
+                .collect(),
+        }
+    }
 }
 
 #[cfg(feature = "ssr")]
@@ -61,7 +101,9 @@ mod board {
         let snapshots = fleet::snapshot(services)
             .await
             .map_err(super::super::ssr::from_core)?;
-        let holders = holders(services).await.map_err(super::super::ssr::from_core)?;
+        let holders = holders(services)
+            .await
+            .map_err(super::super::ssr::from_core)?;
         Ok(GpuBoard {
             simulated: services.gpus.kind() == BackendKind::Simulated,
             backend: services.gpus.describe(),
@@ -70,6 +112,7 @@ mod board {
                 .map(|s| layout_view(s, &holders))
                 .collect(),
             refreshed_at: super::super::ssr::clock(),
+            refreshed_at_ms: super::super::ssr::now_ms(),
         })
     }
 
@@ -78,8 +121,10 @@ mod board {
         services: &Services,
     ) -> Result<Vec<((String, u32, u8), String)>, slicehub_core::CoreError> {
         use slicehub_core::sessions::SessionState;
-        let live: Vec<SessionState> =
-            SessionState::ALL.into_iter().filter(|s| !s.is_final()).collect();
+        let live: Vec<SessionState> = SessionState::ALL
+            .into_iter()
+            .filter(|s| !s.is_final())
+            .collect();
         Ok(services
             .store
             .gpu_sessions_in(&live)
@@ -87,7 +132,10 @@ mod board {
             .into_iter()
             .filter_map(|s| {
                 let p = s.placement?;
-                Some(((p.gpu_uuid, p.profile_id, p.start), format!("{} · {}", s.username, s.id)))
+                Some((
+                    (p.gpu_uuid, p.profile_id, p.start),
+                    format!("{} · {}", s.username, s.id),
+                ))
             })
             .collect())
     }

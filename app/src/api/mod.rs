@@ -4,6 +4,7 @@ pub mod admin;
 pub mod auth;
 pub mod courses;
 pub mod instance;
+pub mod policy;
 pub mod sessions;
 #[cfg(feature = "ssr")]
 pub mod ssr;

@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use crate::views::{LaunchCourse, SessionView};
+use crate::views::{HistoryPage, LaunchCourse, SessionView};
 
 /// The courses the caller may launch in, with allowed profiles (and how many fit now) and
 /// images.
@@ -16,15 +16,33 @@ pub async fn launch_options() -> Result<Vec<LaunchCourse>, ServerFnError> {
         return Ok(Vec::new());
     };
     let services = services()?;
-    let known = services.sessions.known_profiles().await.map_err(from_core)?;
+    let known = services
+        .sessions
+        .known_profiles()
+        .await
+        .map_err(from_core)?;
     // One read of the GPUs answers every course's profiles.
-    let availability = services.sessions.availability(&known).await.map_err(from_core)?;
+    let availability = services
+        .sessions
+        .availability(&known)
+        .await
+        .map_err(from_core)?;
     let mut out = Vec::new();
-    for (course, _role) in services.store.courses_of_user(id).await.map_err(from_core)? {
+    for (course, _role) in services
+        .store
+        .courses_of_user(id)
+        .await
+        .map_err(from_core)?
+    {
         let policy = policy_of(&services.store, &services.config, course.id)
             .await
             .map_err(from_core)?;
+        let budget = slicehub_core::quotas::budget_at(&services.store, &policy, course.id, id, super::ssr::now_ms())
+            .await
+            .map_err(from_core)?
+            .map(super::policy::ssr::budget_view);
         out.push(LaunchCourse {
+            budget,
             course_id: course.id,
             code: course.code,
             title: course.title,
@@ -44,6 +62,10 @@ pub async fn launch_options() -> Result<Vec<LaunchCourse>, ServerFnError> {
     Ok(out)
 }
 
+/// How many of a person's sessions the sessions page lists (it pages the ended ones).
+#[cfg(feature = "ssr")]
+const HISTORY: i64 = 50;
+
 /// The caller's sessions, newest first, each with its steps.
 #[server(endpoint = "my_sessions")]
 pub async fn my_sessions() -> Result<Vec<SessionView>, ServerFnError> {
@@ -53,24 +75,49 @@ pub async fn my_sessions() -> Result<Vec<SessionView>, ServerFnError> {
         return Ok(Vec::new());
     };
     let services = services()?;
-    let sessions = services
-        .store
-        .gpu_sessions_of_user(id, 20)
+    let store = &services.store;
+    let sessions = store.gpu_sessions_of_user(id, HISTORY).await.map_err(from_core)?;
+    let quota_ends = ssr_views::quota_ends(&services, &sessions).await.map_err(from_core)?;
+    let mut views = ssr_views::with_steps(store, sessions).await.map_err(from_core)?;
+    let warn = i64::from(services.config.quotas_warn_minutes) * 60_000;
+    for view in &mut views {
+        view.warn_before_ms = warn;
+        let Some(&at) = quota_ends.get(&view.id) else { continue };
+        if view.ends_at_ms.is_some_and(|deadline| at < deadline) {
+            view.ends_at_ms = Some(at);
+            view.ends_at = Some(ssr_views::clock_of(at));
+            view.time_left = Some(crate::components::time::minutes_left(at, super::ssr::now_ms()));
+            view.stops_for = "quota".into();
+        }
+    }
+    Ok(views)
+}
+
+/// Past sessions shown per page of the history.
+pub const HISTORY_PAGE: u32 = 5;
+
+/// One page of the caller's ended and failed sessions, newest first, however many there are.
+#[server(endpoint = "session_history")]
+pub async fn session_history(page: u32) -> Result<HistoryPage, ServerFnError> {
+    use super::ssr::{from_core, require, services, Action, Caller};
+    let caller = require(Action::ListOwnSessions).await?;
+    let Caller::User { id, .. } = caller else {
+        return Ok(HistoryPage { sessions: Vec::new(), page: 0, pages: 0 });
+    };
+    let store = &services()?.store;
+    let per_page = i64::from(HISTORY_PAGE);
+    let total = store.count_past_sessions_of_user(id).await.map_err(from_core)?;
+    let pages = ((total + per_page - 1) / per_page).max(1);
+    let page = i64::from(page).min(pages - 1);
+    let sessions = store
+        .past_sessions_of_user(id, page * per_page, per_page)
         .await
         .map_err(from_core)?;
-    let ids: Vec<String> = sessions.iter().map(|s| s.id.clone()).collect();
-    let mut steps: std::collections::HashMap<String, Vec<_>> = std::collections::HashMap::new();
-    for event in services.store.events_of_sessions(&ids).await.map_err(from_core)? {
-        steps.entry(event.session_id.clone()).or_default().push(event);
-    }
-    let out = sessions
-        .into_iter()
-        .map(|session| {
-            let own = steps.remove(&session.id).unwrap_or_default();
-            ssr_views::session_view(session, own)
-        })
-        .collect();
-    Ok(out)
+    Ok(HistoryPage {
+        sessions: ssr_views::with_steps(store, sessions).await.map_err(from_core)?,
+        page: page as u32,
+        pages: if total == 0 { 0 } else { pages as u32 },
+    })
 }
 
 /// Starts a notebook, or with a command a training job, in a course.
@@ -124,7 +171,11 @@ pub async fn stop_session(id: String) -> Result<(), ServerFnError> {
         format!("stopped by {by} (not the owner)")
     };
     let services = services()?;
-    services.sessions.stop(&id, &reason).await.map_err(from_core)?;
+    services
+        .sessions
+        .stop(&id, &reason)
+        .await
+        .map_err(from_core)?;
     services
         .store
         .audit(&by, "session.stop", &id, &reason)
@@ -150,7 +201,7 @@ pub async fn session_logs(id: String) -> Result<String, ServerFnError> {
 }
 
 #[cfg(feature = "ssr")]
-mod ssr_views {
+pub(crate) mod ssr_views {
     use leptos::prelude::ServerFnError;
     use slicehub_core::sessions::{GpuSession, SessionEvent};
 
@@ -165,8 +216,77 @@ mod ssr_views {
         }
     }
 
+    /// The argv as one line that the command box would split back into the same words.
+    pub fn quoted(argv: &[String]) -> String {
+        argv.iter()
+            .map(|word| {
+                let plain = !word.is_empty()
+                    && !word
+                        .contains(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '\\'));
+                if plain {
+                    word.clone()
+                } else if !word.contains('\'') {
+                    format!("'{word}'")
+                } else {
+                    format!("\"{}\"", word.replace('\\', "\\\\").replace('"', "\\\""))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// The sessions as views, each with its steps (one query for all of them).
+    pub async fn with_steps(
+        store: &slicehub_core::store::Store,
+        sessions: Vec<GpuSession>,
+    ) -> Result<Vec<SessionView>, slicehub_core::CoreError> {
+        let ids: Vec<String> = sessions.iter().map(|s| s.id.clone()).collect();
+        let mut steps: std::collections::HashMap<String, Vec<SessionEvent>> =
+            std::collections::HashMap::new();
+        for event in store.events_of_sessions(&ids).await? {
+            steps.entry(event.session_id.clone()).or_default().push(event);
+        }
+        Ok(sessions
+            .into_iter()
+            .map(|session| {
+                let own = steps.remove(&session.id).unwrap_or_default();
+                session_view(session, own)
+            })
+            .collect())
+    }
+
+    /// When each running session will be stopped because its student's slice-hours run
+    /// out (sessions of courses without a quota are absent).
+    pub async fn quota_ends(
+        services: &slicehub_core::Services,
+        sessions: &[GpuSession],
+    ) -> Result<std::collections::HashMap<String, i64>, slicehub_core::CoreError> {
+        use slicehub_core::sessions::{policy_of, SessionState};
+        let now = super::super::ssr::now_ms();
+        let mut ends = std::collections::HashMap::new();
+        let mut done = std::collections::HashSet::new();
+        for session in sessions.iter().filter(|s| s.state == SessionState::Ready) {
+            if !done.insert((session.course_id, session.user_id)) {
+                continue;
+            }
+            let policy = policy_of(&services.store, &services.config, session.course_id).await?;
+            let budget = slicehub_core::quotas::budget_at(&services.store, &policy, session.course_id, session.user_id, now).await?;
+            if let Some(at) = budget.and_then(|b| b.runs_out_at_ms()) {
+                for same in sessions.iter().filter(|s| {
+                    s.state == SessionState::Ready && s.course_id == session.course_id && s.user_id == session.user_id
+                }) {
+                    ends.insert(same.id.clone(), at);
+                }
+            }
+        }
+        Ok(ends)
+    }
+
     pub fn session_view(session: GpuSession, steps: Vec<SessionEvent>) -> SessionView {
+        use crate::components::time::{duration_words, minutes_left};
         let live = !session.state.is_final();
+        let now = super::super::ssr::now_ms();
+        let ends_at_ms = (live && session.ready_at_ms.is_some()).then_some(session.deadline_at_ms);
         let open_url = (session.kind == slicehub_core::sessions::SessionKind::Notebook
             && session.state == slicehub_core::sessions::SessionState::Ready)
             .then(|| format!("{}lab", session.base_url()));
@@ -176,12 +296,22 @@ mod ssr_views {
                 .placement
                 .as_ref()
                 .map(|p| format!("GPU {} · {}", p.gpu_index, p.label)),
-            ends_at: (live && session.ready_at_ms.is_some())
-                .then(|| clock_of(session.deadline_at_ms)),
+            ends_at: ends_at_ms.map(clock_of),
+            ends_at_ms,
+            time_left: ends_at_ms.map(|t| minutes_left(t, now)),
+            stops_for: "time limit".into(),
+            warn_before_ms: 0,
+            ran_for: session
+                .ready_at_ms
+                .map(|ready| duration_words(session.ended_at_ms.unwrap_or(now) - ready)),
+            command_text: quoted(&session.argv),
+            ready_at_ms: session.ready_at_ms,
+            requested_at_ms: session.requested_at_ms,
             steps: steps
                 .into_iter()
                 .map(|e| SessionStep {
                     at: clock_of(e.at_ms),
+                    at_ms: e.at_ms,
                     state: e.state.as_str().to_string(),
                     detail: e.detail,
                 })
@@ -207,7 +337,10 @@ mod ssr_views {
         use slicehub_core::auth::{authorize, Denied};
         let auth = request_auth().await?;
         if let Err(Denied::NotLoggedIn) = authorize(&auth.caller, &Action::ListOwnSessions) {
-            return Err(fail(http::StatusCode::UNAUTHORIZED, Denied::NotLoggedIn.to_string()));
+            return Err(fail(
+                http::StatusCode::UNAUTHORIZED,
+                Denied::NotLoggedIn.to_string(),
+            ));
         }
         let services = services()?;
         let session = services.store.gpu_session(id).await.ok().flatten();
@@ -228,6 +361,28 @@ mod ssr_views {
                 http::StatusCode::NOT_FOUND,
                 format!("there is no session {id:?}"),
             )),
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::quoted;
+        use slicehub_core::sessions::split_command;
+
+        #[test]
+        fn a_quoted_command_splits_back_into_the_same_words() {
+            for typed in [
+                r#"python train.py --epochs 3"#,
+                r#"echo "hello world""#,
+                r#"echo training; done"#,
+                r#"sh -c 'echo "$HOME"'"#,
+                r#"printf "it's" '' "a\b""#,
+            ] {
+                let argv = split_command(typed).unwrap();
+                assert_eq!(split_command(&quoted(&argv)).unwrap(), argv, "{typed}");
+            }
+            let argv = split_command(r#"echo "hello world""#).unwrap();
+            assert_eq!(quoted(&argv), "echo 'hello world'");
         }
     }
 }

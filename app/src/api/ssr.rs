@@ -10,6 +10,10 @@ pub fn services() -> Result<Services, ServerFnError> {
     use_context::<Services>().ok_or_else(|| ServerFnError::new("portal services missing"))
 }
 
+pub fn now_ms() -> i64 {
+    (time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64
+}
+
 pub fn clock() -> String {
     let now = time::OffsetDateTime::now_utc();
     format!(
@@ -46,15 +50,39 @@ pub fn from_core(e: CoreError) -> ServerFnError {
         | CoreError::Conflict(m)
         | CoreError::Auth(m)
         | CoreError::NoPermission(m) => m,
-        other => other.to_string(),
+        // What the operator must fix goes to the log; the person who clicked gets words
+        // without the database's, Docker's or NVML's own.
+        other => {
+            tracing::warn!(error = %other, "a request failed on a part the portal depends on");
+            match other {
+                CoreError::DatabaseUnreachable { .. } | CoreError::Database(_) | CoreError::Migration(_) => {
+                    "The portal's database is not answering right now; try again in a moment."
+                }
+                CoreError::Engine(_) => "The container engine is not answering right now; try again in a moment.",
+                CoreError::Gpu(_) | CoreError::GpuStateFile { .. } => {
+                    "The GPUs cannot be read right now; try again in a moment."
+                }
+                _ => "The portal could not do that right now; try again in a moment.",
+            }
+            .to_string()
+        }
     };
     fail(status, text)
 }
 
 pub use slicehub_core::auth::{Action, Caller};
 
-/// The session cookie's name. Its value is a random token; the database keeps its SHA-256.
-pub const SESSION_COOKIE: &str = "slicehub_session";
+/// The login cookie's name. Its value is a random token; the database keeps its SHA-256.
+/// Over HTTPS it carries the `__Host-` prefix: the browser then refuses any cookie of that
+/// name set with a Domain attribute (say, by a notebook host under the portal's domain),
+/// so nothing but the portal itself can set or shadow it.
+pub fn session_cookie(secure: bool) -> &'static str {
+    if secure {
+        "__Host-slicehub_session"
+    } else {
+        "slicehub_session"
+    }
+}
 
 /// Who sent this request, resolved once by the server's session middleware.
 #[derive(Debug, Clone)]
@@ -89,11 +117,12 @@ pub async fn require(action: Action) -> Result<Caller, ServerFnError> {
 
 /// `Set-Cookie` for a new session (or, with `None`, one that removes the cookie).
 pub fn set_session_cookie(token: Option<&str>, max_age_secs: i64, secure: bool) {
+    let name = session_cookie(secure);
     let value = match token {
-        Some(token) => format!(
-            "{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age_secs}"
-        ),
-        None => format!("{SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0"),
+        Some(token) => {
+            format!("{name}={token}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age_secs}")
+        }
+        None => format!("{name}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0"),
     };
     let value = if secure {
         format!("{value}; Secure")

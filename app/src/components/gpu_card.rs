@@ -1,5 +1,6 @@
 use leptos::prelude::*;
 
+use super::badge::Badge;
 use super::slice_bar::SliceBar;
 use crate::views::GpuLayoutView;
 
@@ -20,9 +21,9 @@ pub fn GpuCard(layout: GpuLayoutView, simulated: bool) -> impl IntoView {
                     <h3 class="gpu-name">{gpu.name.clone()}</h3>
                 </div>
                 {if simulated {
-                    view! { <span class="badge badge-sim" title="No NVIDIA driver here: this GPU exists in configuration only">"simulated"</span> }.into_any()
+                    view! { <Badge kind="sim" text="simulated" title="No NVIDIA driver here: this GPU exists in configuration only"/> }.into_any()
                 } else {
-                    view! { <span class="badge badge-real">"NVML"</span> }.into_any()
+                    view! { <Badge kind="real" text="NVML"/> }.into_any()
                 }}
             </header>
             {layout.error.clone().map(|e| view! { <p class="inline-error">{e}</p> })}

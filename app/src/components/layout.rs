@@ -7,15 +7,32 @@ use crate::api::auth::{current_user, Logout};
 use crate::shell::CurrentUser;
 use crate::views::Me;
 
-/// Header with the brand and the caller's navigation, the page, and a footer.
+/// Header with the brand and the caller's navigation, the page, and a footer. Under
+/// 720 px the navigation folds behind a menu button.
 #[component]
 pub fn Layout(children: Children) -> impl IntoView {
     // Asked again on every navigation, so signing in or out shows at once.
     let path = use_location().pathname;
     let user = Resource::new(move || path.get(), |_| current_user());
     provide_context(CurrentUser(user));
+    // Pages no route matches are rendered without the portal's services, so the caller
+    // is unknown there: show neither navigation nor "Sign in", and ask again from the
+    // browser, once.
+    let asked_again = StoredValue::new(false);
+    Effect::new(move |_| {
+        if matches!(user.get(), Some(Err(_))) && !asked_again.get_value() {
+            asked_again.set_value(true);
+            user.refetch();
+        }
+    });
+    let menu_open = RwSignal::new(false);
+    Effect::new(move |_| {
+        path.track();
+        menu_open.set(false);
+    });
     view! {
-        <header class="topbar">
+        <a class="skip-link" href="#main">"Skip to the page"</a>
+        <header class="topbar" class:menu-open=move || menu_open.get()>
             <div class="topbar-inner">
                 <a class="brand" href="/">
                     <span class="brand-mark" aria-hidden="true">
@@ -23,23 +40,33 @@ pub fn Layout(children: Children) -> impl IntoView {
                     </span>
                     "SliceHub"
                 </a>
-                <Transition fallback=|| ()>
-                    {move || Suspend::new(async move {
-                        match user.await.ok().flatten() {
-                            Some(me) => view! { <SignedInNav me/> }.into_any(),
-                            None => view! {
-                                <nav class="nav" aria-label="Main">
-                                    <A href="/" exact=true>"Overview"</A>
-                                </nav>
-                                <a class="btn btn-primary btn-small signin" href="/login">"Sign in"</a>
+                <button type="button" class="menu-button" aria-controls="topbar-menu"
+                    aria-expanded=move || menu_open.get().to_string()
+                    on:click=move |_| menu_open.update(|o| *o = !*o)
+                >
+                    <span class="menu-icon" aria-hidden="true"><i></i><i></i><i></i></span>
+                    "Menu"
+                </button>
+                <div class="topbar-menu" id="topbar-menu">
+                    <Transition fallback=|| ()>
+                        {move || Suspend::new(async move {
+                            match user.await {
+                                Ok(Some(me)) => view! { <SignedInNav me/> }.into_any(),
+                                Err(_) => ().into_any(),
+                                Ok(None) => view! {
+                                    <nav class="nav" aria-label="Main">
+                                        <A href="/" exact=true>"Overview"</A>
+                                    </nav>
+                                    <a class="btn btn-primary btn-small signin" href="/login">"Sign in"</a>
+                                }
+                                .into_any(),
                             }
-                            .into_any(),
-                        }
-                    })}
-                </Transition>
+                        })}
+                    </Transition>
+                </div>
             </div>
         </header>
-        <main class="page">{children()}</main>
+        <main class="page" id="main">{children()}</main>
         <footer class="footer">
             "SliceHub — MIG-aware GPU sharing for classrooms. "
             <a href="/healthz">"Health (JSON)"</a>

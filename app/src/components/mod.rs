@@ -1,4 +1,10 @@
+pub mod badge;
+pub mod confirm;
+pub mod disclosure;
+pub mod form;
 pub mod gpu_card;
 pub mod layout;
+pub mod message;
 pub mod slice_bar;
 pub mod status_panel;
+pub mod time;

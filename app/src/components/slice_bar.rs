@@ -52,5 +52,5 @@ pub fn SliceBar(instances: Vec<InstanceView>) -> impl IntoView {
             }
         })
         .collect_view();
-    view! { <div class="slicebar" aria-label="8 memory slices">{free}{placed}</div> }
+    view! { <div class="slicebar" role="group" aria-label="8 memory slices">{free}{placed}</div> }
 }

@@ -1,5 +1,6 @@
 use leptos::prelude::*;
 
+use crate::components::time::LocalTime;
 use crate::shell::Hydrated;
 use crate::views::InstanceStatus;
 
@@ -32,7 +33,7 @@ pub fn StatusPanel(status: InstanceStatus, on_recheck: Callback<()>) -> impl Int
             <header class="status-head">
                 <h2>{overall}</h2>
                 <div class="status-actions">
-                    <span class="muted checked-at">"Checked at " {status.checked_at.clone()}</span>
+                    <span class="muted checked-at">"Checked at " <LocalTime ms=status.checked_at_ms utc=status.checked_at.clone() seconds=true/></span>
                     <button
                         class="btn btn-secondary recheck"
                         disabled=move || !ready()

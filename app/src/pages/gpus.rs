@@ -6,6 +6,7 @@ use leptos_meta::Title;
 use super::LoadError;
 use crate::api::instance::read_gpus;
 use crate::components::gpu_card::GpuCard;
+use crate::components::time::LocalTime;
 use crate::views::GpuLayoutView;
 
 const REFRESH: Duration = Duration::from_secs(5);
@@ -42,7 +43,7 @@ pub fn GpusPage() -> impl IntoView {
                         view! {
                             <div class="board-meta">
                                 <span>{board.backend}</span>
-                                <span class="muted refreshed-at">"Read at " {board.refreshed_at}</span>
+                                <span class="muted refreshed-at">"Read at " <LocalTime ms=board.refreshed_at_ms utc=board.refreshed_at.clone() seconds=true/></span>
                             </div>
                             {sections}
                         }
@@ -82,6 +83,7 @@ fn GpuSection(layout: GpuLayoutView, simulated: bool) -> impl IntoView {
                     view! { <p class="muted">"No MIG instances on this GPU."</p> }.into_any()
                 } else {
                     view! {
+                        <div class="table-wrap" tabindex="0" role="region" aria-label="MIG instances">
                         <table class="table">
                             <thead>
                                 <tr>
@@ -93,7 +95,7 @@ fn GpuSection(layout: GpuLayoutView, simulated: bool) -> impl IntoView {
                                 </tr>
                             </thead>
                             <tbody>{rows}</tbody>
-                        </table>
+                        </table></div>
                     }
                     .into_any()
                 }}

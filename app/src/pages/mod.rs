@@ -29,8 +29,14 @@ fn instance_resource() -> (
 pub fn LoadError(error: ServerFnError) -> impl IntoView {
     view! {
         <div class="card alert" role="alert">
-            <strong>"Could not read this instance's status. "</strong>
-            {error.to_string()}
+            <strong>"This part of the page could not be loaded. "</strong>
+            {crate::api::message(&error)}
+            " Reload the page to try again."
         </div>
     }
+}
+
+/// `1 member`, `3 members`.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }

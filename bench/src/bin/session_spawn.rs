@@ -1,8 +1,11 @@
 //! Sessions through a real portal on the real Docker engine (simulated GPUs):
 //! - spawn overhead: start → ready through the portal, against a bare `docker run` of the
 //!   same JupyterLab image plus polling its status API;
-//! - 30 notebooks started at once against one;
-//! - proxied HTTP throughput and WebSocket round trip against the container directly;
+//! - 30 notebooks started at once, against 30 bare `docker run`s at once (the control),
+//!   with the portal's CPU seconds during the burst;
+//! - HTTP throughput and WebSocket round trip through the portal on the notebook's own
+//!   origin (`SESSION.nb.localhost`, with its grant and JupyterLab's cookies) against the
+//!   container directly at its session-network address;
 //! - the portal's RSS with 50 running sessions.
 //!
 //! cargo run --release -p slicehub-bench --bin session-spawn -- [path/to/slicehub]
@@ -12,6 +15,7 @@ use std::time::{Duration, Instant};
 use futures_util::{SinkExt, StreamExt};
 use slicehub_end2end::classroom::{Classroom, COURSE};
 use slicehub_end2end::form::{client, post, urlencode};
+use slicehub_end2end::notebook::NotebookVisit;
 use slicehub_end2end::{workspace_root, Portal};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
@@ -87,18 +91,40 @@ impl Bench {
         post(&client(), &self.portal.url, Some(&self.students[i]), "stop_session", format!("id={id}")).await;
     }
 
-    fn port_of(&self, id: &str) -> u16 {
+    /// JupyterLab's `IP:8888` on the session network.
+    fn address_of(&self, id: &str) -> String {
         let out = std::process::Command::new("docker")
-            .args(["port", &format!("slicehub-{id}"), "8888/tcp"])
+            .args(["inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}", &format!("slicehub-{id}")])
             .output()
             .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        text.trim().rsplit(':').next().unwrap().parse().unwrap()
+        format!("{}:8888", String::from_utf8_lossy(&out.stdout).trim())
+    }
+
+    /// The token, from the file the portal wrote into the container.
+    fn token_of(&self, id: &str) -> String {
+        let out = std::process::Command::new("docker")
+            .args(["exec", &format!("slicehub-{id}"), "cat", "/run/slicehub/jupyter-token"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 }
 
-/// `docker run` of the image as the portal would run it, then polling its status API.
-async fn bare_spawn(n: usize) -> f64 {
+/// CPU seconds (user and system) process `pid` has used so far. `/proc/PID/stat` counts in
+/// clock ticks, 100 a second on Linux x86-64.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after_name = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
+    let fields: Vec<f64> = after_name
+        .split_whitespace()
+        .map(|f| f.parse().unwrap_or(0.0))
+        .collect();
+    (fields.get(11).unwrap_or(&0.0) + fields.get(12).unwrap_or(&0.0)) / 100.0
+}
+
+/// `docker run` of the image as the portal would run it, then polling its status API:
+/// the time to ready, and the container's name (left running for the caller to remove).
+async fn bare_spawn(n: usize) -> (f64, String) {
     let token = "bench-token-bench-token-bench-token-0000";
     let name = format!("bench-bare-{n}");
     let t = Instant::now();
@@ -111,15 +137,16 @@ async fn bare_spawn(n: usize) -> f64 {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let port = String::from_utf8_lossy(
-        &std::process::Command::new("docker").args(["port", &name, "8888/tcp"]).output().unwrap().stdout,
-    )
-    .trim()
-    .rsplit(':')
-    .next()
-    .unwrap()
-    .parse::<u16>()
-    .unwrap();
+    // With 30 starting at once the engine may not report the port at once.
+    let port = loop {
+        let out = std::process::Command::new("docker").args(["port", &name, "8888/tcp"]).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        if let Some(port) = text.lines().next().and_then(|l| l.trim().rsplit(':').next()?.parse::<u16>().ok()) {
+            break port;
+        }
+        assert!(t.elapsed() < Duration::from_secs(120), "no port for {name}: {text}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
     let url = format!("http://127.0.0.1:{port}/bare/api/status");
     loop {
         if let Ok(r) = client().get(&url).header("authorization", format!("token {token}")).send().await {
@@ -129,14 +156,15 @@ async fn bare_spawn(n: usize) -> f64 {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let took = t.elapsed().as_secs_f64();
-    std::process::Command::new("docker").args(["rm", "-f", &name]).output().unwrap();
-    took
+    (t.elapsed().as_secs_f64(), name)
+}
+
+fn remove(name: &str) {
+    std::process::Command::new("docker").args(["rm", "-f", name]).output().unwrap();
 }
 
 /// Requests per second of `GET url` with 16 connections for 5 s.
-async fn throughput(url: String, headers: Vec<(&'static str, String)>) -> f64 {
-    let client = reqwest::Client::new();
+async fn throughput(client: reqwest::Client, url: String, headers: Vec<(&'static str, String)>) -> f64 {
     let until = Instant::now() + Duration::from_secs(5);
     let tasks: Vec<_> = (0..16)
         .map(|_| {
@@ -167,12 +195,16 @@ async fn throughput(url: String, headers: Vec<(&'static str, String)>) -> f64 {
 }
 
 /// Median round trip of `kernel_info_request` over the kernel channel WebSocket, in ms.
-async fn ws_rtt(url: String, headers: Vec<(&'static str, String)>, session: &str) -> f64 {
+/// `connect_to` is where the TCP connection goes (`*.localhost` names resolve in browsers,
+/// not in the system resolver).
+async fn ws_rtt(url: String, connect_to: &str, headers: Vec<(&'static str, String)>, session: &str) -> f64 {
     let mut request = url.into_client_request().unwrap();
     for (k, v) in headers {
         request.headers_mut().insert(k, v.parse().unwrap());
     }
-    let (mut socket, _) = tokio::time::timeout(Duration::from_secs(60), tokio_tungstenite::connect_async(request))
+    let stream = tokio::net::TcpStream::connect(connect_to).await.unwrap();
+    stream.set_nodelay(true).unwrap();
+    let (mut socket, _) = tokio::time::timeout(Duration::from_secs(60), tokio_tungstenite::client_async(request, stream))
         .await
         .expect("the kernel channel opens within 60 s")
         .unwrap();
@@ -219,7 +251,9 @@ async fn main() {
     let mut bare = Vec::new();
     let mut portal = Vec::new();
     for n in 0..RUNS {
-        bare.push(bare_spawn(n).await);
+        let (took, name) = bare_spawn(n).await;
+        remove(&name);
+        bare.push(took);
         let (id, took) = bench.spawn(0, JUPYTERLAB, "").await;
         portal.push(took);
         bench.stop(0, &id).await;
@@ -230,8 +264,16 @@ async fn main() {
         bare_m * 1000.0, portal_m * 1000.0, (portal_m - bare_m) * 1000.0, portal_m / bare_m
     );
 
-    // 2. 30 at once (BENCH_AT_ONCE=N for fewer).
+    // 2. 30 at once (BENCH_AT_ONCE=N for fewer), after the control: as many bare
+    // `docker run`s at once, each polled until JupyterLab answers.
     let at_once: usize = std::env::var("BENCH_AT_ONCE").ok().and_then(|v| v.parse().ok()).unwrap_or(30);
+    let t = Instant::now();
+    let bare_burst = futures_util::future::join_all((0..at_once).map(|i| bare_spawn(100 + i))).await;
+    let bare_all = t.elapsed().as_secs_f64();
+    for (_, name) in &bare_burst {
+        remove(name);
+    }
+    let cpu_before = cpu_seconds(bench.portal.pid());
     let t = Instant::now();
     let spawns: Vec<_> = (0..at_once)
         .map(|i| {
@@ -241,68 +283,64 @@ async fn main() {
         .collect();
     let ready = futures_util::future::join_all(spawns).await;
     let all = t.elapsed().as_secs_f64();
-    let slowest = ready.iter().map(|r| r.1).fold(0.0, f64::max);
+    let cpu = cpu_seconds(bench.portal.pid()) - cpu_before;
     println!(
-        "{at_once} notebooks at once: all ready after {:.1} s (slowest {:.1} s) vs one {:.1} s: {:.1}x",
-        all, slowest, portal_m, all / portal_m
+        "{at_once} notebooks at once: {at_once} bare docker runs all ready after {bare_all:.1} s; through the portal after {all:.1} s ({:.2}x the control, {:.1}x one spawn); portal CPU during the burst {cpu:.1} s ({:.2} s per spawn)",
+        all / bare_all,
+        all / portal_m,
+        cpu / at_once as f64
     );
 
-    // 3. Proxy against direct, on one of them.
+    // 3. Proxy on the notebook's origin against direct, on one of them.
     let (id, _) = &ready[0];
-    let port = bench.port_of(id);
-    let token = {
-        let out = std::process::Command::new("docker")
-            .args(["inspect", "-f", "{{range .Config.Env}}{{println .}}{{end}}", &format!("slicehub-{id}")])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .find_map(|l| l.strip_prefix("JUPYTER_TOKEN=").map(str::to_string))
-            .unwrap()
-    };
+    let address = bench.address_of(id);
+    let token = bench.token_of(id);
     for (i, (id, _)) in ready.iter().enumerate().skip(1) {
         bench.stop(i, id).await;
     }
     let base = format!("/user/s00/{id}/");
-    let cookie = bench.students[0].clone();
+    let visit = NotebookVisit::open(&bench.portal, &bench.students[0], &format!("{base}lab")).await;
+    let cookies = visit.cookie_header();
     let direct = throughput(
-        format!("http://127.0.0.1:{port}{base}api/status"),
+        reqwest::Client::new(),
+        format!("http://{address}{base}api/status"),
         vec![("authorization", format!("token {token}"))],
     )
     .await;
-    let proxied = throughput(format!("{}{base}api/status", bench.portal.url), vec![("cookie", cookie.clone())]).await;
+    let proxied = throughput(
+        visit.client.clone(),
+        format!("{}{base}api/status", visit.origin),
+        vec![("cookie", cookies.clone())],
+    )
+    .await;
     println!(
-        "HTTP GET api/status, 16 connections, 5 s: direct {direct:.0} req/s, through the portal {proxied:.0} req/s ({:.2}x)",
+        "HTTP GET api/status, 16 connections, 5 s: direct {direct:.0} req/s, through the portal on the notebook origin {proxied:.0} req/s ({:.2}x)",
         proxied / direct
     );
-    let kernel: serde_json::Value = client()
-        .post(format!("{}{base}api/kernels", bench.portal.url))
-        .header("cookie", &cookie)
-        .header("origin", &bench.portal.url)
-        .header("content-type", "application/json")
-        .timeout(Duration::from_secs(60))
-        .body("{\"name\":\"python3\"}")
-        .send()
+    let kernel: serde_json::Value = visit
+        .post_json(&format!("{base}api/kernels"), &serde_json::json!({"name": "python3"}), &visit.origin, true)
         .await
-        .expect("starting a kernel through the portal")
         .json()
         .await
-        .unwrap();
+        .expect("starting a kernel through the portal");
     let channels = format!("{base}api/kernels/{}/channels", kernel["id"].as_str().unwrap());
+    let portal_addr = bench.portal.url.trim_start_matches("http://").to_string();
     let proxied_rtt = ws_rtt(
-        format!("{}{channels}", bench.portal.url.replacen("http://", "ws://", 1)),
-        vec![("cookie", cookie)],
+        format!("{}{channels}", visit.origin.replacen("http://", "ws://", 1)),
+        &portal_addr,
+        vec![("cookie", cookies), ("origin", visit.origin.clone())],
         "bench-proxied",
     )
     .await;
     let direct_rtt = ws_rtt(
-        format!("ws://127.0.0.1:{port}{channels}"),
+        format!("ws://{address}{channels}"),
+        &address,
         vec![("authorization", format!("token {token}"))],
         "bench-direct",
     )
     .await;
     println!(
-        "WebSocket kernel_info round trip, median of 280: direct {direct_rtt:.2} ms, through the portal {proxied_rtt:.2} ms (added {:.2} ms)",
+        "WebSocket kernel_info round trip, median of 280: direct {direct_rtt:.2} ms, through the portal on the notebook origin {proxied_rtt:.2} ms (added {:.2} ms)",
         proxied_rtt - direct_rtt
     );
     bench.stop(0, id).await;

@@ -19,7 +19,7 @@ pub use password::{
     check_new_password, hash_parameters, PasswordHasher, ARGON2_ITERATIONS, ARGON2_LANES,
     ARGON2_MEMORY_KIB, MAX_PASSWORD_BYTES, MIN_PASSWORD_CHARS,
 };
-pub use ratelimit::{Attempt, Limit, LoginLimiter, LoginLimits};
+pub use ratelimit::{Attempt, Limit, LoginLimiter, LoginLimits, Pace};
 pub use sessions::{caller_of, SessionPolicy};
 pub use tokens::{new_session_token, one_time_password, token_sha256, SESSION_TOKEN_LEN};
 pub use users::{

@@ -2,17 +2,29 @@
 //!
 //! State lives in this process's memory (a `Mutex<HashMap>`), not in the database: a
 //! restart forgets it, and several portal processes would each count on their own.
-//! Entries are dropped once they hold no lock and no failure inside the window, so the
-//! maps hold at most the accounts and addresses that failed within the last window.
+//! Entries are dropped once they hold no lock and no failure inside the window (accounts)
+//! or their bucket is full again (addresses), so the maps hold at most the accounts and
+//! addresses that failed recently.
 //!
-//! Rule, per key: after `max_failures` failures within `window`, the key is locked for
-//! 30 s; from then on each further failure locks it again for twice as long, up to
-//! 15 minutes. A whole window without failures after the last lock ended starts over;
-//! a successful login clears its account's entry (not its address's). Attempts still
-//! being checked count toward an account's threshold, and after a lock only one attempt at
-//! a time is let through, so a burst of parallel guesses cannot slip in before the first
-//! fails. For an address they count only once it has failed: a whole class behind one
-//! NAT address signs in at the same moment.
+//! Per account (the back-off): after `max_failures` failures within `window`, the account
+//! is locked for 30 s; from then on each further failure locks it again for twice as
+//! long, up to 15 minutes. A whole window without failures after the last lock ended
+//! starts over; a successful login clears the account's entry. Attempts still being
+//! checked count toward the threshold, and after a lock only one attempt at a time is let
+//! through, so a burst of parallel guesses cannot slip in before the first fails.
+//!
+//! Per address (a pace, never a lock-out): one address shares a whole class (campus NAT)
+//! or is the reverse proxy's, so it only slows down. Each failed login from an address
+//! takes a token from its bucket, which holds `burst` tokens and earns one back every
+//! `every_ms`; successes take none. While the bucket is empty, attempts from that address
+//! wait for the next token: the answer is "try again in N seconds" with N never more than
+//! `every_ms`, and waiting never grows with further failures. So one address checks at
+//! most `burst` wrong passwords at once and then one per `every_ms` (default 30, then one
+//! every 3 s: 1,200 an hour), however many accounts it sprays, and an account that is not
+//! itself locked signs in from it after at most that short wait. Attempts in flight take
+//! a token too once the address has failed (the bucket is not full), so parallel guesses
+//! cannot overdraw it; before that a whole class signs in at once. An attacker who keeps
+//! the bucket empty does compete with the others behind that address for its tokens.
 
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
@@ -24,11 +36,17 @@ pub struct Limit {
     pub window_ms: i64,
 }
 
+/// A token bucket of failures: `burst` at once, then one more every `every_ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pace {
+    pub burst: u32,
+    pub every_ms: i64,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LoginLimits {
     pub per_account: Limit,
-    /// Higher than per account: a classroom often shares one NAT address.
-    pub per_address: Limit,
+    pub per_address: Pace,
     pub first_lock_ms: i64,
     pub max_lock_ms: i64,
 }
@@ -41,9 +59,9 @@ impl Default for LoginLimits {
                 max_failures: 5,
                 window_ms: 15 * MINUTE,
             },
-            per_address: Limit {
-                max_failures: 20,
-                window_ms: 15 * MINUTE,
+            per_address: Pace {
+                burst: 30,
+                every_ms: 3_000,
             },
             first_lock_ms: 30_000,
             max_lock_ms: 15 * MINUTE,
@@ -63,7 +81,7 @@ pub struct LoginLimiter {
 #[derive(Default)]
 struct State {
     accounts: HashMap<String, Counter>,
-    addresses: HashMap<IpAddr, Counter>,
+    addresses: HashMap<IpAddr, Bucket>,
     last_prune_ms: i64,
 }
 
@@ -76,10 +94,7 @@ struct Counter {
 }
 
 impl Counter {
-    /// `strict`: attempts in flight count even before the first failure (per account).
-    /// Addresses are not strict, so a classroom behind one NAT address can sign in all
-    /// at once; once an address has failed, its attempts in flight count too.
-    fn wait_ms(&self, limit: &Limit, limits: &LoginLimits, now: i64, strict: bool) -> Option<i64> {
+    fn wait_ms(&self, limit: &Limit, limits: &LoginLimits, now: i64) -> Option<i64> {
         if self.locked_until_ms > now {
             return Some(self.locked_until_ms - now);
         }
@@ -88,9 +103,7 @@ impl Counter {
             .iter()
             .filter(|&&at| at > now - limit.window_ms)
             .count();
-        let in_flight_counts = strict || recent > 0 || self.strikes > 0;
         let decided_by_in_flight = self.in_flight > 0
-            && in_flight_counts
             && (self.strikes > 0 || recent + self.in_flight >= limit.max_failures);
         decided_by_in_flight.then(|| lock_ms(limits, self.strikes))
     }
@@ -120,6 +133,34 @@ impl Counter {
                 .failures
                 .back()
                 .is_none_or(|&at| at <= now - limit.window_ms)
+    }
+}
+
+/// One address's failures as a token bucket, kept as the time it is full again.
+#[derive(Default)]
+struct Bucket {
+    full_at_ms: i64,
+    in_flight: usize,
+}
+
+impl Bucket {
+    fn wait_ms(&self, pace: &Pace, now: i64) -> Option<i64> {
+        if self.full_at_ms <= now {
+            return None;
+        }
+        let owed = self.full_at_ms - now + (self.in_flight as i64 + 1) * pace.every_ms;
+        let over = owed - i64::from(pace.burst) * pace.every_ms;
+        (over > 0).then(|| over.min(pace.every_ms))
+    }
+
+    /// Takes a token; an empty bucket stays empty (no debt), so waits never grow.
+    fn record_failure(&mut self, pace: &Pace, now: i64) {
+        let empty_at = now + i64::from(pace.burst) * pace.every_ms;
+        self.full_at_ms = (self.full_at_ms.max(now) + pace.every_ms).min(empty_at);
+    }
+
+    fn is_spent(&self, now: i64) -> bool {
+        self.in_flight == 0 && self.full_at_ms <= now
     }
 }
 
@@ -181,11 +222,11 @@ impl LoginLimiter {
         let account_wait = state
             .accounts
             .get(&account)
-            .and_then(|c| c.wait_ms(&limits.per_account, &limits, now_ms, true));
+            .and_then(|c| c.wait_ms(&limits.per_account, &limits, now_ms));
         let address_wait = state
             .addresses
             .get(&address)
-            .and_then(|c| c.wait_ms(&limits.per_address, &limits, now_ms, false));
+            .and_then(|b| b.wait_ms(&limits.per_address, now_ms));
         if let Some(wait) = account_wait.max(address_wait) {
             return Err(retry_secs(wait));
         }
@@ -206,11 +247,11 @@ impl LoginLimiter {
         let account = state
             .accounts
             .get(&account_key(username))
-            .and_then(|c| c.wait_ms(&limits.per_account, &limits, now_ms, true));
+            .and_then(|c| c.wait_ms(&limits.per_account, &limits, now_ms));
         let address = state
             .addresses
             .get(&address_key(address))
-            .and_then(|c| c.wait_ms(&limits.per_address, &limits, now_ms, false));
+            .and_then(|b| b.wait_ms(&limits.per_address, now_ms));
         account.max(address).map(retry_secs)
     }
 
@@ -236,10 +277,10 @@ impl LoginLimiter {
                 counter.record_failure(&limits.per_account, &limits, now);
             }
         }
-        if let Some(counter) = state.addresses.get_mut(&attempt.address) {
-            counter.in_flight = counter.in_flight.saturating_sub(1);
+        if let Some(bucket) = state.addresses.get_mut(&attempt.address) {
+            bucket.in_flight = bucket.in_flight.saturating_sub(1);
             if let Some(now) = failed_at_ms {
-                counter.record_failure(&limits.per_address, &limits, now);
+                bucket.record_failure(&limits.per_address, now);
             }
         }
     }
@@ -253,8 +294,7 @@ impl State {
         self.last_prune_ms = now;
         self.accounts
             .retain(|_, c| !c.is_spent(&limits.per_account, now));
-        self.addresses
-            .retain(|_, c| !c.is_spent(&limits.per_address, now));
+        self.addresses.retain(|_, b| !b.is_spent(now));
     }
 }
 
@@ -273,7 +313,7 @@ impl Attempt {
         self.limiter.close(&self, Some(now_ms));
     }
 
-    /// Clears the account's failures and locks; the address keeps its count.
+    /// Clears the account's failures and locks; the address's bucket stays as it is.
     pub fn succeeded(mut self) {
         self.open = false;
         self.limiter.close(&self, None);
@@ -318,14 +358,10 @@ mod tests {
     #[test]
     fn success_clears_the_account_but_not_the_address() {
         let limiter = LoginLimiter::new(LoginLimits::default());
-        for i in 0..4 {
-            fail(&limiter, &format!("user{i}"), ADDR, 0).unwrap();
-        }
         for _ in 0..4 {
             fail(&limiter, "bob", ADDR, 0).unwrap();
         }
         limiter.begin("bob", ADDR, 0).unwrap().succeeded();
-        assert_eq!(limiter.retry_after("bob", ADDR, 0), None);
         for _ in 0..4 {
             fail(&limiter, "bob", ADDR, 0).unwrap();
         }
@@ -334,15 +370,46 @@ mod tests {
             None,
             "4 fresh failures stay below 5"
         );
-        for i in 0..8 {
+        for i in 0..22 {
             fail(&limiter, &format!("other{i}"), ADDR, 0).unwrap();
         }
-        assert!(
-            limiter.retry_after("carol", ADDR, 0).is_some(),
-            "20 failures lock the address"
+        assert_eq!(
+            limiter.retry_after("carol", ADDR, 0),
+            Some(3),
+            "30 failures empty the address's bucket, success gave none back"
         );
         let elsewhere = IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 8));
         assert_eq!(limiter.retry_after("carol", elsewhere, 0), None);
+    }
+
+    #[test]
+    fn an_empty_address_bucket_slows_to_one_failure_per_3_s_and_never_locks() {
+        let limiter = LoginLimiter::new(LoginLimits::default());
+        for i in 0..30 {
+            fail(&limiter, &format!("victim{i}"), ADDR, 0).unwrap();
+        }
+        for i in 0..1000 {
+            assert_eq!(fail(&limiter, &format!("more{i}"), ADDR, 0), Err(3));
+        }
+        let mut now = 0;
+        for round in 0..100 {
+            now += 3_000;
+            assert_eq!(
+                limiter.retry_after("student", ADDR, now - 1),
+                Some(1),
+                "round {round}: the wait stays below 3 s"
+            );
+            fail(&limiter, &format!("spray{round}"), ADDR, now).expect("one token every 3 s");
+            assert_eq!(fail(&limiter, "spray-again", ADDR, now), Err(3));
+        }
+        assert_eq!(
+            limiter.retry_after("student", ADDR, now + 90_000),
+            None,
+            "90 s without failures fill the bucket"
+        );
+        for i in 0..30 {
+            fail(&limiter, &format!("later{i}"), ADDR, now + 90_000).unwrap();
+        }
     }
 
     #[test]
@@ -374,13 +441,14 @@ mod tests {
         );
         drop(class);
         fail(&limiter, "mallory", ADDR, 0).unwrap();
-        let guesses: Vec<_> = (0..19)
+        let guesses: Vec<_> = (0..29)
             .map(|i| limiter.begin(&format!("victim{i}"), ADDR, 0))
             .collect();
         assert!(guesses.iter().all(Result::is_ok));
-        assert!(
-            limiter.begin("victim-more", ADDR, 0).is_err(),
-            "after a failure, attempts in flight count toward the address limit"
+        assert_eq!(
+            limiter.begin("victim-more", ADDR, 0).err(),
+            Some(3),
+            "after a failure, attempts in flight take tokens too"
         );
     }
 

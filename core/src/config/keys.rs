@@ -25,6 +25,14 @@ fn one_of<T: Copy>(value: &str, choices: &[(&str, T)]) -> Result<T, ()> {
         .ok_or(())
 }
 
+fn flag(value: &str) -> Result<bool, ()> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" | "yes" | "1" | "on" => Ok(true),
+        "false" | "no" | "0" | "off" => Ok(false),
+        _ => Err(()),
+    }
+}
+
 pub static KEYS: &[KeySpec] = &[
     KeySpec {
         key: "data_dir",
@@ -63,16 +71,82 @@ pub static KEYS: &[KeySpec] = &[
         },
     },
     KeySpec {
+        key: "server.trusted_proxies",
+        default: "",
+        expected: "empty, or addresses and CIDR blocks separated by commas, such as 10.0.0.0/8, 127.0.0.1",
+        doc: "Reverse proxies in front of the portal. Only a request from one of them has its client taken from X-Forwarded-For (the right-most address that is not itself a trusted proxy); every other request's client is its TCP peer.",
+        apply: |c, v| {
+            c.server_trusted_proxies = super::TrustedProxies::parse(v)?;
+            Ok(())
+        },
+    },
+    KeySpec {
         key: "server.secure_cookies",
         default: "false",
         expected: "true or false",
         doc: "Mark the session cookie Secure; set true when the portal is served over HTTPS.",
         apply: |c, v| {
-            c.server_secure_cookies = match v.trim().to_ascii_lowercase().as_str() {
-                "true" | "yes" | "1" => true,
-                "false" | "no" | "0" => false,
-                _ => return Err(()),
+            c.server_secure_cookies = flag(v)?;
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "server.notebook_domain",
+        default: "nb.localhost",
+        expected: "a DNS name such as nb.gpu.example.edu (its wildcard must resolve to the portal)",
+        doc: "Each notebook is served on its own host, SESSION.<this domain>, so nothing it runs shares the portal's origin.",
+        apply: |c, v| {
+            let v = v.trim().trim_end_matches('.').to_ascii_lowercase();
+            let label_ok = |l: &str| {
+                !l.is_empty()
+                    && l.len() <= 63
+                    && !l.starts_with('-')
+                    && !l.ends_with('-')
+                    && l.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '-')
             };
+            if v.len() > 200 || !v.contains('.') || !v.split('.').all(label_ok) {
+                return Err(());
+            }
+            c.server_notebook_domain = v;
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "server.public_url",
+        default: "",
+        expected: "empty, or the URL browsers use for the portal, such as https://gpu.example.edu",
+        doc: "How browsers reach the portal; notebook hosts use its scheme and port. Empty: http:// and server.bind.",
+        apply: |c, v| {
+            let v = v.trim().trim_end_matches('/');
+            let ok = v.is_empty()
+                || (v.starts_with("http://") || v.starts_with("https://"))
+                    && v.split_once("://").is_some_and(|(_, rest)| {
+                        !rest.is_empty() && !rest.contains(['/', '?', '#', ' ', '@'])
+                    });
+            if !ok {
+                return Err(());
+            }
+            c.server_public_url = v.to_string();
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "notebooks.admin_access",
+        default: "false",
+        expected: "true or false",
+        doc: "Let administrators open students' notebooks (each visit confirmed and audited).",
+        apply: |c, v| {
+            c.notebooks_admin_access = flag(v)?;
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "sessions.host_firewall",
+        default: "true",
+        expected: "true or false",
+        doc: "Install firewall rules (iptables INPUT and DOCKER-USER) that keep session containers off the portal host's services and link-local addresses.",
+        apply: |c, v| {
+            c.sessions_host_firewall = flag(v)?;
             Ok(())
         },
     },
@@ -237,6 +311,36 @@ pub static KEYS: &[KeySpec] = &[
         doc: "How many sessions (queued or running) one person may have at once.",
         apply: |c, v| {
             c.sessions_max_per_user = whole_number(v, 1, 64)?;
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "sessions.max_compute_slices",
+        default: "4",
+        expected: "a whole number from 1 to 7",
+        doc: "The largest slice (in compute slices: 3 for a 3g) one student may claim when their course's policy sets no cap, so nobody takes a whole GPU unless the course allows it.",
+        apply: |c, v| {
+            c.sessions_max_compute_slices = whole_number(v, 1, 7)?;
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "quotas.min_launch_minutes",
+        default: "15",
+        expected: "a whole number of minutes from 1 to 600",
+        doc: "A student whose slice-hour budget cannot run the chosen slice this long is refused at launch instead of started and stopped at once.",
+        apply: |c, v| {
+            c.quotas_min_launch_minutes = whole_number(v, 1, 600)?;
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "quotas.warn_minutes",
+        default: "10",
+        expected: "a whole number of minutes from 1 to 600",
+        doc: "How long before a session is stopped (time limit or used-up budget) the student's page warns.",
+        apply: |c, v| {
+            c.quotas_warn_minutes = whole_number(v, 1, 600)?;
             Ok(())
         },
     },

@@ -3,9 +3,11 @@
 
 mod keys;
 mod load;
+mod trusted_proxies;
 
 pub use keys::{KeySpec, KEYS};
 pub use load::{load, ConfigError, ConfigSource};
+pub use trusted_proxies::TrustedProxies;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -30,6 +32,17 @@ pub struct Config {
     pub site_root: PathBuf,
     /// Session cookies carry `Secure` (the portal is served over HTTPS).
     pub server_secure_cookies: bool,
+    /// Peers whose `X-Forwarded-For` names the client; empty believes no one.
+    pub server_trusted_proxies: TrustedProxies,
+    /// Each notebook is served on `SESSION.<this>`; never the portal's own host.
+    pub server_notebook_domain: String,
+    /// How browsers reach the portal (`http://127.0.0.1:3000`); empty derives it from
+    /// `server.bind`. Its scheme and port are the notebook hosts' too.
+    pub server_public_url: String,
+    /// Administrators may open a student's notebook (confirmed and audited each visit).
+    pub notebooks_admin_access: bool,
+    /// Firewall rules keep session containers off the portal host and link-local addresses.
+    pub sessions_host_firewall: bool,
     /// Empty means the SQLite file `slicehub.db` in `data_dir`.
     pub database_url: String,
     pub database_max_connections: u32,
@@ -50,6 +63,9 @@ pub struct Config {
     pub sessions_default_image: String,
     pub sessions_max_per_user: u32,
     pub sessions_max_minutes: u32,
+    pub sessions_max_compute_slices: u32,
+    pub quotas_min_launch_minutes: u32,
+    pub quotas_warn_minutes: u32,
     pub sessions_ready_timeout_seconds: u32,
     pub sessions_reconcile_seconds: u32,
     pub sessions_cpus_per_compute_slice: f64,
@@ -99,6 +115,11 @@ impl Default for Config {
             server_bind: SocketAddr::from(([127, 0, 0, 1], 3000)),
             site_root: PathBuf::new(),
             server_secure_cookies: false,
+            server_trusted_proxies: TrustedProxies::default(),
+            server_notebook_domain: String::new(),
+            server_public_url: String::new(),
+            notebooks_admin_access: false,
+            sessions_host_firewall: true,
             database_url: String::new(),
             database_max_connections: 0,
             gpu_backend: GpuBackendChoice::Auto,
@@ -113,6 +134,9 @@ impl Default for Config {
             sessions_default_image: String::new(),
             sessions_max_per_user: 0,
             sessions_max_minutes: 0,
+            sessions_max_compute_slices: 0,
+            quotas_min_launch_minutes: 0,
+            quotas_warn_minutes: 0,
             sessions_ready_timeout_seconds: 0,
             sessions_reconcile_seconds: 0,
             sessions_cpus_per_compute_slice: 0.0,
@@ -128,6 +152,20 @@ impl Default for Config {
 }
 
 impl Config {
+    /// `server.public_url`, or `http://` and the bind address (loopback when it binds
+    /// every address), without a trailing `/`.
+    pub fn public_url(&self) -> String {
+        if !self.server_public_url.is_empty() {
+            return self.server_public_url.trim_end_matches('/').to_string();
+        }
+        let bind = self.server_bind;
+        let host = if bind.ip().is_unspecified() {
+            "localhost".to_string()
+        } else {
+            bind.ip().to_string()
+        };
+        format!("http://{host}:{}", bind.port())
+    }
     /// The database URL actually used: the configured one, or the SQLite file in `data_dir`.
     pub fn effective_database_url(&self) -> String {
         if self.database_url.is_empty() {

@@ -4,10 +4,11 @@
 //! changes nothing.
 //!
 //! Per row: an unknown username is created (a student of the course, with the row's
-//! password or a generated one-time password, either way to be replaced at first login);
-//! a known one is enrolled if not yet a member. Blank cells keep what is stored. The
-//! display name and email of administrators and instructors are never changed by an
-//! import, nor is any existing account's password.
+//! name, email and password or a generated one-time password, either way to be replaced
+//! at first login); a known one is enrolled if not yet a member, and nothing else. An
+//! import never reads back nor changes an existing account's name, email, password or
+//! flags: the course's instructor may not own that account. Administrators' accounts are
+//! refused with their line.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -24,21 +25,21 @@ use crate::CoreError;
 pub enum RowAction {
     /// A new account, enrolled as a student.
     Create,
-    /// An existing account, enrolled as a student (its details brought up to date).
+    /// An existing account, enrolled as a student; the account itself is not changed.
     Enroll,
-    /// Already a member; display name or email change.
-    Update,
+    /// Already a member of the course.
     Unchanged,
 }
 
-/// What one row will do, with the values the account will have afterwards.
+/// What one row will do.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RowPlan {
     pub line: usize,
     pub username: String,
-    pub display_name: String,
-    pub email: Option<String>,
     pub action: RowAction,
+    /// The new account's name and email, from the file. `None` for an existing account:
+    /// what it has stored is neither shown nor changed.
+    pub new_account: Option<AccountDetails>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -69,7 +70,6 @@ impl RosterPreview {
 pub struct RosterApplied {
     pub created: usize,
     pub enrolled: usize,
-    pub updated: usize,
     pub unchanged: usize,
     /// (username, password) for every account created with a generated password.
     pub one_time_passwords: Vec<(String, String)>,
@@ -122,28 +122,17 @@ pub async fn apply_roster(
 
     let mut changes = Vec::new();
     for (row, step) in preview.rows.iter().zip(steps) {
-        let details = AccountDetails {
-            display_name: row.display_name.clone(),
-            email: row.email.clone(),
-        };
-        let change = match step {
-            Step::Create { .. } => RosterChange::Create {
+        let change = match (step, &row.new_account) {
+            (Step::Create { .. }, Some(details)) => RosterChange::Create {
                 username: row.username.clone(),
-                details,
+                details: details.clone(),
                 password_hash: hashes.next().ok_or_else(|| {
                     CoreError::Auth("a password hash went missing during the import".to_string())
                 })?,
                 must_change_password: true,
             },
-            Step::Enroll {
-                user_id,
-                details_change,
-            } => RosterChange::Enroll {
-                user_id,
-                new_details: details_change.then_some(details),
-            },
-            Step::Update { user_id } => RosterChange::UpdateDetails { user_id, details },
-            Step::Unchanged => continue,
+            (Step::Enroll { user_id }, _) => RosterChange::Enroll { user_id },
+            _ => continue,
         };
         changes.push(change);
     }
@@ -151,13 +140,12 @@ pub async fn apply_roster(
     let applied = RosterApplied {
         created: preview.count(RowAction::Create),
         enrolled: preview.count(RowAction::Enroll),
-        updated: preview.count(RowAction::Update),
         unchanged: preview.count(RowAction::Unchanged),
         one_time_passwords,
     };
     let summary = format!(
-        "created {}, enrolled {}, updated {}, unchanged {}",
-        applied.created, applied.enrolled, applied.updated, applied.unchanged
+        "created {}, enrolled {}, unchanged {}",
+        applied.created, applied.enrolled, applied.unchanged
     );
     store
         .apply_roster_changes(&course, &changes, actor, &summary)
@@ -192,8 +180,7 @@ fn refusal(errors: &[RowError]) -> String {
 /// What a valid row will do; aligned with `RosterPreview::rows`.
 enum Step {
     Create { password: Option<String> },
-    Enroll { user_id: i64, details_change: bool },
-    Update { user_id: i64 },
+    Enroll { user_id: i64 },
     Unchanged,
 }
 
@@ -211,24 +198,32 @@ async fn plan(store: &Store, course: &Course, bytes: &[u8]) -> Result<Planned, C
         .into_iter()
         .map(|account| (account.username.clone(), account))
         .collect();
+    let mut errors = parsed.errors;
     let mut rows = Vec::with_capacity(parsed.lines.len());
     let mut steps = Vec::with_capacity(parsed.lines.len());
     for line in parsed.lines {
         let account = existing.get(&line.username);
-        let (row, step) = plan_row(line, account);
-        rows.push(row);
-        steps.push(step);
+        match plan_row(line, account) {
+            Ok((row, step)) => {
+                rows.push(row);
+                steps.push(step);
+            }
+            Err(error) => errors.push(error),
+        }
     }
+    errors.sort_by_key(|e| e.line);
     Ok(Planned {
-        preview: RosterPreview {
-            rows,
-            errors: parsed.errors,
-        },
+        preview: RosterPreview { rows, errors },
         steps,
     })
 }
 
-fn plan_row(line: RosterLine, account: Option<&RosterAccount>) -> (RowPlan, Step) {
+/// A new account from the file's values, or an existing one enrolled as it is. An
+/// administrator's account is refused: an import must not make one a member of a course.
+fn plan_row(
+    line: RosterLine,
+    account: Option<&RosterAccount>,
+) -> Result<(RowPlan, Step), RowError> {
     let RosterLine {
         line,
         username,
@@ -241,41 +236,37 @@ fn plan_row(line: RosterLine, account: Option<&RosterAccount>) -> (RowPlan, Step
         let row = RowPlan {
             line,
             username,
-            display_name,
-            email,
             action: RowAction::Create,
+            new_account: Some(AccountDetails {
+                display_name,
+                email,
+            }),
         };
-        return (row, Step::Create { password });
+        return Ok((row, Step::Create { password }));
     };
-    let (display_name, email) = if account.is_admin || account.instructs_any_course {
-        (account.display_name.clone(), account.email.clone())
-    } else {
-        (
-            display_name.unwrap_or_else(|| account.display_name.clone()),
-            email.or_else(|| account.email.clone()),
-        )
-    };
-    let details_change = display_name != account.display_name || email != account.email;
-    let user_id = account.user_id;
-    let (action, step) = match (account.role_in_course, details_change) {
-        (None, _) => (
+    if account.is_admin {
+        return Err(RowError {
+            line,
+            message: format!(
+                "`{username}` is an administrator's account; a roster import does not enrol \
+                 administrators (remove the line)"
+            ),
+        });
+    }
+    let (action, step) = match account.role_in_course {
+        None => (
             RowAction::Enroll,
             Step::Enroll {
-                user_id,
-                details_change,
+                user_id: account.user_id,
             },
         ),
-        (Some(_), true) => (RowAction::Update, Step::Update { user_id }),
-        (Some(_), false) => (RowAction::Unchanged, Step::Unchanged),
+        Some(_) => (RowAction::Unchanged, Step::Unchanged),
     };
-    (
-        RowPlan {
-            line,
-            username,
-            display_name,
-            email,
-            action,
-        },
-        step,
-    )
+    let row = RowPlan {
+        line,
+        username,
+        action,
+        new_account: None,
+    };
+    Ok((row, step))
 }

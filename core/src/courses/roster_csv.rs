@@ -407,4 +407,30 @@ mod tests {
         let err = read_roster(text.as_bytes()).unwrap_err().to_string();
         assert!(err.contains("more than 10000 rows"), "{err}");
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(400))]
+
+        /// Any bytes at all: an answer (a roster or a plain refusal), never a panic.
+        #[test]
+        fn any_file_gets_an_answer(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..2048)) {
+            let _ = read_roster(&bytes);
+        }
+
+        /// Files that look like rosters, with odd cells: every problem is a line's message.
+        #[test]
+        fn roster_shaped_files_get_an_answer(
+            rows in proptest::collection::vec(
+                proptest::collection::vec("[a-zA-Z0-9@._ ,\"\\r\u{e9}\u{1F600}-]{0,40}", 0..6),
+                0..40,
+            )
+        ) {
+            let mut text = String::from("username,display name,email,password\n");
+            for row in rows {
+                text.push_str(&row.join(","));
+                text.push('\n');
+            }
+            let _ = read_roster(text.as_bytes());
+        }
+    }
 }

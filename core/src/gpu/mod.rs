@@ -11,7 +11,7 @@ mod nvml;
 mod simulated;
 mod types;
 
-pub use detect::open_backend;
+pub use detect::{open_backend, GpuFallback};
 pub use inventory::{parse_inventory, InventoryEntry, SimulatedModel};
 pub use mig_rules::placement_by_name;
 pub use nvml::{catalog_from_readout, NvmlBackend, PlacementReadout, ProfileReadout};

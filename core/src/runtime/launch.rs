@@ -3,10 +3,13 @@
 use std::collections::HashMap;
 
 use bollard::models::{
-    ContainerCreateBody, DeviceRequest as DockerDeviceRequest, HostConfig, Mount, MountTypeEnum,
-    PortBinding,
+    ContainerCreateBody, DeviceRequest as DockerDeviceRequest, HostConfig, HostConfigLogConfig,
+    Mount, MountTypeEnum, VolumeCreateOptions,
 };
-use bollard::query_parameters::{CreateContainerOptionsBuilder, RemoveContainerOptionsBuilder};
+use bollard::query_parameters::{
+    CreateContainerOptionsBuilder, RemoveContainerOptionsBuilder,
+    UploadToContainerOptionsBuilder,
+};
 
 use super::engine::Engine;
 use super::spec::ContainerSpec;
@@ -20,9 +23,18 @@ pub struct Created {
 }
 
 impl Engine {
-    /// Creates (does not start) the container the spec describes.
+    /// Creates (does not start) the container the spec describes, with its home volume
+    /// (labelled as this portal's) and the files it must find when it starts.
     pub async fn create(&self, spec: &ContainerSpec) -> Result<Created, CoreError> {
         let client = self.client().await?;
+        client
+            .create_volume(VolumeCreateOptions {
+                name: Some(spec.home_volume.clone()),
+                labels: Some(spec.volume_labels.clone().into_iter().collect()),
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| CoreError::Engine(format!("creating volume {}: {e}", spec.home_volume)))?;
         let options = CreateContainerOptionsBuilder::default()
             .name(&spec.name)
             .build();
@@ -30,6 +42,18 @@ impl Engine {
             .create_container(Some(options), body(spec))
             .await
             .map_err(|e| CoreError::Engine(format!("creating {}: {e}", spec.name)))?;
+        if !spec.files.is_empty() {
+            let archive = files_archive(spec)?;
+            let options = UploadToContainerOptionsBuilder::default().path("/").build();
+            client
+                .upload_to_container(
+                    &spec.name,
+                    Some(options),
+                    bollard::body_full(archive.into()),
+                )
+                .await
+                .map_err(|e| CoreError::Engine(format!("writing files into {}: {e}", spec.name)))?;
+        }
         Ok(Created {
             id: created.id,
             name: spec.name.clone(),
@@ -65,24 +89,53 @@ impl Engine {
     }
 }
 
+/// The spec's files as a tar archive rooted at `/`, each with its owner and mode; their
+/// directories belong to the file's owner and only they may enter them.
+fn files_archive(spec: &ContainerSpec) -> Result<Vec<u8>, CoreError> {
+    let mut builder = tar::Builder::new(Vec::new());
+    let fail = |e: std::io::Error| CoreError::Engine(format!("packing files for {}: {e}", spec.name));
+    for file in &spec.files {
+        let relative = file.path.trim_start_matches('/');
+        if let Some((dir, _)) = relative.rsplit_once('/') {
+            let mut header = tar::Header::new_gnu();
+            header.set_entry_type(tar::EntryType::Directory);
+            header.set_size(0);
+            header.set_uid(file.uid);
+            header.set_gid(file.gid);
+            header.set_mode(0o500);
+            builder.append_data(&mut header, format!("{dir}/"), std::io::empty()).map_err(fail)?;
+        }
+        let mut header = tar::Header::new_gnu();
+        header.set_size(file.content.len() as u64);
+        header.set_uid(file.uid);
+        header.set_gid(file.gid);
+        header.set_mode(file.mode);
+        builder
+            .append_data(&mut header, relative, file.content.as_bytes())
+            .map_err(fail)?;
+    }
+    builder.into_inner().map_err(fail)
+}
+
 fn body(spec: &ContainerSpec) -> ContainerCreateBody {
-    let port_key = spec.published_port.map(|p| format!("{p}/tcp"));
-    let port_bindings = port_key.as_ref().map(|key| {
-        HashMap::from([(
-            key.clone(),
-            Some(vec![PortBinding {
-                host_ip: Some("127.0.0.1".to_string()),
-                host_port: Some(String::new()),
-            }]),
-        )])
-    });
     let host_config = HostConfig {
         nano_cpus: Some(spec.nano_cpus),
         memory: Some(spec.memory_bytes),
+        memory_swap: Some(spec.memory_swap_bytes),
+        shm_size: Some(spec.shm_bytes),
+        // The engine keeps at most 20 MB of a session's output on disk, whatever the
+        // engine's own defaults are.
+        log_config: Some(HostConfigLogConfig {
+            typ: Some("json-file".to_string()),
+            config: Some(HashMap::from([
+                ("max-size".to_string(), "10m".to_string()),
+                ("max-file".to_string(), "2".to_string()),
+            ])),
+        }),
         pids_limit: Some(spec.pids_limit),
         cap_drop: Some(spec.cap_drop.clone()),
         security_opt: Some(spec.security_opt.clone()),
-        port_bindings,
+        network_mode: Some(spec.network.clone()),
         mounts: Some(vec![Mount {
             target: Some(super::spec::HOME.to_string()),
             source: Some(spec.home_volume.clone()),
@@ -106,7 +159,6 @@ fn body(spec: &ContainerSpec) -> ContainerCreateBody {
         labels: Some(spec.labels.clone().into_iter().collect()),
         user: Some(spec.user.clone()),
         working_dir: Some(spec.working_dir.clone()),
-        exposed_ports: port_key.map(|key| HashMap::from([(key, HashMap::new())])),
         host_config: Some(host_config),
         ..Default::default()
     }

@@ -1,10 +1,13 @@
 //! The container-engine boundary (Docker through bollard).
 
 mod engine;
+pub mod firewall;
 mod launch;
+mod network;
 mod observe;
 pub mod spec;
 
 pub use engine::{Engine, EngineStatus};
 pub use launch::Created;
+pub use network::SessionNetwork;
 pub use observe::{ContainerDeath, ContainerStatus, EngineHost, ManagedContainer};

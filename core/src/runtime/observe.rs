@@ -1,4 +1,4 @@
-//! Reading what the engine knows of SliceHub's containers: their port, state, logs and
+//! Reading what the engine knows of SliceHub's containers: their state, logs and
 //! exit, the labelled ones that exist, and the stream of their deaths.
 
 use std::collections::HashMap;
@@ -12,7 +12,7 @@ use bollard::query_parameters::{
 use futures_util::{Stream, StreamExt};
 
 use super::engine::Engine;
-use super::spec::{INSTANCE_LABEL, NOTEBOOK_PORT, SESSION_LABEL};
+use super::spec::{INSTANCE_LABEL, SESSION_LABEL};
 use crate::CoreError;
 
 /// The engine's host, as far as launching containers is concerned.
@@ -28,6 +28,8 @@ pub struct EngineHost {
 pub struct ContainerStatus {
     pub running: bool,
     pub exit_code: Option<i64>,
+    /// The kernel killed it for using more memory than its limit.
+    pub oom_killed: bool,
 }
 
 /// A container carrying SliceHub's label.
@@ -71,6 +73,7 @@ impl Engine {
                 Ok(Some(ContainerStatus {
                     running: state.running.unwrap_or(false),
                     exit_code: state.exit_code,
+                    oom_killed: state.oom_killed.unwrap_or(false),
                 }))
             }
             Err(e) if not_found(&e) => Ok(None),
@@ -94,24 +97,6 @@ impl Engine {
         })
     }
 
-    /// The host port (on 127.0.0.1) the engine published JupyterLab's port on.
-    pub async fn published_port(&self, name: &str) -> Result<Option<u16>, CoreError> {
-        let inspect = self
-            .client()
-            .await?
-            .inspect_container(name, None::<InspectContainerOptions>)
-            .await
-            .map_err(|e| CoreError::Engine(format!("inspecting {name}: {e}")))?;
-        let port = inspect
-            .network_settings
-            .and_then(|n| n.ports)
-            .and_then(|ports| ports.get(&format!("{NOTEBOOK_PORT}/tcp")).cloned())
-            .flatten()
-            .and_then(|bindings| bindings.into_iter().find_map(|b| b.host_port))
-            .and_then(|p| p.parse().ok());
-        Ok(port)
-    }
-
     /// Waits until the container stops and returns its exit code.
     pub async fn wait_exit(&self, name: &str) -> Result<i64, CoreError> {
         let client = self.client().await?;
@@ -129,7 +114,8 @@ impl Engine {
         }
     }
 
-    /// The last `lines` lines of the container's output (stdout and stderr interleaved).
+    /// The last `lines` lines of the container's output (stdout and stderr interleaved),
+    /// as a terminal would show them (see [`terminal_tail`]), at most [`TAIL_BYTES`].
     pub async fn logs_tail(&self, name: &str, lines: usize) -> Result<String, CoreError> {
         let options = LogsOptionsBuilder::default()
             .stdout(true)
@@ -138,15 +124,22 @@ impl Engine {
             .build();
         let client = self.client().await?;
         let mut stream = client.logs(name, Some(options));
-        let mut out = String::new();
+        let mut out: Vec<u8> = Vec::new();
         while let Some(chunk) = stream.next().await {
             match chunk {
-                Ok(output) => out.push_str(&String::from_utf8_lossy(&output.into_bytes())),
+                Ok(output) => {
+                    out.extend_from_slice(&output.into_bytes());
+                    // One "line" of progress-bar redraws can be any size: keep reading
+                    // with a bounded buffer.
+                    if out.len() > 4 * TAIL_BYTES {
+                        out.drain(..out.len() - 2 * TAIL_BYTES);
+                    }
+                }
                 Err(e) if not_found(&e) => break,
                 Err(e) => return Err(CoreError::Engine(format!("reading logs of {name}: {e}"))),
             }
         }
-        Ok(out)
+        Ok(terminal_tail(&String::from_utf8_lossy(&out), lines))
     }
 
     /// Every container (running or not) that portal instance `instance` created.
@@ -216,5 +209,50 @@ impl Engine {
             }
         });
         Ok(Box::pin(stream))
+    }
+}
+
+/// Most bytes of output kept or shown for one session.
+pub const TAIL_BYTES: usize = 64 * 1024;
+
+/// What a terminal shows of `text`'s last `lines` lines: a carriage return redraws its
+/// line (progress bars), so only what follows the last one stays; at most [`TAIL_BYTES`],
+/// cut at a line start where possible.
+pub fn terminal_tail(text: &str, lines: usize) -> String {
+    let shown: Vec<&str> = text
+        .split('\n')
+        .map(|line| {
+            let line = line.strip_suffix('\r').unwrap_or(line);
+            line.rsplit('\r').next().unwrap_or(line)
+        })
+        .collect();
+    let start = shown.len().saturating_sub(lines);
+    let mut out = shown[start..].join("\n");
+    if out.len() > TAIL_BYTES {
+        let mut cut = out.len() - TAIL_BYTES;
+        while !out.is_char_boundary(cut) {
+            cut += 1;
+        }
+        let from = out[cut..].find('\n').map(|i| cut + i + 1).unwrap_or(cut);
+        out.drain(..from);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_bars_keep_their_last_state_and_output_stays_bounded() {
+        let bar: String = (0..=100).map(|p| format!("\r{p:3}% [{}]", "#".repeat(p / 5))).collect();
+        let text = format!("epoch 1\n{bar}\nepoch 2\n");
+        assert_eq!(terminal_tail(&text, 10), "epoch 1\n100% [####################]\nepoch 2\n");
+        assert_eq!(terminal_tail("a\r\nb\r\n", 10), "a\nb\n", "CRLF line ends stay lines");
+        assert_eq!(terminal_tail("1\n2\n3\n4", 2), "3\n4");
+        let flood = "x".repeat(1000).repeat(200) + "\nlast line";
+        let kept = terminal_tail(&flood, 60);
+        assert!(kept.len() <= TAIL_BYTES, "{}", kept.len());
+        assert!(kept.ends_with("last line"));
     }
 }

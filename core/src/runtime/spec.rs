@@ -18,8 +18,12 @@ pub const HOME: &str = "/home/jovyan";
 pub const MANAGED_LABEL: &str = "org.slicehub.managed";
 pub const SESSION_LABEL: &str = "org.slicehub.session";
 /// Names the portal instance (its database) that owns the container, so two portals on
-/// one engine never touch each other's containers.
+/// one engine never touch each other's containers, volumes or networks.
 pub const INSTANCE_LABEL: &str = "org.slicehub.instance";
+/// Where a notebook container finds its JupyterLab token: a file only the notebook user
+/// reads, written into the container before it starts, so it is in no environment
+/// variable (`docker inspect` shows those) and on no command line.
+pub const TOKEN_FILE: &str = "/run/slicehub/jupyter-token";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub enum Workload {
@@ -56,6 +60,19 @@ pub struct LaunchRequest {
     /// The engine has the NVIDIA runtime: the device is requested from it. Without it
     /// (a simulated GPU) the same device variables are set and nothing is requested.
     pub nvidia_runtime: bool,
+    /// The portal's session network the container joins (with or without internet).
+    pub network: String,
+}
+
+/// A file written into the container before it starts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SpecFile {
+    pub path: String,
+    #[serde(skip)]
+    pub content: String,
+    pub uid: u64,
+    pub gid: u64,
+    pub mode: u32,
 }
 
 /// A GPU device asked of the NVIDIA container runtime.
@@ -77,11 +94,19 @@ pub struct ContainerSpec {
     pub working_dir: String,
     /// Named volume mounted as the user's home; never a host path.
     pub home_volume: String,
-    /// Published on 127.0.0.1 only, on a port the engine picks.
-    pub published_port: Option<u16>,
+    /// Labels of the home volume: it belongs to this portal instance and user.
+    pub volume_labels: BTreeMap<String, String>,
+    /// The session network; nothing is published on the host's ports.
+    pub network: String,
+    pub files: Vec<SpecFile>,
     pub device_request: Option<DeviceRequest>,
     pub nano_cpus: i64,
     pub memory_bytes: i64,
+    /// Memory plus swap: equal to `memory_bytes`, so the container gets no swap.
+    pub memory_swap_bytes: i64,
+    /// `/dev/shm` (PyTorch DataLoader workers pass batches through it): half the memory
+    /// limit, and charged to it. Docker's default of 64 MiB makes such workers fail.
+    pub shm_bytes: i64,
     pub pids_limit: i64,
     pub cap_drop: Vec<String>,
     pub security_opt: Vec<String>,
@@ -122,7 +147,7 @@ impl ContainerSpec {
             "compute,utility".to_string(),
         );
         env.insert("HOME".to_string(), HOME.to_string());
-        let (cmd, published_port) = match &r.workload {
+        let (cmd, files) = match &r.workload {
             Workload::Notebook { token, base_url } => {
                 if token.len() < 32 {
                     return Err(invalid(
@@ -134,15 +159,22 @@ impl ContainerSpec {
                         "base URL {base_url:?} must start and end with /"
                     )));
                 }
-                env.insert("JUPYTER_TOKEN".to_string(), token.clone());
+                env.insert("JUPYTER_TOKEN_FILE".to_string(), TOKEN_FILE.to_string());
                 env.insert("SLICEHUB_BASE_URL".to_string(), base_url.clone());
-                (vec!["slicehub-notebook".to_string()], Some(NOTEBOOK_PORT))
+                let file = SpecFile {
+                    path: TOKEN_FILE.to_string(),
+                    content: token.clone(),
+                    uid: 1000,
+                    gid: 100,
+                    mode: 0o400,
+                };
+                (vec!["slicehub-notebook".to_string()], vec![file])
             }
             Workload::Job { argv } => {
                 if argv.is_empty() || argv[0].trim().is_empty() {
                     return Err(invalid("a training job needs a command".to_string()));
                 }
-                (argv.clone(), None)
+                (argv.clone(), Vec::new())
             }
         };
 
@@ -169,11 +201,19 @@ impl ContainerSpec {
             labels,
             user: CONTAINER_USER.to_string(),
             working_dir: HOME.to_string(),
-            home_volume: home_volume(&r.username),
-            published_port,
+            home_volume: home_volume(&r.instance, &r.username),
+            volume_labels: BTreeMap::from([
+                (MANAGED_LABEL.to_string(), "true".to_string()),
+                (INSTANCE_LABEL.to_string(), r.instance.clone()),
+                ("org.slicehub.user".to_string(), r.username.clone()),
+            ]),
+            network: r.network.clone(),
+            files,
             device_request,
             nano_cpus: (r.limits.cpus * 1e9).round() as i64,
             memory_bytes: (r.limits.memory_mib as i64) * 1024 * 1024,
+            memory_swap_bytes: (r.limits.memory_mib as i64) * 1024 * 1024,
+            shm_bytes: (r.limits.memory_mib as i64) * 1024 * 1024 / 2,
             pids_limit: r.limits.pids,
             cap_drop: vec!["ALL".to_string()],
             security_opt: vec!["no-new-privileges".to_string()],
@@ -181,8 +221,8 @@ impl ContainerSpec {
     }
 }
 
-/// The user's home volume: one per user, kept across sessions.
-pub fn home_volume(username: &str) -> String {
+/// The user's home volume: one per user of this portal instance, kept across sessions.
+pub fn home_volume(instance: &str, username: &str) -> String {
     let safe: String = username
         .chars()
         .map(|c| {
@@ -193,7 +233,7 @@ pub fn home_volume(username: &str) -> String {
             }
         })
         .collect();
-    format!("slicehub-home-{safe}")
+    format!("slicehub-{instance}-home-{safe}")
 }
 
 fn invalid(message: String) -> CoreError {
@@ -221,6 +261,7 @@ mod tests {
                 pids: 512,
             },
             nvidia_runtime,
+            network: "slicehub-i-test-online".to_string(),
         }
     }
 
@@ -266,15 +307,32 @@ mod tests {
         assert_eq!(spec.security_opt, ["no-new-privileges"]);
         assert_eq!(spec.nano_cpus, 2_000_000_000);
         assert_eq!(spec.memory_bytes, 8 << 30);
+        assert_eq!(spec.memory_swap_bytes, 8 << 30, "no swap beyond the memory limit");
+        assert_eq!(spec.shm_bytes, 4 << 30, "half the memory for /dev/shm");
         assert_eq!(spec.pids_limit, 512);
-        assert_eq!(spec.home_volume, "slicehub-home-alice");
+        assert_eq!(spec.home_volume, "slicehub-i-test-home-alice");
+        assert_eq!(spec.volume_labels[INSTANCE_LABEL], "i-test");
+        assert_eq!(spec.network, "slicehub-i-test-online");
         assert_eq!(spec.labels[MANAGED_LABEL], "true");
         assert_eq!(spec.labels["org.slicehub.session"], "s-42");
         assert_eq!(spec.labels["org.slicehub.placement"], "1g.10gb@3");
         assert_eq!(spec.labels["org.slicehub.instance"], "i-test");
         assert_eq!(spec.name, "slicehub-s-42");
-        assert_eq!(spec.published_port, Some(NOTEBOOK_PORT));
         assert_eq!(spec.env["SLICEHUB_BASE_URL"], "/user/alice/s-42/");
+    }
+
+    #[test]
+    fn the_notebook_token_is_a_file_for_the_notebook_user_and_in_no_variable() {
+        let spec = ContainerSpec::for_session(&request(notebook(), false)).unwrap();
+        let token = "t".repeat(48);
+        assert!(spec.env.values().all(|v| !v.contains(&token)), "{:?}", spec.env);
+        assert!(spec.cmd.iter().all(|a| !a.contains(&token)));
+        assert_eq!(spec.env["JUPYTER_TOKEN_FILE"], TOKEN_FILE);
+        let [file] = spec.files.as_slice() else { panic!("one file: {:?}", spec.files) };
+        assert_eq!((file.path.as_str(), file.uid, file.gid, file.mode), (TOKEN_FILE, 1000, 100, 0o400));
+        assert_eq!(file.content, token);
+        let json = serde_json::to_string(&spec).unwrap();
+        assert!(!json.contains(&token), "a serialized spec carries no token");
     }
 
     #[test]
@@ -291,8 +349,8 @@ mod tests {
             spec.cmd, argv,
             "shell metacharacters stay inside one argument"
         );
-        assert_eq!(spec.published_port, None);
-        assert!(!spec.env.contains_key("JUPYTER_TOKEN"));
+        assert!(spec.files.is_empty());
+        assert!(!spec.env.contains_key("JUPYTER_TOKEN_FILE"));
     }
 
     #[test]
@@ -328,6 +386,6 @@ mod tests {
         let mut r = request(notebook(), false);
         r.limits.pids = 0;
         assert!(ContainerSpec::for_session(&r).is_err());
-        assert_eq!(home_volume("a/b c"), "slicehub-home-a_b_c");
+        assert_eq!(home_volume("i-x", "a/b c"), "slicehub-i-x-home-a_b_c");
     }
 }

@@ -46,6 +46,21 @@ impl Sessions {
         if !matches!(session.state, Creating | Starting | Ready) {
             return Ok(());
         }
+        let out_of_memory = match &session.container {
+            Some(name) => matches!(self.inner.engine.status(name).await, Ok(Some(s)) if s.oom_killed),
+            None => false,
+        };
+        if out_of_memory {
+            let reason = format!(
+                "out of memory: the {} used more than its memory limit and was stopped; \
+                 use less memory or a larger slice",
+                match session.kind {
+                    SessionKind::Job => "job",
+                    SessionKind::Notebook => "notebook server",
+                }
+            );
+            return self.finish(id, &[Creating, Starting, Ready], Failed, &reason).await.map(|_| ());
+        }
         let code = exit_code.map(|c| c.to_string()).unwrap_or_else(|| "unknown".into());
         let (to, reason) = match (session.kind, exit_code) {
             (SessionKind::Job, Some(0)) => (Ended, "the job finished (exit code 0)".to_string()),
@@ -68,6 +83,7 @@ impl Sessions {
         reason: &str,
     ) -> Result<bool, CoreError> {
         let store = &self.inner.store;
+        let _working = self.mark_in_flight(id);
         let detail = format!("stopping: {reason}");
         if !self.publish(store.transition_from(id, from, SessionState::Stopping, &detail).await?) {
             return Ok(false);
@@ -76,7 +92,10 @@ impl Sessions {
         Ok(true)
     }
 
-    /// The second half of [`Sessions::finish`], also run for stops a restart interrupted.
+    /// The second half of [`Sessions::finish`], also run for stops a restart interrupted
+    /// and retried by the repair pass. The slice is given back only once the container is
+    /// confirmed gone: until then the session stays `stopping`, so nobody else is handed
+    /// a MIG device that a still-running container may use.
     pub(super) async fn complete_stop(
         &self,
         id: &str,
@@ -86,8 +105,9 @@ impl Sessions {
         let store = &self.inner.store;
         let session = self.session(id).await?;
         self.keep_outcome(&session).await;
-        self.tear_down(&session).await;
+        self.tear_down(&session).await?;
         self.publish(store.transition(id, to, reason).await?);
+        store.revoke_notebook_access(id).await?;
         store.close_usage(id, now_ms(), reason).await?;
         if session.placement.is_some() {
             self.spawn_dispatch();
@@ -112,17 +132,20 @@ impl Sessions {
         }
     }
 
-    /// Removes the container and gives the slice back. What fails here is left for the
-    /// reconciler, which retries until it succeeds.
-    pub(super) async fn tear_down(&self, session: &GpuSession) {
+    /// Removes the container, then gives the slice back. A container that cannot be
+    /// removed keeps its slice (an error: the reconciler's repair pass retries); a slice
+    /// that cannot be released is retried by the reconciler too.
+    pub(super) async fn tear_down(&self, session: &GpuSession) -> Result<(), CoreError> {
         if let Some(name) = &session.container {
             if let Err(e) = self.inner.engine.remove(name).await {
-                tracing::warn!(session = %session.id, error = %e, "container not removed yet");
+                tracing::warn!(session = %session.id, error = %e, "container not removed yet; its slice stays held");
+                return Err(e);
             }
         }
         if let Err(e) = self.release(session).await {
             tracing::warn!(session = %session.id, error = %e, "slice not released yet");
         }
+        Ok(())
     }
 
     /// Destroys the MIG instance the portal created for the session (dynamic GPUs) and
@@ -146,8 +169,12 @@ impl Sessions {
         self.inner.store.release_slice(&session.id).await
     }
 
-    /// Tries to place waiting sessions, oldest first, in the background.
+    /// Tries to place waiting sessions, oldest first, in the background (only in the
+    /// serving portal).
     pub(super) fn spawn_dispatch(&self) {
+        if !self.inner.dispatches.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
         let this = self.clone();
         tokio::spawn(async move {
             if let Err(e) = this.dispatch().await {

@@ -9,7 +9,10 @@ use super::manager::Sessions;
 use super::model::{GpuSession, SessionKind, SessionState};
 use super::readiness::answers_ok;
 use crate::gpu::BackendKind;
-use crate::runtime::spec::{ContainerSpec, LaunchRequest, Limits, Workload};
+use super::policy::policy_of;
+use crate::runtime::firewall;
+use crate::runtime::spec::{ContainerSpec, LaunchRequest, Limits, Workload, NOTEBOOK_PORT};
+use crate::runtime::SessionNetwork;
 use crate::CoreError;
 
 /// The MIG device a session runs on and the size of its profile.
@@ -23,7 +26,9 @@ impl Sessions {
     /// Launches a session that holds a slice, in the background; a failure fails it.
     pub(super) fn spawn_launch(&self, id: String) {
         let this = self.clone();
+        let working = self.mark_in_flight(&id);
         tokio::spawn(async move {
+            let _working = working;
             if let Err(e) = this.launch(&id).await {
                 if let Err(e2) = this.fail(&id, &e.to_string()).await {
                     tracing::error!(session = %id, error = %e2, "could not record a failed launch");
@@ -37,7 +42,10 @@ impl Sessions {
         let session = self.session(id).await?;
         let device = self.device_for(&session).await?;
         store.set_session_mig_uuid(id, &device.mig_uuid).await?;
-        let spec = ContainerSpec::for_session(&self.launch_request(&session, &device).await?)?;
+        let network = self.session_network(&session).await?;
+        let spec = ContainerSpec::for_session(
+            &self.launch_request(&session, &device, &network).await?,
+        )?;
         let detail = format!(
             "MIG device {} ready; creating container {} from {}",
             device.mig_uuid, spec.name, session.image
@@ -48,14 +56,25 @@ impl Sessions {
         store.open_usage(&self.session(id).await?).await?;
         store.set_session_container(id, &spec.name).await?;
         let engine = &self.inner.engine;
-        engine.create(&spec).await?;
+        if let Err(e) = engine.create(&spec).await {
+            // Someone removed the network since this process last made sure of it.
+            let text = e.to_string();
+            if !(text.contains("network") && text.contains("not found")) {
+                return Err(e);
+            }
+            self.inner.networks_ready.lock().await.remove(&network.bridge);
+            self.session_network(&session).await?;
+            engine.create(&spec).await?;
+        }
         engine.start(&spec.name).await?;
         let detail = match session.kind {
             SessionKind::Notebook => {
-                let port = engine.published_port(&spec.name).await?.ok_or_else(|| {
-                    CoreError::Engine("the engine published no port for JupyterLab".into())
+                let ip = engine.address_on(&spec.name, &network.name).await?.ok_or_else(|| {
+                    CoreError::Engine(format!("the container has no address on {}", network.name))
                 })?;
-                store.set_session_port(id, port).await?;
+                store
+                    .set_session_address(id, &format!("{ip}:{NOTEBOOK_PORT}"))
+                    .await?;
                 "container running; waiting for JupyterLab to answer".to_string()
             }
             SessionKind::Job => "container running".to_string(),
@@ -114,10 +133,41 @@ impl Sessions {
         .map_err(|e| CoreError::Gpu(format!("GPU call crashed: {e}")))?
     }
 
+    /// The course's session network (with or without internet), made if it is missing,
+    /// with its firewall rules, the first time this process uses it (a launch that finds it
+    /// gone makes it again).
+    async fn session_network(&self, session: &GpuSession) -> Result<SessionNetwork, CoreError> {
+        let policy = policy_of(&self.inner.store, &self.inner.config, session.course_id).await?;
+        let instance = self.instance_id().await?;
+        let wanted = SessionNetwork::of(&instance, policy.internet);
+        let mut ready = self.inner.networks_ready.lock().await;
+        if ready.contains(&wanted.bridge) {
+            return Ok(wanted);
+        }
+        self.inner.engine.ensure_network(&instance, &wanted).await?;
+        if self.inner.config.sessions_host_firewall {
+            let bridge = wanted.bridge.clone();
+            let first = ready.is_empty();
+            tokio::task::spawn_blocking(move || {
+                if first {
+                    if let Err(e) = firewall::forget_vanished_bridges() {
+                        tracing::warn!(error = %e, "could not remove the rules of vanished session networks");
+                    }
+                }
+                firewall::isolate(&[bridge.as_str()])
+            })
+            .await
+            .map_err(|e| CoreError::Engine(format!("firewall set-up crashed: {e}")))??;
+        }
+        ready.insert(wanted.bridge.clone());
+        Ok(wanted)
+    }
+
     async fn launch_request(
         &self,
         session: &GpuSession,
         device: &Device,
+        network: &SessionNetwork,
     ) -> Result<LaunchRequest, CoreError> {
         let config = &self.inner.config;
         let limits = match config
@@ -173,6 +223,7 @@ impl Sessions {
             },
             limits,
             nvidia_runtime,
+            network: network.name.clone(),
         })
     }
 
@@ -199,8 +250,8 @@ impl Sessions {
                 Some(_) => {}
             }
             let path = format!("{}api/status", session.base_url());
-            if let Some(port) = session.host_port {
-                if answers_ok(port, &path, &session.token).await {
+            if let Some(address) = &session.notebook_address {
+                if answers_ok(address, &path, &session.token).await {
                     let detail = format!("JupyterLab answers at {}", session.base_url());
                     self.publish(store.transition(id, SessionState::Ready, &detail).await?);
                     return Ok(());

@@ -47,6 +47,16 @@ pub(super) struct Inner {
     instance: tokio::sync::OnceCell<String>,
     /// Read from the engine at the first launch; the host does not change under a portal.
     pub engine_host: tokio::sync::OnceCell<EngineHost>,
+    /// Session networks are made when a launch needs them, one caller at a time (the
+    /// engine would accept two networks of one name); the bridges this process has made
+    /// sure of, firewall rules included.
+    pub networks_ready: Mutex<std::collections::HashSet<String>>,
+    /// Sessions this process is launching or stopping right now; the repair pass leaves
+    /// them alone.
+    pub in_flight: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// Cleared by [`Sessions::never_dispatch`] in short-lived CLI processes, which would
+    /// exit in the middle of a launch they started; the serving portal places the queue.
+    pub dispatches: std::sync::atomic::AtomicBool,
     /// One queue pass at a time; a request during a pass makes it run once more.
     pub dispatching: Mutex<()>,
     pub dispatch_again: std::sync::atomic::AtomicBool,
@@ -70,10 +80,18 @@ impl Sessions {
                 events,
                 instance: tokio::sync::OnceCell::new(),
                 engine_host: tokio::sync::OnceCell::new(),
+                networks_ready: Mutex::new(std::collections::HashSet::new()),
+                in_flight: std::sync::Mutex::new(std::collections::HashSet::new()),
+                dispatches: std::sync::atomic::AtomicBool::new(true),
                 dispatching: Mutex::new(()),
                 dispatch_again: std::sync::atomic::AtomicBool::new(false),
             }),
         }
+    }
+
+    /// This process never places queued sessions (see `Inner::dispatches`).
+    pub fn never_dispatch(&self) {
+        self.inner.dispatches.store(false, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Every state change of every session from now on, after it is in the database.
@@ -104,6 +122,21 @@ impl Sessions {
             .cloned()
     }
 
+    /// Removes this portal's session networks that no container uses any more (at
+    /// shutdown): Docker has room for only a few dozen networks on its default pools.
+    pub async fn remove_idle_networks(&self) -> Result<usize, CoreError> {
+        let instance = self.instance_id().await?;
+        let mut removed = 0;
+        for internet in [true, false] {
+            let network = crate::runtime::SessionNetwork::of(&instance, internet);
+            if self.inner.engine.remove_network_if_unused(&network.name).await? {
+                removed += 1;
+            }
+        }
+        self.inner.networks_ready.lock().await.clear();
+        Ok(removed)
+    }
+
     pub async fn session(&self, id: &str) -> Result<GpuSession, CoreError> {
         self.inner
             .store
@@ -125,12 +158,31 @@ impl Sessions {
                 policy.images.join(", ")
             )));
         }
+        let slices = crate::quotas::compute_slices(&request.profile);
+        if !policy.allows_profile(&request.profile) && slices > policy.max_slices {
+            return Err(CoreError::InvalidRequest(format!(
+                "this course lets one student take at most {} compute slices at once; {} has {slices} (ask your instructor)",
+                policy.max_slices, request.profile
+            )));
+        }
         if !policy.allows_profile(&request.profile) {
             return Err(CoreError::InvalidRequest(format!(
                 "this course does not allow the profile {:?}; allowed: {}",
                 request.profile,
                 policy.profiles.join(", ")
             )));
+        }
+        let now = crate::store::now_ms();
+        let budget = crate::quotas::budget_at(store, &policy, request.course_id, request.user_id, now).await?;
+        if let Some(budget) = budget {
+            let minutes = i64::from(self.inner.config.quotas_min_launch_minutes);
+            if !budget.affords(slices, minutes) {
+                return Err(CoreError::InvalidRequest(format!(
+                    "Not enough slice-hours left to run a {} for {minutes} minutes: {}.",
+                    request.profile,
+                    budget.summary()
+                )));
+            }
         }
         let known = self.known_profiles().await?;
         if !known.contains(&request.profile) {
@@ -151,7 +203,7 @@ impl Sessions {
         };
         let id = new_session_id()?;
         let token = new_session_token()?;
-        let deadline = crate::store::now_ms() + policy.max_minutes * 60_000;
+        let deadline = now + policy.max_minutes * 60_000;
         let new = NewGpuSession {
             id: &id,
             user_id: request.user_id,
@@ -164,7 +216,7 @@ impl Sessions {
             deadline_at_ms: deadline,
         };
         let event = store
-            .insert_gpu_session(&new, i64::from(self.inner.config.sessions_max_per_user))
+            .insert_gpu_session(&new, policy.max_sessions)
             .await?;
         self.publish(Some(event));
         if self.place(&id).await? == Placed::Yes {

@@ -5,9 +5,11 @@ mod allocate;
 mod argv;
 mod finish;
 mod launch;
+mod in_flight;
 mod manager;
 mod model;
 mod policy;
+mod quota_stop;
 mod readiness;
 mod reconcile;
 
@@ -16,4 +18,4 @@ pub use reconcile::ReconcileReport;
 pub use argv::split_command;
 pub use manager::{ClaimRequest, Sessions, Workload};
 pub use model::{GpuSession, SessionEvent, SessionKind, SessionState, SlicePlacement};
-pub use policy::{policy_of, set_policy, split_list, CoursePolicy};
+pub use policy::{policy_of, set_policy, split_list, CoursePolicy, FieldProblem, PolicyForm, Quota};

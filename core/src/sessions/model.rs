@@ -137,7 +137,8 @@ pub struct GpuSession {
     pub released: bool,
     pub mig_uuid: Option<String>,
     pub container: Option<String>,
-    pub host_port: Option<u16>,
+    /// `IP:PORT` of JupyterLab on the session network, reachable from the portal host only.
+    pub notebook_address: Option<String>,
     #[serde(skip)]
     pub token: String,
     pub exit_code: Option<i64>,

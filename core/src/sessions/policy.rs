@@ -1,8 +1,11 @@
-//! What a course lets its students run: images, MIG profiles and session length.
+//! What a course lets its students run: images, MIG profiles, session length and count,
+//! the largest slice, outbound internet, and a slice-hour quota. The policy page and the
+//! CLI both fill a [`PolicyForm`] and store what [`PolicyForm::parse`] accepts.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
+use crate::quotas::{compute_slices, parse_clock, parse_date, time_zone, QuotaPeriod, WEEKDAYS};
 use crate::store::{PolicyRow, Store};
 use crate::CoreError;
 
@@ -10,18 +13,306 @@ use crate::CoreError;
 pub struct CoursePolicy {
     /// At least one image.
     pub images: Vec<String>,
-    /// Empty: every profile the GPUs offer.
+    /// Empty: every profile the GPUs offer up to `max_slices`.
     pub profiles: Vec<String>,
     pub max_minutes: i64,
+    /// Containers reach the internet (for `pip install`); off: only the portal reaches them.
+    pub internet: bool,
+    /// Sessions (queued or running) one student may have in the course at once.
+    pub max_sessions: i64,
+    /// The largest slice one student may claim, in compute slices.
+    pub max_slices: i64,
+    /// IANA name; quota periods reset in it.
+    pub time_zone: String,
+    pub quota: Option<Quota>,
+}
+
+/// A slice-hour budget per student and period.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Quota {
+    pub slice_minutes: i64,
+    pub period: QuotaPeriod,
+}
+
+/// One thing wrong with one field of a policy, in words for the person who typed it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldProblem {
+    pub field: String,
+    pub message: String,
+}
+
+fn problem(field: &str, message: impl Into<String>) -> FieldProblem {
+    FieldProblem { field: field.to_string(), message: message.into() }
 }
 
 impl CoursePolicy {
     pub fn allows_profile(&self, profile: &str) -> bool {
-        self.profiles.is_empty() || self.profiles.iter().any(|p| p == profile)
+        (self.profiles.is_empty() || self.profiles.iter().any(|p| p == profile))
+            && compute_slices(profile) <= self.max_slices
     }
 
     pub fn allows_image(&self, image: &str) -> bool {
         self.images.iter().any(|i| i == image)
+    }
+
+    /// The configured defaults: what a course without a stored policy gets.
+    pub fn defaults(config: &Config) -> CoursePolicy {
+        CoursePolicy {
+            images: vec![config.sessions_default_image.clone()],
+            profiles: Vec::new(),
+            max_minutes: i64::from(config.sessions_max_minutes),
+            internet: true,
+            max_sessions: i64::from(config.sessions_max_per_user),
+            max_slices: i64::from(config.sessions_max_compute_slices),
+            time_zone: "UTC".into(),
+            quota: None,
+        }
+    }
+
+    /// Everything wrong with the policy; `known_profiles` are those the GPUs offer.
+    pub fn problems(&self, known_profiles: &[String]) -> Vec<FieldProblem> {
+        let mut out = Vec::new();
+        if self.images.is_empty() {
+            out.push(problem("images", "Allow at least one image."));
+        }
+        for image in &self.images {
+            let ok = image.len() <= 255
+                && image.chars().all(|c| c.is_ascii_alphanumeric() || "._-/:@".contains(c));
+            if !ok {
+                out.push(problem("images", format!("{image:?} is not an image reference such as repo/name:tag.")));
+            }
+        }
+        if !(1..=7).contains(&self.max_slices) {
+            out.push(problem("max_slices", "The largest slice is 1 to 7 compute slices."));
+        }
+        for profile in &self.profiles {
+            if !known_profiles.contains(profile) {
+                out.push(problem(
+                    "profiles",
+                    format!("No GPU here offers {profile:?}; there are {}.", known_profiles.join(", ")),
+                ));
+            } else if compute_slices(profile) > self.max_slices {
+                out.push(problem(
+                    "profiles",
+                    format!("{profile} is larger than the cap of {} compute slices; raise the cap or leave it out.", self.max_slices),
+                ));
+            }
+        }
+        if !(1..=10_080).contains(&self.max_minutes) {
+            out.push(problem("max_minutes", format!("A session length of {} minutes is outside 1 to 10080 (a week).", self.max_minutes)));
+        }
+        if !(1..=64).contains(&self.max_sessions) {
+            out.push(problem("max_sessions", format!("{} sessions at once is outside 1 to 64.", self.max_sessions)));
+        }
+        if time_zone(&self.time_zone).is_none() {
+            out.push(problem("time_zone", format!("{:?} is not a time zone; use a name such as Europe/Berlin or UTC.", self.time_zone)));
+        }
+        if let Some(quota) = &self.quota {
+            if !(1..=600_000).contains(&quota.slice_minutes) {
+                out.push(problem("quota_hours", "A budget is more than 0 and at most 10000 slice-hours."));
+            }
+            match &quota.period {
+                QuotaPeriod::Weekly { weekday, minute } => {
+                    if *weekday > 6 || *minute >= 1440 {
+                        out.push(problem("reset", "Pick a weekday and a time of day for the weekly reset."));
+                    }
+                }
+                QuotaPeriod::Term { starts, ends } => {
+                    if ends < starts {
+                        out.push(problem("term", "The term ends before it starts."));
+                    } else if (*ends - *starts).num_days() > 400 {
+                        out.push(problem("term", "A term is at most 400 days; use a weekly budget for longer courses."));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// A stored policy; limits it leaves unset come from `defaults`.
+    fn from_row(row: PolicyRow, defaults: &CoursePolicy) -> CoursePolicy {
+        let quota = row.quota_slice_minutes.map(|slice_minutes| Quota {
+            slice_minutes,
+            period: match (row.quota_period.as_str(), row.term_starts.as_deref().and_then(parse_date), row.term_ends.as_deref().and_then(parse_date)) {
+                ("term", Some(starts), Some(ends)) => QuotaPeriod::Term { starts, ends },
+                _ => QuotaPeriod::Weekly {
+                    weekday: row.reset_weekday.clamp(0, 6) as u8,
+                    minute: row.reset_minute.clamp(0, 1439) as u16,
+                },
+            },
+        });
+        CoursePolicy {
+            images: split_list(&row.allowed_images),
+            profiles: split_list(&row.allowed_profiles),
+            max_minutes: row.max_session_minutes,
+            internet: row.internet,
+            max_sessions: row.max_sessions.unwrap_or(defaults.max_sessions),
+            max_slices: row.max_slices.unwrap_or(defaults.max_slices),
+            time_zone: row.time_zone,
+            quota,
+        }
+    }
+
+    fn to_row(&self) -> PolicyRow {
+        let (period, weekday, minute, starts, ends) = match self.quota.as_ref().map(|q| &q.period) {
+            Some(QuotaPeriod::Term { starts, ends }) => ("term", 0, 0, Some(starts.to_string()), Some(ends.to_string())),
+            Some(QuotaPeriod::Weekly { weekday, minute }) => ("week", i64::from(*weekday), i64::from(*minute), None, None),
+            None => ("week", 0, 0, None, None),
+        };
+        PolicyRow {
+            allowed_images: self.images.join(","),
+            allowed_profiles: self.profiles.join(","),
+            max_session_minutes: self.max_minutes,
+            internet: self.internet,
+            max_sessions: Some(self.max_sessions),
+            max_slices: Some(self.max_slices),
+            quota_slice_minutes: self.quota.as_ref().map(|q| q.slice_minutes),
+            quota_period: period.into(),
+            reset_weekday: weekday,
+            reset_minute: minute,
+            term_starts: starts,
+            term_ends: ends,
+            time_zone: self.time_zone.clone(),
+        }
+    }
+}
+
+/// A policy as typed into the policy page or given to the CLI: every field text.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct PolicyForm {
+    pub images: String,
+    /// Empty: every size up to the cap.
+    pub profiles: String,
+    pub max_minutes: String,
+    pub max_sessions: String,
+    pub max_slices: String,
+    /// `on` or `off`.
+    pub internet: String,
+    /// Empty or 0: no quota.
+    pub quota_hours: String,
+    /// `week` or `term`.
+    pub period: String,
+    /// 0 (Monday) to 6, or the weekday's name.
+    pub reset_day: String,
+    /// HH:MM
+    pub reset_time: String,
+    pub term_starts: String,
+    pub term_ends: String,
+    pub time_zone: String,
+}
+
+fn whole(field: &str, text: &str, what: &str, problems: &mut Vec<FieldProblem>) -> i64 {
+    match text.trim().parse::<i64>() {
+        Ok(n) => n,
+        Err(_) => {
+            problems.push(problem(field, format!("{what} is a whole number; {:?} is not.", text.trim())));
+            0
+        }
+    }
+}
+
+impl PolicyForm {
+    pub fn from_policy(policy: &CoursePolicy) -> PolicyForm {
+        let (period, day, time, starts, ends) = match policy.quota.as_ref().map(|q| &q.period) {
+            Some(QuotaPeriod::Term { starts, ends }) => ("term", 0, 0, starts.to_string(), ends.to_string()),
+            Some(QuotaPeriod::Weekly { weekday, minute }) => ("week", *weekday, *minute, String::new(), String::new()),
+            None => ("week", 0, 0, String::new(), String::new()),
+        };
+        PolicyForm {
+            images: policy.images.join(", "),
+            profiles: policy.profiles.join(", "),
+            max_minutes: policy.max_minutes.to_string(),
+            max_sessions: policy.max_sessions.to_string(),
+            max_slices: policy.max_slices.to_string(),
+            internet: if policy.internet { "on" } else { "off" }.into(),
+            quota_hours: policy
+                .quota
+                .as_ref()
+                .map(|q| crate::quotas::hours(q.slice_minutes * 60_000))
+                .unwrap_or_default(),
+            period: period.into(),
+            reset_day: day.to_string(),
+            reset_time: format!("{:02}:{:02}", time / 60, time % 60),
+            term_starts: starts,
+            term_ends: ends,
+            time_zone: policy.time_zone.clone(),
+        }
+    }
+
+    /// The policy the form describes, or every problem with it (each with its field).
+    pub fn parse(&self, known_profiles: &[String]) -> Result<CoursePolicy, Vec<FieldProblem>> {
+        let mut problems = Vec::new();
+        let internet = match self.internet.trim().to_ascii_lowercase().as_str() {
+            "on" | "true" | "yes" => true,
+            "off" | "false" | "no" => false,
+            _ => {
+                problems.push(problem("internet", "Outbound internet is on or off."));
+                true
+            }
+        };
+        let quota_text = self.quota_hours.trim().replace(',', ".");
+        let quota = if quota_text.is_empty() || quota_text == "none" {
+            None
+        } else {
+            match quota_text.parse::<f64>() {
+                Ok(h) if h.is_finite() && h == 0.0 => None,
+                Ok(h) if h.is_finite() && h > 0.0 && h <= 10_000.0 => Some((h * 60.0).round() as i64),
+                _ => {
+                    problems.push(problem("quota_hours", format!("The budget is a number of slice-hours from 0.1 to 10000 (empty for none); {quota_text:?} is not.")));
+                    None
+                }
+            }
+        };
+        let quota = quota.and_then(|slice_minutes| {
+            let period = match self.period.trim() {
+                "week" => {
+                    let day = self.reset_day.trim();
+                    let weekday = day.parse::<u8>().ok().filter(|d| *d < 7).or_else(|| {
+                        WEEKDAYS.iter().position(|w| w.eq_ignore_ascii_case(day)).map(|i| i as u8)
+                    });
+                    let minute = parse_clock(&self.reset_time);
+                    match (weekday, minute) {
+                        (Some(weekday), Some(minute)) => Some(QuotaPeriod::Weekly { weekday, minute }),
+                        _ => {
+                            problems.push(problem("reset", "A weekly budget needs a reset day and a time such as 00:00."));
+                            None
+                        }
+                    }
+                }
+                "term" => match (parse_date(&self.term_starts), parse_date(&self.term_ends)) {
+                    (Some(starts), Some(ends)) => Some(QuotaPeriod::Term { starts, ends }),
+                    _ => {
+                        problems.push(problem("term", "A term budget needs the term's first and last day (YYYY-MM-DD)."));
+                        None
+                    }
+                },
+                _ => {
+                    problems.push(problem("period", "The budget is per week or per term."));
+                    None
+                }
+            }?;
+            Some(Quota { slice_minutes: slice_minutes.max(1), period })
+        });
+        let policy = CoursePolicy {
+            images: split_list(&self.images),
+            profiles: if self.profiles.trim() == "all" { Vec::new() } else { split_list(&self.profiles) },
+            max_minutes: whole("max_minutes", &self.max_minutes, "The session length", &mut problems),
+            internet,
+            max_sessions: whole("max_sessions", &self.max_sessions, "Sessions at once", &mut problems),
+            max_slices: whole("max_slices", &self.max_slices, "The largest slice", &mut problems),
+            time_zone: self.time_zone.trim().to_string(),
+            quota,
+        };
+        for p in policy.problems(known_profiles) {
+            if !problems.iter().any(|q| q.field == p.field) {
+                problems.push(p);
+            }
+        }
+        if problems.is_empty() {
+            Ok(policy)
+        } else {
+            Err(problems)
+        }
     }
 }
 
@@ -40,65 +331,31 @@ pub async fn policy_of(
     config: &Config,
     course_id: i64,
 ) -> Result<CoursePolicy, CoreError> {
+    let defaults = CoursePolicy::defaults(config);
     Ok(match store.course_policy(course_id).await? {
-        Some(row) => CoursePolicy {
-            images: split_list(&row.allowed_images),
-            profiles: split_list(&row.allowed_profiles),
-            max_minutes: row.max_session_minutes,
-        },
-        None => CoursePolicy {
-            images: vec![config.sessions_default_image.clone()],
-            profiles: Vec::new(),
-            max_minutes: i64::from(config.sessions_max_minutes),
-        },
+        Some(row) => CoursePolicy::from_row(row, &defaults),
+        None => defaults,
     })
 }
 
-/// Checks and stores a policy. `known_profiles` are the profile names the GPUs offer.
+/// Checks and stores a policy; `known_profiles` are the profile names the GPUs offer.
+/// The change is audited by `actor`, with what was stored.
 pub async fn set_policy(
     store: &Store,
     course_id: i64,
     policy: &CoursePolicy,
     known_profiles: &[String],
+    actor: &str,
 ) -> Result<(), CoreError> {
-    if policy.images.is_empty() {
-        return Err(CoreError::InvalidRequest(
-            "a course must allow at least one image".into(),
-        ));
+    let problems = policy.problems(known_profiles);
+    if !problems.is_empty() {
+        let words: Vec<_> = problems.into_iter().map(|p| format!("{}: {}", p.field, p.message)).collect();
+        return Err(CoreError::InvalidRequest(words.join(" ")));
     }
-    for image in &policy.images {
-        let ok = image.len() <= 255
-            && image
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "._-/:@".contains(c));
-        if !ok {
-            return Err(CoreError::InvalidRequest(format!(
-                "{image:?} is not an image reference such as repo/name:tag"
-            )));
-        }
-    }
-    for profile in &policy.profiles {
-        if !known_profiles.contains(profile) {
-            return Err(CoreError::InvalidRequest(format!(
-                "no GPU here offers the profile {profile:?}; known: {}",
-                known_profiles.join(", ")
-            )));
-        }
-    }
-    if !(1..=10_080).contains(&policy.max_minutes) {
-        return Err(CoreError::InvalidRequest(format!(
-            "a session length of {} minutes is outside 1 to 10080",
-            policy.max_minutes
-        )));
-    }
+    store.set_course_policy(course_id, &policy.to_row()).await?;
+    let code = store.course_by_id(course_id).await?.map(|c| c.code).unwrap_or_default();
     store
-        .set_course_policy(
-            course_id,
-            &PolicyRow {
-                allowed_images: policy.images.join(","),
-                allowed_profiles: policy.profiles.join(","),
-                max_session_minutes: policy.max_minutes,
-            },
-        )
-        .await
+        .audit(actor, "course.policy", &code, &serde_json::to_string(policy).unwrap_or_default())
+        .await?;
+    Ok(())
 }

@@ -1,4 +1,4 @@
-//! Is JupyterLab up? One plain HTTP/1.1 request to its status API on the published port,
+//! Is JupyterLab up? One plain HTTP/1.1 request to its status API at its session address,
 //! with the session's token, the way Jupyter's own clients authenticate.
 
 use std::time::Duration;
@@ -9,13 +9,13 @@ use tokio::time::timeout;
 
 const STEP: Duration = Duration::from_secs(2);
 
-/// True when `GET <path>` on 127.0.0.1:`port` answers 200.
-pub(super) async fn answers_ok(port: u16, path: &str, token: &str) -> bool {
-    let Ok(Ok(mut stream)) = timeout(STEP, TcpStream::connect(("127.0.0.1", port))).await else {
+/// True when `GET <path>` on `address` (`IP:PORT`) answers 200.
+pub(super) async fn answers_ok(address: &str, path: &str, token: &str) -> bool {
+    let Ok(Ok(mut stream)) = timeout(STEP, TcpStream::connect(address)).await else {
         return false;
     };
     let request = format!(
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: token {token}\r\n\
+        "GET {path} HTTP/1.1\r\nHost: {address}\r\nAuthorization: token {token}\r\n\
          Accept: application/json\r\nConnection: close\r\n\r\n"
     );
     if stream.write_all(request.as_bytes()).await.is_err() {

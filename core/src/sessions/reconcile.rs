@@ -20,8 +20,16 @@ pub struct ReconcileReport {
     pub slices_released: usize,
     pub usage_closed: usize,
     pub stopped_at_time_limit: usize,
+    pub stopped_at_quota: usize,
     pub queued_placed: usize,
+    /// Sessions found stuck between states and failed or finished.
+    pub repaired: usize,
 }
+
+/// How long a session nobody in this process works on may sit between states before the
+/// repair pass takes it over. (Stops are safe to finish twice: removal and release are
+/// idempotent and the database lets one transition win.)
+const STUCK_MS: i64 = 5_000;
 
 impl ReconcileReport {
     pub fn changed_anything(&self) -> bool {
@@ -37,12 +45,16 @@ impl Sessions {
         use SessionState::*;
         let store = &self.inner.store;
         for session in store.gpu_sessions_in(&[Allocating, Creating, Starting]).await? {
-            self.fail(&session.id, "the portal restarted while this session was starting; start it again")
-                .await?;
+            let why = "the portal restarted while this session was starting; start it again";
+            if let Err(e) = self.fail(&session.id, why).await {
+                tracing::warn!(session = %session.id, error = %e, "recovery: launch not failed yet; the repair pass retries");
+            }
         }
         for session in store.gpu_sessions_in(&[Stopping]).await? {
-            self.complete_stop(&session.id, Ended, "stopped (finished after a portal restart)")
-                .await?;
+            let why = "stopped (finished after a portal restart)";
+            if let Err(e) = self.complete_stop(&session.id, Ended, why).await {
+                tracing::warn!(session = %session.id, error = %e, "recovery: stop not finished yet; the repair pass retries");
+            }
         }
         for session in store.gpu_sessions_in(&[Ready]).await? {
             if let (SessionKind::Job, Some(name)) = (session.kind, session.container.clone()) {
@@ -55,8 +67,10 @@ impl Sessions {
     }
 
     /// One pass: remove labelled containers no live session owns, end ready sessions whose
-    /// container is gone or stopped, release slices and close usage left open by a crash,
-    /// stop sessions past their time limit, and place queued sessions that now fit.
+    /// container is gone or stopped, repair sessions stuck between states, release slices
+    /// and close usage left open by a crash, stop sessions past their time limit, and place
+    /// queued sessions that now fit. Each session is handled on its own: one that fails is
+    /// logged and retried next pass, and never keeps the pass from the others.
     pub async fn reconcile(&self) -> Result<ReconcileReport, CoreError> {
         use SessionState::*;
         let store = &self.inner.store;
@@ -68,7 +82,13 @@ impl Sessions {
                 let mut running = HashSet::new();
                 for container in &containers {
                     let session = match &container.session_id {
-                        Some(id) => store.gpu_session(id).await?,
+                        Some(id) => match store.gpu_session(id).await {
+                            Ok(session) => session,
+                            Err(e) => {
+                                tracing::warn!(container = %container.name, error = %e, "reconcile: session unreadable");
+                                continue;
+                            }
+                        },
                         None => None,
                     };
                     match session {
@@ -77,30 +97,40 @@ impl Sessions {
                                 running.insert(s.id.clone());
                             }
                         }
-                        _ => {
-                            engine.remove(&container.name).await?;
-                            tracing::info!(container = %container.name, "removed a container no session owns");
-                            report.orphan_containers_removed += 1;
-                        }
+                        _ => match engine.remove(&container.name).await {
+                            Ok(()) => {
+                                tracing::info!(container = %container.name, "removed a container no session owns");
+                                report.orphan_containers_removed += 1;
+                            }
+                            Err(e) => tracing::warn!(container = %container.name, error = %e, "reconcile: orphan not removed yet"),
+                        },
                     }
                 }
                 for session in store.gpu_sessions_in(&[Ready]).await? {
-                    if !running.contains(&session.id) {
-                        let code = match &session.container {
-                            Some(name) => engine.status(name).await?.and_then(|s| s.exit_code),
-                            None => None,
-                        };
-                        self.container_exited(&session.id, code).await?;
-                        report.sessions_ended += 1;
+                    if running.contains(&session.id) {
+                        continue;
+                    }
+                    let code = match &session.container {
+                        Some(name) => engine.status(name).await.ok().flatten().and_then(|s| s.exit_code),
+                        None => None,
+                    };
+                    match self.container_exited(&session.id, code).await {
+                        Ok(()) => report.sessions_ended += 1,
+                        Err(e) => tracing::warn!(session = %session.id, error = %e, "reconcile: could not end a session whose container is gone"),
                     }
                 }
             }
             Err(e) => tracing::warn!(error = %e, "reconcile: the container engine cannot be read"),
         }
 
+        report.repaired = self.repair_stuck().await?;
+
         for session in store.unreleased_final_sessions().await? {
             if let Some(name) = &session.container {
-                engine.remove(name).await.ok();
+                if let Err(e) = engine.remove(name).await {
+                    tracing::warn!(session = %session.id, error = %e, "container not removed yet; its slice stays held");
+                    continue;
+                }
             }
             match self.release(&session).await {
                 Ok(()) => report.slices_released += 1,
@@ -108,21 +138,62 @@ impl Sessions {
             }
         }
         for (id, ended_at, reason) in store.open_usage_of_final_sessions().await? {
-            if store.close_usage(&id, ended_at, &reason).await? {
-                report.usage_closed += 1;
+            match store.close_usage(&id, ended_at, &reason).await {
+                Ok(true) => report.usage_closed += 1,
+                Ok(false) => {}
+                Err(e) => tracing::warn!(session = %id, error = %e, "usage not closed yet"),
             }
         }
+        // The limit counts from ready: a session still starting (after a long queue) is
+        // bounded by `sessions.ready_timeout_seconds`, not by a limit it never used.
         let now = now_ms();
-        for session in store.gpu_sessions_in(&[Starting, Ready]).await? {
-            if session.deadline_at_ms <= now {
-                let minutes = (session.deadline_at_ms - session.ready_at_ms.unwrap_or(session.requested_at_ms)) / 60_000;
-                let reason = format!("stopped at the course's time limit ({minutes} min)");
-                self.stop(&session.id, &reason).await?;
-                report.stopped_at_time_limit += 1;
+        for session in store.gpu_sessions_in(&[Ready]).await? {
+            if session.deadline_at_ms > now {
+                continue;
+            }
+            let minutes = (session.deadline_at_ms - session.ready_at_ms.unwrap_or(session.requested_at_ms)) / 60_000;
+            let reason = format!("stopped at the course's time limit ({minutes} min)");
+            match self.stop(&session.id, &reason).await {
+                Ok(_) => report.stopped_at_time_limit += 1,
+                Err(e) => tracing::warn!(session = %session.id, error = %e, "reconcile: could not stop at the time limit"),
             }
         }
-        report.queued_placed = self.dispatch().await?;
+        match self.enforce_quotas_at(now).await {
+            Ok(stopped) => report.stopped_at_quota = stopped,
+            Err(e) => tracing::warn!(error = %e, "reconcile: could not check quotas"),
+        }
+        match self.dispatch().await {
+            Ok(placed) => report.queued_placed = placed,
+            Err(e) => tracing::warn!(error = %e, "reconcile: could not place queued sessions"),
+        }
         Ok(report)
+    }
+
+    /// Sessions left between states by a failed write or an engine error, with nobody in
+    /// this process working on them for a while: launches fail (their container and slice
+    /// are cleaned up), stops are finished. A stop whose container still cannot be removed
+    /// stays `stopping` and is tried again next pass.
+    async fn repair_stuck(&self) -> Result<usize, CoreError> {
+        use SessionState::*;
+        let store = &self.inner.store;
+        let now = now_ms();
+        let mut repaired = 0;
+        for session in store.gpu_sessions_in(&[Allocating, Creating, Starting, Stopping]).await? {
+            if now - session.updated_at_ms < STUCK_MS || self.is_in_flight(&session.id) {
+                continue;
+            }
+            let _working = self.mark_in_flight(&session.id);
+            let outcome = if session.state == Stopping {
+                self.complete_stop(&session.id, Ended, "stopped (finished by the portal's repair pass)").await
+            } else {
+                self.fail(&session.id, "the launch stopped midway (the container engine or the database failed); start it again").await
+            };
+            match outcome {
+                Ok(()) => repaired += 1,
+                Err(e) => tracing::warn!(session = %session.id, state = session.state.as_str(), error = %e, "repair: not yet"),
+            }
+        }
+        Ok(repaired)
     }
 
     /// Recovers from the last run (before returning, so no new claim can be mistaken for

@@ -47,19 +47,18 @@ pub struct Member {
     pub added_at_ms: i64,
 }
 
-/// An existing account named in a roster, with what a roster import needs to know of it.
+/// An existing account named in a roster, with only what a roster import needs to know
+/// of it: never its name, email or password, which an import neither shows nor changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RosterAccount {
     pub user_id: i64,
     pub username: String,
-    pub display_name: String,
-    pub email: Option<String>,
     pub is_admin: bool,
-    pub instructs_any_course: bool,
     pub role_in_course: Option<Role>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A new account's name and email.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AccountDetails {
     pub display_name: String,
     pub email: Option<String>,
@@ -75,16 +74,8 @@ pub enum RosterChange {
         password_hash: String,
         must_change_password: bool,
     },
-    /// An existing account enrolled as a student, its details replaced when given.
-    Enroll {
-        user_id: i64,
-        new_details: Option<AccountDetails>,
-    },
-    /// A member's details replaced.
-    UpdateDetails {
-        user_id: i64,
-        details: AccountDetails,
-    },
+    /// An existing account enrolled as a student; the account itself stays as it is.
+    Enroll { user_id: i64 },
 }
 
 type CourseRow = (i64, String, String, i64);
@@ -269,22 +260,12 @@ impl Store {
         course_id: i64,
         usernames: &[String],
     ) -> Result<Vec<RosterAccount>, CoreError> {
-        type Row = (
-            i64,
-            String,
-            String,
-            Option<String>,
-            i64,
-            i64,
-            Option<String>,
-        );
+        type Row = (i64, String, i64, Option<String>);
         let mut found = Vec::new();
         for chunk in usernames.chunks(LOOKUP_CHUNK) {
             let placeholders: Vec<String> = (2..chunk.len() + 2).map(|i| format!("${i}")).collect();
             let sql = format!(
-                "SELECT u.id, u.username, u.display_name, u.email, u.is_admin,
-                        (SELECT COUNT(*) FROM course_members i
-                         WHERE i.user_id = u.id AND i.role = 'instructor'),
+                "SELECT u.id, u.username, u.is_admin,
                         (SELECT m.role FROM course_members m
                          WHERE m.user_id = u.id AND m.course_id = $1)
                  FROM users u WHERE u.username IN ({})",
@@ -294,16 +275,11 @@ impl Store {
             for username in chunk {
                 query = query.bind(username);
             }
-            for (user_id, username, display_name, email, admin, teaching, role) in
-                query.fetch_all(self.pool()).await?
-            {
+            for (user_id, username, admin, role) in query.fetch_all(self.pool()).await? {
                 found.push(RosterAccount {
                     user_id,
                     username,
-                    display_name,
-                    email,
                     is_admin: admin != 0,
-                    instructs_any_course: teaching > 0,
                     role_in_course: role.as_deref().map(Role::from_db).transpose()?,
                 });
             }
@@ -358,17 +334,8 @@ impl Store {
                     let detail = format!("roster import into {}", course.code);
                     audit_on(&mut tx, actor, "user.create", username, &detail).await?;
                 }
-                RosterChange::Enroll {
-                    user_id,
-                    new_details,
-                } => {
+                RosterChange::Enroll { user_id } => {
                     enroll_student(&mut tx, course.id, *user_id, now).await?;
-                    if let Some(details) = new_details {
-                        update_details(&mut tx, *user_id, details, now).await?;
-                    }
-                }
-                RosterChange::UpdateDetails { user_id, details } => {
-                    update_details(&mut tx, *user_id, details, now).await?;
                 }
             }
         }
@@ -393,21 +360,5 @@ async fn enroll_student(
     .bind(now)
     .execute(conn)
     .await?;
-    Ok(())
-}
-
-async fn update_details(
-    conn: &mut sqlx::AnyConnection,
-    user_id: i64,
-    details: &AccountDetails,
-    now: i64,
-) -> Result<(), CoreError> {
-    sqlx::query("UPDATE users SET display_name = $1, email = $2, updated_at = $3 WHERE id = $4")
-        .bind(&details.display_name)
-        .bind(details.email.as_deref())
-        .bind(now)
-        .bind(user_id)
-        .execute(conn)
-        .await?;
     Ok(())
 }

@@ -31,7 +31,7 @@ pub struct HeldSlice {
 
 const SELECT: &str = "SELECT s.id, s.user_id, u.username, s.course_id, c.code, s.kind, s.profile,
         s.image, s.argv, s.state, s.reason, s.gpu_uuid, s.gpu_index, s.profile_id, s.start_slice,
-        s.placement, s.created_instance, s.released, s.mig_uuid, s.container, s.host_port,
+        s.placement, s.created_instance, s.released, s.mig_uuid, s.container, s.notebook_address,
         s.token, s.exit_code, s.log_tail, s.requested_at, s.updated_at, s.ready_at, s.ended_at,
         s.deadline_at
     FROM gpu_sessions s JOIN users u ON u.id = s.user_id JOIN courses c ON c.id = s.course_id";
@@ -91,9 +91,7 @@ fn session_from(row: &AnyRow) -> Result<GpuSession, CoreError> {
         released: row.try_get::<i64, _>("released")? == 1,
         mig_uuid: row.try_get("mig_uuid")?,
         container: row.try_get("container")?,
-        host_port: row
-            .try_get::<Option<i64>, _>("host_port")?
-            .map(|p| p as u16),
+        notebook_address: row.try_get("notebook_address")?,
         token: row.try_get("token")?,
         exit_code: row.try_get("exit_code")?,
         log_tail: row.try_get("log_tail")?,
@@ -153,6 +151,13 @@ impl Store {
     ) -> Result<SessionEvent, CoreError> {
         let now = now_ms();
         let mut tx = self.begin_write().await?;
+        // Locks the user's row until commit, so one user's claims count and insert one at a
+        // time on PostgreSQL too (under READ COMMITTED two could count the same sessions);
+        // SQLite's BEGIN IMMEDIATE already serializes writers.
+        sqlx::query("UPDATE users SET id = id WHERE id = $1")
+            .bind(new.user_id)
+            .execute(&mut *tx)
+            .await?;
         let (live,): (i64,) =
             sqlx::query_as("SELECT COUNT(*) FROM gpu_sessions WHERE user_id = $1 AND live = 1")
                 .bind(new.user_id)
@@ -220,6 +225,35 @@ impl Store {
         .fetch_all(self.pool())
         .await?;
         rows.iter().map(session_from).collect()
+    }
+
+    /// One page of the user's ended and failed sessions, newest first.
+    pub async fn past_sessions_of_user(
+        &self,
+        user_id: i64,
+        offset: i64,
+        limit: i64,
+    ) -> Result<Vec<GpuSession>, CoreError> {
+        let rows = sqlx::query(&format!(
+            "{SELECT} WHERE s.user_id = $1 AND s.live = 0
+             ORDER BY s.requested_at DESC, s.id LIMIT $2 OFFSET $3"
+        ))
+        .bind(user_id)
+        .bind(limit)
+        .bind(offset)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter().map(session_from).collect()
+    }
+
+    /// How many ended and failed sessions the user has.
+    pub async fn count_past_sessions_of_user(&self, user_id: i64) -> Result<i64, CoreError> {
+        let (total,): (i64,) =
+            sqlx::query_as("SELECT COUNT(*) FROM gpu_sessions WHERE user_id = $1 AND live = 0")
+                .bind(user_id)
+                .fetch_one(self.pool())
+                .await?;
+        Ok(total)
     }
 
     /// Sessions in any of `states`, oldest request first.
@@ -417,9 +451,10 @@ impl Store {
         Ok(())
     }
 
-    pub async fn set_session_port(&self, id: &str, port: u16) -> Result<(), CoreError> {
-        sqlx::query("UPDATE gpu_sessions SET host_port = $1 WHERE id = $2")
-            .bind(i64::from(port))
+    /// Where the proxy reaches the session's JupyterLab (`IP:PORT` on the session network).
+    pub async fn set_session_address(&self, id: &str, address: &str) -> Result<(), CoreError> {
+        sqlx::query("UPDATE gpu_sessions SET notebook_address = $1 WHERE id = $2")
+            .bind(address)
             .bind(id)
             .execute(self.pool())
             .await?;

@@ -1,29 +1,57 @@
 //! What each course lets its students run.
 
+use sqlx::Row;
+
 use super::{now_ms, Store};
 use crate::CoreError;
 
-/// A course's stored policy; lists as written (comma-separated).
+/// A course's stored policy; lists as written (comma-separated), `None` for "the
+/// configured default" (limits) or "none" (quota, term dates).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolicyRow {
     pub allowed_images: String,
     pub allowed_profiles: String,
     pub max_session_minutes: i64,
+    pub internet: bool,
+    pub max_sessions: Option<i64>,
+    pub max_slices: Option<i64>,
+    pub quota_slice_minutes: Option<i64>,
+    /// `week` or `term`.
+    pub quota_period: String,
+    pub reset_weekday: i64,
+    pub reset_minute: i64,
+    pub term_starts: Option<String>,
+    pub term_ends: Option<String>,
+    pub time_zone: String,
 }
 
 impl Store {
     pub async fn course_policy(&self, course_id: i64) -> Result<Option<PolicyRow>, CoreError> {
-        let row: Option<(String, String, i64)> = sqlx::query_as(
-            "SELECT allowed_images, allowed_profiles, max_session_minutes FROM course_policies
+        let row = sqlx::query(
+            "SELECT allowed_images, allowed_profiles, max_session_minutes, internet,
+                    max_sessions, max_slices, quota_slice_minutes, quota_period,
+                    reset_weekday, reset_minute, term_starts, term_ends, time_zone
+             FROM course_policies
              WHERE course_id = $1",
         )
         .bind(course_id)
         .fetch_optional(self.pool())
         .await?;
-        Ok(row.map(|(allowed_images, allowed_profiles, max_session_minutes)| PolicyRow {
-            allowed_images,
-            allowed_profiles,
-            max_session_minutes,
+        let Some(row) = row else { return Ok(None) };
+        Ok(Some(PolicyRow {
+            allowed_images: row.try_get("allowed_images")?,
+            allowed_profiles: row.try_get("allowed_profiles")?,
+            max_session_minutes: row.try_get("max_session_minutes")?,
+            internet: row.try_get::<i64, _>("internet")? != 0,
+            max_sessions: row.try_get("max_sessions")?,
+            max_slices: row.try_get("max_slices")?,
+            quota_slice_minutes: row.try_get("quota_slice_minutes")?,
+            quota_period: row.try_get("quota_period")?,
+            reset_weekday: row.try_get("reset_weekday")?,
+            reset_minute: row.try_get("reset_minute")?,
+            term_starts: row.try_get("term_starts")?,
+            term_ends: row.try_get("term_ends")?,
+            time_zone: row.try_get("time_zone")?,
         }))
     }
 
@@ -35,14 +63,27 @@ impl Store {
             .await?;
         sqlx::query(
             "INSERT INTO course_policies (course_id, allowed_images, allowed_profiles,
-                                          max_session_minutes, updated_at)
-             VALUES ($1, $2, $3, $4, $5)",
+                                          max_session_minutes, internet, updated_at,
+                                          max_sessions, max_slices, quota_slice_minutes,
+                                          quota_period, reset_weekday, reset_minute,
+                                          term_starts, term_ends, time_zone)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
         )
         .bind(course_id)
         .bind(&policy.allowed_images)
         .bind(&policy.allowed_profiles)
         .bind(policy.max_session_minutes)
+        .bind(i64::from(policy.internet))
         .bind(now_ms())
+        .bind(policy.max_sessions)
+        .bind(policy.max_slices)
+        .bind(policy.quota_slice_minutes)
+        .bind(&policy.quota_period)
+        .bind(policy.reset_weekday)
+        .bind(policy.reset_minute)
+        .bind(&policy.term_starts)
+        .bind(&policy.term_ends)
+        .bind(&policy.time_zone)
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;

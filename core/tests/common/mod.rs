@@ -1,6 +1,9 @@
 //! Fresh databases for tests: a SQLite file in a temp dir, or a new database on the
 //! PostgreSQL server named by SLICEHUB_TEST_DATABASE_URL (scripts/test.sh starts one).
 
+// Each test crate uses a part of these helpers.
+#![allow(dead_code)]
+
 use slicehub_core::store::Store;
 
 pub struct Fresh {

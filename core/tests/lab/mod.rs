@@ -1,5 +1,10 @@
 //! A session service on a fresh database, a simulated H100 and the real Docker engine.
 
+// Each test crate uses a part of these helpers.
+#![allow(dead_code)]
+
+pub mod faulty_docker;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -16,16 +21,27 @@ pub struct Lab {
     pub store: Store,
     pub gpus: Arc<SimulatedBackend>,
     pub engine: Arc<Engine>,
+    pub config: Arc<Config>,
     pub course_id: i64,
     _dir: tempfile::TempDir,
 }
 
 pub async fn lab(store: Store, inventory: &str, tweak: impl FnOnce(&mut Config)) -> Lab {
+    lab_on(Engine::new(""), store, inventory, tweak).await
+}
+
+/// A lab whose sessions talk to the engine through `engine` (e.g. a faulty socket).
+pub async fn lab_on(
+    engine: Engine,
+    store: Store,
+    inventory: &str,
+    tweak: impl FnOnce(&mut Config),
+) -> Lab {
     let dir = tempfile::tempdir().unwrap();
     let gpus = Arc::new(
         SimulatedBackend::open(inventory, dir.path().join("simulated-gpus.json")).unwrap(),
     );
-    let engine = Arc::new(Engine::new(""));
+    let engine = Arc::new(engine);
     let mut config = Config::default();
     config.sessions_default_image = BUSYBOX.to_string();
     config.sessions_memory_mib_per_memory_slice = 128;
@@ -33,9 +49,11 @@ pub async fn lab(store: Store, inventory: &str, tweak: impl FnOnce(&mut Config))
     tweak(&mut config);
     let course = store.insert_course("CS-101", "Deep Learning").await.unwrap();
     let backend: Arc<dyn GpuBackend> = gpus.clone();
-    let sessions = Sessions::new(store.clone(), backend, engine.clone(), Arc::new(config));
+    let config = Arc::new(config);
+    let sessions = Sessions::new(store.clone(), backend, engine.clone(), config.clone());
     Lab {
         sessions,
+        config,
         store,
         gpus,
         engine,
@@ -93,8 +111,6 @@ impl Lab {
         }
     }
 
-    // Not every test crate that shares this module asks.
-    #[allow(dead_code)]
     pub async fn container_exists(&self, name: &str) -> bool {
         self.engine.status(name).await.unwrap().is_some()
     }
@@ -118,5 +134,6 @@ impl Lab {
         for c in self.engine.managed_containers(&instance).await.unwrap() {
             self.engine.remove(&c.name).await.unwrap();
         }
+        self.sessions.remove_idle_networks().await.unwrap();
     }
 }

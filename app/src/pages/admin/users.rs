@@ -4,6 +4,10 @@ use leptos_meta::Title;
 
 use crate::api::admin::{list_users, AddAccount, ResetAccountPassword, SetAccountDisabled};
 use crate::api::message;
+use crate::components::badge::Badge;
+use crate::components::confirm::ConfirmButton;
+use crate::components::form::reset_on_success;
+use crate::components::message::{ErrorMessage, SuccessMessage};
 use crate::pages::LoadError;
 use crate::views::{OneTimePassword, UserRow};
 
@@ -12,6 +16,8 @@ pub fn UsersPage() -> impl IntoView {
     let add = ServerAction::<AddAccount>::new();
     let reset = ServerAction::<ResetAccountPassword>::new();
     let disable = ServerAction::<SetAccountDisabled>::new();
+    // What the last enable or disable was about, for its success message.
+    let toggled = RwSignal::new(None::<(String, bool)>);
     let users = Resource::new(
         move || {
             (
@@ -22,9 +28,29 @@ pub fn UsersPage() -> impl IntoView {
         },
         |_| list_users(),
     );
-    let shown = move || match (add.value().get(), reset.value().get()) {
-        (Some(Ok(otp)), _) | (_, Some(Ok(otp))) => Some(otp),
-        _ => None,
+    // The newest one-time password, from whichever of add or reset answered last.
+    let shown = RwSignal::new(None::<OneTimePassword>);
+    Effect::new(move |_| {
+        if let Some(Ok(otp)) = add.value().get() {
+            shown.set(Some(otp));
+        }
+    });
+    Effect::new(move |_| {
+        if let Some(Ok(otp)) = reset.value().get() {
+            shown.set(Some(otp));
+        }
+    });
+    let toggled_ok = move || {
+        matches!(disable.value().get(), Some(Ok(())))
+            .then(|| toggled.get())
+            .flatten()
+            .map(|(username, disabled)| {
+                if disabled {
+                    format!("{username} is disabled and was signed out everywhere.")
+                } else {
+                    format!("{username} can sign in again.")
+                }
+            })
     };
     let failure = move || {
         [
@@ -37,19 +63,24 @@ pub fn UsersPage() -> impl IntoView {
         .next()
         .map(|e| message(&e))
     };
+    let add_form = NodeRef::<leptos::html::Form>::new();
+    reset_on_success(add_form, move || matches!(add.value().get(), Some(Ok(_))));
     view! {
         <Title text="Users"/>
         <h1 class="page-title">"Users"</h1>
         <p class="muted">"New accounts and resets get a one-time password; it is shown here once and must be replaced at first sign-in."</p>
-        {move || shown().map(|otp| view! { <OneTimeNotice otp/> })}
-        {move || failure().map(|e| view! { <p class="form-error" role="alert">{e}</p> })}
+        <div aria-live="polite">
+            {move || shown.get().map(|otp| view! { <OneTimeNotice otp/> })}
+            {move || toggled_ok().map(|text| view! { <SuccessMessage>{text}</SuccessMessage> })}
+        </div>
+        {move || failure().map(|e| view! { <ErrorMessage text=e/> })}
         <div class="grid-sidebar">
             <section class="card">
                 <h2 class="card-title">"Accounts"</h2>
                 <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
                     {move || Suspend::new(async move {
                         match users.await {
-                            Ok(users) => view! { <UserTable users reset disable/> }.into_any(),
+                            Ok(users) => view! { <UserTable users reset disable toggled/> }.into_any(),
                             Err(error) => view! { <LoadError error/> }.into_any(),
                         }
                     })}
@@ -57,7 +88,7 @@ pub fn UsersPage() -> impl IntoView {
             </section>
             <section class="card">
                 <h2 class="card-title">"Add an account"</h2>
-                <ActionForm action=add attr:class="form">
+                <ActionForm action=add node_ref=add_form attr:class="form">
                     <label>"Username"<input name="username" required pattern="[A-Za-z0-9._-]{1,64}" placeholder="e.g. jdoe"/></label>
                     <label>"Display name"<input name="display_name" required placeholder="Jane Doe"/></label>
                     <label>"Email (optional)"<input name="email" type="email"/></label>
@@ -73,6 +104,7 @@ pub fn UsersPage() -> impl IntoView {
 fn OneTimeNotice(otp: OneTimePassword) -> impl IntoView {
     view! {
         <div class="card notice otp" role="status">
+            <b>"Done. "</b>
             "One-time password for " <b>{otp.username}</b> ": "
             <code class="otp-value">{otp.password}</code>
             <span class="muted">" — hand it over now; it is not shown again."</span>
@@ -85,6 +117,7 @@ fn UserTable(
     users: Vec<UserRow>,
     reset: ServerAction<ResetAccountPassword>,
     disable: ServerAction<SetAccountDisabled>,
+    toggled: RwSignal<Option<(String, bool)>>,
 ) -> impl IntoView {
     let rows = users
         .into_iter()
@@ -92,31 +125,59 @@ fn UserTable(
             let id = u.id;
             let disabled = u.disabled;
             let state = if u.disabled {
-                view! { <span class="badge badge-off">"disabled"</span> }.into_any()
+                view! { <Badge kind="off" text="disabled"/> }.into_any()
             } else if u.must_change_password {
-                view! { <span class="badge badge-pending">"one-time password"</span> }.into_any()
+                view! { <Badge kind="pending" text="one-time password"/> }.into_any()
             } else {
-                view! { <span class="badge badge-ok">"active"</span> }.into_any()
+                view! { <Badge kind="ok" text="active"/> }.into_any()
             };
+            let name = u.username.clone();
+            let toggle = if disabled {
+                view! {
+                    <button type="button" class="btn btn-ghost-dark btn-small enable" on:click=move |_| {
+                        toggled.set(Some((name.clone(), false)));
+                        disable.dispatch(SetAccountDisabled { user_id: id, disabled: false });
+                    }>"Enable"</button>
+                }
+                .into_any()
+            } else {
+                view! {
+                    <ConfirmButton label="Disable" class="btn-ghost-dark btn-small disable"
+                        question=format!("Disable {name}?")
+                        warning=format!("{name} is signed out everywhere and cannot sign in until you enable the account again.")
+                        confirm="Disable account"
+                        on_confirm=Callback::new(move |()| {
+                            toggled.set(Some((name.clone(), true)));
+                            disable.dispatch(SetAccountDisabled { user_id: id, disabled: true });
+                        })/>
+                }
+                .into_any()
+            };
+            let who = u.username.clone();
             view! {
-                <tr>
-                    <td><b>{u.username.clone()}</b>{u.is_admin.then(|| view! { " " <span class="badge badge-admin">"admin"</span> })}</td>
+                <tr data-user=u.username.clone()>
+                    <td><b>{u.username.clone()}</b>{u.is_admin.then(|| view! { " " <Badge kind="admin" text="admin"/> })}</td>
                     <td>{u.display_name.clone()}<div class="muted small">{u.email.clone()}</div></td>
                     <td>{state}</td>
                     <td class="actions">
-                        <button class="btn btn-secondary btn-small" on:click=move |_| { reset.dispatch(ResetAccountPassword { user_id: id }); }>"Reset password"</button>
-                        <button class="btn btn-ghost-dark btn-small" on:click=move |_| { disable.dispatch(SetAccountDisabled { user_id: id, disabled: !disabled }); }>
-                            {if disabled { "Enable" } else { "Disable" }}
-                        </button>
+                        <ConfirmButton label="Reset password" class="btn-secondary btn-small reset"
+                            question=format!("Reset {who}'s password?")
+                            warning=format!("Their current password stops working and they are signed out everywhere. You get a one-time password to hand to {who}.")
+                            confirm="Reset password"
+                            on_confirm=Callback::new(move |()| { reset.dispatch(ResetAccountPassword { user_id: id }); })/>
+                        " "
+                        {toggle}
                     </td>
                 </tr>
             }
         })
         .collect_view();
     view! {
-        <table class="table users">
-            <thead><tr><th>"Username"</th><th>"Name"</th><th>"State"</th><th></th></tr></thead>
-            <tbody>{rows}</tbody>
-        </table>
+        <div class="table-wrap">
+            <table class="table users table-stack">
+                <thead><tr><th>"Username"</th><th>"Name"</th><th>"State"</th><th>"Actions"</th></tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
     }
 }

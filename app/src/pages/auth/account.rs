@@ -3,6 +3,9 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use crate::api::auth::ChangePassword;
+use crate::components::badge::Badge;
+use crate::components::form::reset_on_success;
+use crate::components::message::{ErrorMessage, SuccessMessage};
 use crate::pages::auth::RequireUser;
 
 #[component]
@@ -11,31 +14,34 @@ pub fn AccountPage() -> impl IntoView {
         <Title text="Account"/>
         <RequireUser render=|me| {
             let change = ServerAction::<ChangePassword>::new();
+            let changed = move || matches!(change.value().get(), Some(Ok(())));
+            let form = NodeRef::<leptos::html::Form>::new();
+            reset_on_success(form, changed);
             let outcome = move || match change.value().get() {
-                Some(Ok(())) => Some(view! { <p class="form-ok" role="status">"Password changed. Other sessions were signed out."</p> }.into_any()),
-                Some(Err(e)) => Some(view! { <p class="form-error" role="alert">{crate::api::message(&e)}</p> }.into_any()),
+                Some(Ok(())) => Some(view! { <SuccessMessage>"Password changed. You stay signed in here; other devices were signed out."</SuccessMessage> }.into_any()),
+                Some(Err(e)) => Some(view! { <ErrorMessage text=crate::api::message(&e)/> }.into_any()),
                 None => None,
             };
             let must_change = me.must_change_password;
             let roles = if me.courses.is_empty() {
                 view! { <p class="muted">"You are not in any course yet."</p> }.into_any()
             } else {
-                me.courses
+                let items = me.courses
                     .iter()
                     .map(|c| view! {
-                        <li><a href=format!("/courses/{}", c.code)>{c.code.clone()}</a>" — "{c.title.clone()}" "<span class="badge badge-role">{c.role.clone()}</span></li>
+                        <li><a href=format!("/courses/{}", c.code)>{c.code.clone()}</a>" — "{c.title.clone()}" "<Badge kind=c.role.clone() text=c.role.clone()/></li>
                     })
-                    .collect_view()
-                    .into_any()
+                    .collect_view();
+                view! { <ul class="plain-list">{items}</ul> }.into_any()
             };
             view! {
                 <h1 class="page-title">{me.display_name.clone()}</h1>
                 <p class="muted">
                     "Signed in as " <b>{me.username.clone()}</b>
-                    {me.is_admin.then(|| view! { " · " <span class="badge badge-admin">"admin"</span> })}
+                    {me.is_admin.then(|| view! { " · " <Badge kind="admin" text="admin"/> })}
                 </p>
-                {must_change.then(|| view! {
-                    <div class="card notice" role="alert">
+                {move || (must_change && !changed()).then(|| view! {
+                    <div class="card notice must-change" role="alert">
                         <b>"Choose a new password."</b>
                         " You signed in with a one-time password; the rest of SliceHub opens once you have set your own."
                     </div>
@@ -43,11 +49,11 @@ pub fn AccountPage() -> impl IntoView {
                 <div class="grid-2">
                     <section class="card">
                         <h2 class="card-title">"Courses"</h2>
-                        <ul class="plain-list">{roles}</ul>
+                        {roles}
                     </section>
                     <section class="card">
                         <h2 class="card-title">"Change password"</h2>
-                        <ActionForm action=change attr:class="form">
+                        <ActionForm action=change node_ref=form attr:class="form">
                             <label>"Current password"
                                 <input type="password" name="current" autocomplete="current-password" required/>
                             </label>

@@ -6,7 +6,12 @@ use leptos_router::hooks::use_params_map;
 use super::import::{RosterImport, RosterImportState};
 use crate::api::courses::{open_course, DropStudent, MakeInstructor};
 use crate::api::message;
-use crate::pages::LoadError;
+use crate::components::badge::Badge;
+use crate::components::confirm::ConfirmButton;
+use crate::components::form::reset_on_success;
+use crate::components::message::{ErrorMessage, SuccessMessage};
+use crate::pages::not_found::Missing;
+use crate::pages::{count, LoadError};
 use crate::views::CourseDetail;
 
 #[component]
@@ -32,6 +37,12 @@ pub fn CoursePage() -> impl IntoView {
             {move || Suspend::new(async move {
                 match course.await {
                     Ok(detail) => view! { <CourseView detail drop assign import/> }.into_any(),
+                    Err(error) if message(&error).starts_with(crate::api::courses::NO_SUCH_COURSE) => view! {
+                        <Missing title="No such course" heading="There is no such course."
+                            back=("/courses".to_string(), "See your courses".to_string())>
+                            {format!("No course has the code {}. Check the address, or pick one of your courses.", code())}
+                        </Missing>
+                    }.into_any(),
                     Err(error) => view! { <Title text="Course"/><LoadError error/> }.into_any(),
                 }
             })}
@@ -48,6 +59,7 @@ fn CourseView(
 ) -> impl IntoView {
     let code = detail.code.clone();
     let manage = detail.can_manage_roster;
+    let contacts = detail.shows_contacts;
     let students = detail
         .members
         .iter()
@@ -57,27 +69,24 @@ fn CourseView(
         .members
         .iter()
         .map(|m| {
-            let username = m.username.clone();
+            let username = m.username.clone().unwrap_or_default();
             let code = code.clone();
-            let removable = manage && m.role == "student";
+            let removable = manage && m.role == "student" && m.username.is_some();
             view! {
                 <tr>
-                    <td><b>{m.username.clone()}</b></td>
+                    {contacts.then(|| view! { <td><b>{username.clone()}</b></td> })}
                     <td>{m.display_name.clone()}</td>
-                    <td class="muted">{m.email.clone()}</td>
-                    <td><span class=format!("badge badge-{}", m.role)>{m.role.clone()}</span></td>
+                    {contacts.then(|| view! { <td class="muted">{m.email.clone().unwrap_or_default()}</td> })}
+                    <td><Badge kind=m.role.clone() text=m.role.clone()/></td>
                     <td class="actions">
                         {removable.then(|| view! {
-                            <button class="btn btn-ghost-dark btn-small remove-student"
-                                on:click=move |_| {
-                                    let ok = window()
-                                        .confirm_with_message(&format!("Remove {username} from {code}? Their account stays."))
-                                        .unwrap_or(false);
-                                    if ok {
-                                        drop.dispatch(DropStudent { code: code.clone(), username: username.clone() });
-                                    }
-                                }
-                            >"Remove"</button>
+                            <ConfirmButton label="Remove" class="btn-ghost-dark btn-small remove-student"
+                                question=format!("Remove {username} from {code}?")
+                                warning="They lose access to the course and cannot start sessions in it. Their account and files stay; importing them again brings them back."
+                                confirm="Remove from course"
+                                on_confirm=Callback::new(move |()| {
+                                    drop.dispatch(DropStudent { code: code.clone(), username: username.clone() });
+                                })/>
                         })}
                     </td>
                 </tr>
@@ -92,28 +101,52 @@ fn CourseView(
         .into_iter()
         .flatten()
         .next()
-        .map(|e| view! { <p class="form-error" role="alert">{message(&e)}</p> })
+        .map(|e| view! { <ErrorMessage text=message(&e)/> })
     };
+    let done = move || {
+        if matches!(assign.value().get(), Some(Ok(()))) {
+            Some("Instructor added. They see the roster and can import students now.")
+        } else if matches!(drop.value().get(), Some(Ok(()))) {
+            Some("Student removed from the course. Their account stays.")
+        } else {
+            None
+        }
+    };
+    let assign_form = NodeRef::<leptos::html::Form>::new();
+    reset_on_success(assign_form, move || {
+        matches!(assign.value().get(), Some(Ok(())))
+    });
     view! {
         <Title text=detail.code.clone()/>
         <p class="eyebrow">{detail.code.clone()}</p>
         <h1 class="page-title">{detail.title.clone()}</h1>
-        <p class="muted">{format!("{} members · {} student{}", detail.members.len(), students, if students == 1 { "" } else { "s" })}</p>
+        <p class="muted">{format!("{} · {}", count(detail.members.len(), "member", "members"), count(students, "student", "students"))}</p>
+        {detail.can_set_policy.then(|| view! {
+            <p><a class="btn btn-secondary btn-small policy-link" href=format!("/courses/{}/policy", detail.code)>"Policy and quota"</a></p>
+        })}
         {errors}
+        <div aria-live="polite">{move || done().map(|text| view! { <SuccessMessage>{text}</SuccessMessage> })}</div>
         <div class="grid-sidebar">
             <section class="card">
                 <h2 class="card-title">"Roster"</h2>
-                <table class="table roster">
-                    <thead><tr><th>"Username"</th><th>"Name"</th><th>"Email"</th><th>"Role"</th><th></th></tr></thead>
-                    <tbody>{rows}</tbody>
-                </table>
+                <div class="table-wrap">
+                    <table class="table roster table-stack">
+                        <thead><tr>
+                            {contacts.then(|| view! { <th>"Username"</th> })}
+                            <th>"Name"</th>
+                            {contacts.then(|| view! { <th>"Email"</th> })}
+                            <th>"Role"</th><th><span class="sr-only">"Actions"</span></th>
+                        </tr></thead>
+                        <tbody>{rows}</tbody>
+                    </table>
+                </div>
             </section>
             <div class="stack">
                 {manage.then(|| view! { <RosterImport code=detail.code.clone() state=import/> })}
                 {detail.can_assign_instructors.then(|| view! {
                     <section class="card">
                         <h2 class="card-title">"Add an instructor"</h2>
-                        <ActionForm action=assign attr:class="form">
+                        <ActionForm action=assign node_ref=assign_form attr:class="form">
                             <input type="hidden" name="code" value=detail.code.clone()/>
                             <label>"Username"<input name="username" required/></label>
                             <button class="btn btn-secondary" type="submit">"Make instructor"</button>

@@ -2,7 +2,9 @@ use leptos::prelude::*;
 
 use crate::api::courses::{check_roster, import_roster};
 use crate::api::message;
-use crate::views::{RosterAppliedView, RosterPreviewView};
+use crate::components::badge::Badge;
+use crate::components::message::ErrorMessage;
+use crate::views::{RosterAppliedView, RosterPreviewView, RosterRowView};
 
 type Preview = Result<RosterPreviewView, ServerFnError>;
 type Applied = Result<RosterAppliedView, ServerFnError>;
@@ -54,10 +56,14 @@ pub fn RosterImport(code: String, state: RosterImportState) -> impl IntoView {
             <h2 class="card-title">"Import students"</h2>
             <p class="muted small">
                 "A CSV file with a header row: " <code>"username,display name,email"</code>
-                " and optionally " <code>"password"</code> ". Nothing changes until you apply it; "
-                "importing the same file again changes nothing, and nobody is removed."
+                " and optionally " <code>"password"</code> ". New usernames become accounts; existing "
+                "accounts are enrolled as they are (their name, email and password are not changed). "
+                "Nothing changes until you apply it; importing the same file again changes nothing, "
+                "and nobody is removed."
             </p>
-            <input class="file" type="file" accept=".csv,text/csv" on:change=on_file/>
+            <label class="file-label">"Roster CSV file"
+                <input class="file" type="file" accept=".csv,text/csv" on:change=on_file/>
+            </label>
             {move || check.pending().get().then(|| view! { <p class="muted">"Checking…"</p> })}
             {move || match check.value().get() {
                 Some(Ok(preview)) => {
@@ -66,7 +72,7 @@ pub fn RosterImport(code: String, state: RosterImportState) -> impl IntoView {
                         <Preview preview/>
                         {move || match apply.value().get() {
                             Some(Ok(done)) => view! { <AppliedNotice done code=course.get_value()/> }.into_any(),
-                            Some(Err(e)) => view! { <p class="form-error" role="alert">{message(&e)}</p> }.into_any(),
+                            Some(Err(e)) => view! { <ErrorMessage text=message(&e)/> }.into_any(),
                             None => view! {
                                 <button class="btn btn-primary apply-roster" disabled=move || !can_apply || apply.pending().get() on:click=apply_now>
                                     {move || if apply.pending().get() { "Applying…" } else { "Apply import" }}
@@ -75,7 +81,7 @@ pub fn RosterImport(code: String, state: RosterImportState) -> impl IntoView {
                         }}
                     }.into_any()
                 }
-                Some(Err(e)) => view! { <p class="form-error" role="alert">{message(&e)}</p> }.into_any(),
+                Some(Err(e)) => view! { <ErrorMessage text=message(&e)/> }.into_any(),
                 None => ().into_any(),
             }}
         </section>
@@ -86,10 +92,9 @@ pub fn RosterImport(code: String, state: RosterImportState) -> impl IntoView {
 fn Preview(preview: RosterPreviewView) -> impl IntoView {
     let count = |what: &str| preview.rows.iter().filter(|r| r.action == what).count();
     let summary = format!(
-        "{} new, {} to enroll, {} to update, {} unchanged",
+        "{} new, {} to enroll, {} unchanged",
         count("create"),
         count("enroll"),
-        count("update"),
         count("unchanged")
     );
     let errors = preview
@@ -102,13 +107,15 @@ fn Preview(preview: RosterPreviewView) -> impl IntoView {
         .rows
         .iter()
         .take(200)
-        .map(|r| view! {
-            <tr>
-                <td class="muted">{r.line}</td>
-                <td>{r.username.clone()}</td>
-                <td>{r.display_name.clone()}</td>
-                <td><span class=format!("badge badge-{}", r.action)>{r.action.clone()}</span></td>
-            </tr>
+        .map(|r| {
+            view! {
+                <tr>
+                    <td class="muted">{r.line}</td>
+                    <td>{r.username.clone()}</td>
+                    <td>{row_name(r)}</td>
+                    <td><Badge kind=r.action.clone() text=r.action.clone()/></td>
+                </tr>
+            }
         })
         .collect_view();
     let more = preview.rows.len().saturating_sub(200);
@@ -130,6 +137,16 @@ fn Preview(preview: RosterPreviewView) -> impl IntoView {
     }
 }
 
+/// A new account's name from the file; an existing account's stored details are not
+/// known here, so the row says what will happen instead.
+fn row_name(row: &RosterRowView) -> String {
+    match (&row.display_name, row.action.as_str()) {
+        (Some(name), _) => name.clone(),
+        (None, "enroll") => "existing account — will be enrolled".to_string(),
+        (None, _) => "already in the course".to_string(),
+    }
+}
+
 #[component]
 fn AppliedNotice(done: RosterAppliedView, code: String) -> impl IntoView {
     let download = done.passwords_csv.clone().map(|csv| {
@@ -144,7 +161,7 @@ fn AppliedNotice(done: RosterAppliedView, code: String) -> impl IntoView {
     view! {
         <div class="card notice applied" role="status">
             <b>"Imported. "</b>
-            {format!("{} created, {} enrolled, {} updated, {} unchanged.", done.created, done.enrolled, done.updated, done.unchanged)}
+            {format!("{} created, {} enrolled, {} unchanged.", done.created, done.enrolled, done.unchanged)}
             {download}
         </div>
     }

@@ -4,7 +4,10 @@ use leptos_meta::Title;
 
 use crate::api::courses::{list_courses, AddCourse};
 use crate::api::message;
-use crate::pages::LoadError;
+use crate::components::badge::Badge;
+use crate::components::form::reset_on_success;
+use crate::components::message::{EmptyState, ErrorMessage, SuccessMessage};
+use crate::pages::{count, LoadError};
 use crate::shell::CurrentUser;
 
 #[component]
@@ -12,6 +15,8 @@ pub fn CoursesPage() -> impl IntoView {
     let add = ServerAction::<AddCourse>::new();
     let courses = Resource::new(move || add.version().get(), |_| list_courses());
     let user = expect_context::<CurrentUser>().0;
+    let add_form = NodeRef::<leptos::html::Form>::new();
+    reset_on_success(add_form, move || matches!(add.value().get(), Some(Ok(()))));
     view! {
         <Title text="Courses"/>
         <h1 class="page-title">"Courses"</h1>
@@ -20,7 +25,7 @@ pub fn CoursesPage() -> impl IntoView {
                 {move || Suspend::new(async move {
                     match courses.await {
                         Ok(list) if list.is_empty() => view! {
-                            <section class="card"><p class="muted">"You are not in any course yet. Your instructor adds you to theirs."</p></section>
+                            <EmptyState title="No courses yet">"You are not in any course yet. Your instructor adds you to theirs."</EmptyState>
                         }.into_any(),
                         Ok(list) => {
                             let cards = list.into_iter().map(|c| view! {
@@ -28,10 +33,10 @@ pub fn CoursesPage() -> impl IntoView {
                                     <div class="course-code">{c.code.clone()}</div>
                                     <h3>{c.title.clone()}</h3>
                                     <div class="muted small">
-                                        {format!("{} student{}", c.students, if c.students == 1 { "" } else { "s" })}
+                                        {count(c.students, "student", "students")}
                                         {(!c.instructors.is_empty()).then(|| format!(" · taught by {}", c.instructors.join(", ")))}
                                     </div>
-                                    {c.role.clone().map(|r| view! { <span class="badge badge-role">{r}</span> })}
+                                    {c.role.clone().map(|r| view! { <Badge kind=r.clone() text=r/> })}
                                 </a>
                             }).collect_view();
                             view! { <div class="course-grid">{cards}</div> }.into_any()
@@ -46,10 +51,14 @@ pub fn CoursesPage() -> impl IntoView {
                     admin.then(|| view! {
                         <section class="card">
                             <h2 class="card-title">"New course"</h2>
-                            <ActionForm action=add attr:class="form">
+                            <ActionForm action=add node_ref=add_form attr:class="form">
                                 <label>"Code"<input name="code" required placeholder="CS-101"/></label>
                                 <label>"Title"<input name="title" required placeholder="Deep Learning Lab"/></label>
-                                {move || add.value().get().and_then(Result::err).map(|e| view! { <p class="form-error" role="alert">{message(&e)}</p> })}
+                                {move || match add.value().get() {
+                                    Some(Ok(())) => Some(view! { <SuccessMessage>"Course created. Open it to name its instructors."</SuccessMessage> }.into_any()),
+                                    Some(Err(e)) => Some(view! { <ErrorMessage text=message(&e)/> }.into_any()),
+                                    None => None,
+                                }}
                                 <button class="btn btn-primary" type="submit">"Create course"</button>
                             </ActionForm>
                         </section>

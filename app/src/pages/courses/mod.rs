@@ -1,3 +1,4 @@
 pub mod course;
 mod import;
 pub mod list;
+pub mod policy;

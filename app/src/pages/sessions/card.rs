@@ -1,88 +1,152 @@
-//! One session: what it runs, where, each step so far, its output, and Stop.
+//! One session for the person who started it: what runs, on how big a slice, how long it
+//! has left, what to do; ids, devices and each step are behind "Details".
 
 use std::time::Duration;
 
-use leptos::form::ActionForm;
 use leptos::prelude::*;
 
+use super::words;
 use crate::api::sessions::{session_logs, StopSession};
+use crate::components::badge::Badge;
+use crate::components::confirm::ConfirmButton;
+use crate::components::disclosure::Disclosure;
+use crate::components::time::{Elapsed, LocalTime, StopWarning, TimeLeft};
 use crate::views::SessionView;
 
+/// A session that is waiting, starting or running.
 #[component]
 pub fn SessionCard(session: SessionView, stop: ServerAction<StopSession>) -> impl IntoView {
     let s = session;
-    let what = if s.kind == "job" {
-        format!("Job: {}", s.command)
+    let (word, kind) = words::badge(&s);
+    let job = s.kind == "job";
+    let stop_id = s.id.clone();
+    let (question, warning, confirm) = if job {
+        ("Stop this job?", "The command is ended now and the GPU slice given back. Files it already wrote to your home folder stay.", "Stop job")
     } else {
-        "JupyterLab".to_string()
+        ("Stop this notebook?", "JupyterLab closes and the GPU slice is given back. Anything you have not saved is lost: save your notebooks first. Saved files in your home folder stay.", "Stop notebook")
     };
+    let quota = s.stops_for == "quota";
+    let stop_warning = s.ends_at_ms.map(|deadline_ms| {
+        let why = if quota { "your slice-hours run out" } else { "the course's time limit" };
+        view! { <StopWarning deadline_ms before_ms=s.warn_before_ms why/> }
+    });
+    let time = match (s.ends_at_ms, s.time_left.clone()) {
+        (Some(deadline_ms), Some(initial)) => view! {
+            <span>"Stops at " <LocalTime ms=deadline_ms utc=s.ends_at.clone().unwrap_or_default()/>
+                " (" <TimeLeft deadline_ms initial/> ")"
+                {quota.then_some(", when your slice-hours run out")}</span>
+        }
+        .into_any(),
+        _ => view! { <span>"Requested " <LocalTime ms=s.requested_at_ms utc=s.requested_at.clone()/></span> }.into_any(),
+    };
+    let (id, state, kind_attr) = (s.id.clone(), s.state.clone(), s.kind.clone());
+    let running = s.ready_at_ms.filter(|_| job).map(|since_ms| {
+        view! { <span>"Running for " <Elapsed since_ms initial=s.ran_for.clone().unwrap_or_default()/></span> }
+    });
+    let logs = job.then(|| view! { <SessionLogs id=s.id.clone() live=s.live initial=s.log_tail.clone() label="Output"/> });
+    view! {
+        <article class="card session" data-session=id data-state=state data-kind=kind_attr>
+            <header class="session-head">
+                <div>
+                    <h3 class="session-title"><SessionTitle session=s.clone()/></h3>
+                    <p class="session-facts">
+                        <span><b>{s.profile.clone()}</b>" GPU slice"</span>
+                        <span>{s.course.clone()}</span>
+                        {running}
+                        {time}
+                    </p>
+                </div>
+                <div class="session-actions">
+                    <Badge kind=kind text=word/>
+                    {s.open_url.clone().map(|url| view! {
+                        <a class="btn btn-primary btn-small open-lab" href=url target="_blank" rel="noopener">"Open JupyterLab"</a>
+                    })}
+                    <ConfirmButton label="Stop" class="btn-secondary btn-small stop"
+                        question warning confirm
+                        on_confirm=Callback::new(move |()| { stop.dispatch(StopSession { id: stop_id.clone() }); })/>
+                </div>
+            </header>
+            <p class="hint now">{words::now(&s)}</p>
+            {stop_warning}
+            {logs}
+            <Disclosure summary="Details" class="session-details">
+                <SessionDetails session=s.clone()/>
+            </Disclosure>
+        </article>
+    }
+}
+
+/// A session that is over: one line with how it ended, the rest folded away.
+#[component]
+pub fn HistoryRow(session: SessionView) -> impl IntoView {
+    let s = session;
+    let (word, kind) = words::badge(&s);
+    let job = s.kind == "job";
+    let ran = s.ran_for.clone().map(|d| format!("ran {d}"));
+    let (id, state, kind_attr) = (s.id.clone(), s.state.clone(), s.kind.clone());
+    view! {
+        <li class="history-row session" data-session=id data-state=state data-kind=kind_attr>
+            <div class="history-line">
+                <Badge kind=kind text=word/>
+                <span class="what"><SessionTitle session=s.clone()/></span>
+                <span class="muted">{s.profile.clone()} " · " <LocalTime ms=s.requested_at_ms utc=s.requested_at.clone()/>
+                    {ran.map(|r| format!(" · {r}"))}</span>
+            </div>
+            <p class="history-line why outcome">{words::ending(&s)}</p>
+            <Disclosure summary="Details" class="session-details">
+                {(job || !s.log_tail.is_empty()).then(|| view! {
+                    <SessionLogs id=s.id.clone() live=false initial=s.log_tail.clone()
+                        label=if job { "Output" } else { "JupyterLab's server log" }/>
+                })}
+                <SessionDetails session=s.clone()/>
+            </Disclosure>
+        </li>
+    }
+}
+
+#[component]
+fn SessionTitle(session: SessionView) -> impl IntoView {
+    if session.kind == "job" {
+        view! { "Job " <code class="command">{session.command_text}</code> }.into_any()
+    } else {
+        view! { "JupyterLab" }.into_any()
+    }
+}
+
+/// For those who want them (and for admins): ids, the device, and every step.
+#[component]
+fn SessionDetails(session: SessionView) -> impl IntoView {
+    let s = session;
     let steps = s
         .steps
         .iter()
         .map(|step| {
             view! {
                 <li class=format!("step step-{}", step.state)>
-                    <span class="step-at mono">{step.at.clone()}</span>
+                    <span class="step-at mono"><LocalTime ms=step.at_ms utc=step.at.clone() seconds=true/></span>
                     <span class="step-state">{step.state.clone()}</span>
                     <span class="step-detail">{step.detail.clone()}</span>
                 </li>
             }
         })
         .collect_view();
-    let outcome = (!s.live).then(|| {
-        let code = s
-            .exit_code
-            .filter(|_| !s.reason.contains("exit code"))
-            .map(|c| format!(" (exit code {c})"))
-            .unwrap_or_default();
-        let class = if s.state == "failed" { "outcome outcome-failed" } else { "outcome" };
-        view! { <p class=class>{s.reason.clone()}{code}</p> }
-    });
-    let logs = (s.kind == "job" || !s.log_tail.is_empty())
-        .then(|| view! { <SessionLogs id=s.id.clone() live=s.live initial=s.log_tail.clone()/> });
-    let stop_id = s.id.clone();
-    let stop_form = s.live.then(move || {
-        view! {
-            <ActionForm action=stop attr:class="inline-form">
-                <input type="hidden" name="id" value=stop_id/>
-                <button class="btn btn-secondary btn-small stop" type="submit">"Stop"</button>
-            </ActionForm>
-        }
-    });
+    let server_log = (s.kind != "job" && s.live && !s.log_tail.is_empty())
+        .then(|| view! { <SessionLogs id=s.id.clone() live=false initial=s.log_tail.clone() label="JupyterLab's server log"/> });
     view! {
-        <article class="card session" data-session=s.id.clone() data-state=s.state.clone()>
-            <header class="session-head">
-                <div>
-                    <h3 class="card-title">{what}</h3>
-                    <p class="muted small">
-                        {s.course.clone()} " · " {s.profile.clone()} " · " <span class="mono">{s.image.clone()}</span>
-                    </p>
-                </div>
-                <div class="session-actions">
-                    {s.open_url.clone().map(|url| view! {
-                        <a class="btn btn-primary btn-small open-lab" href=url target="_blank" rel="noopener">"Open JupyterLab"</a>
-                    })}
-                    <span class=format!("badge state state-{}", s.state)>{s.state.clone()}</span>
-                    {stop_form}
-                </div>
-            </header>
-            <dl class="facts">
-                <dt>"Session"</dt><dd class="mono">{s.id.clone()}</dd>
-                <dt>"Slice"</dt><dd>{s.placement.clone().unwrap_or_else(|| "not placed yet".into())}</dd>
-                <dt>"MIG device"</dt><dd class="mono">{s.mig_uuid.clone().unwrap_or_else(|| "—".into())}</dd>
-                <dt>"Requested"</dt><dd>{s.requested_at.clone()}</dd>
-                {s.ends_at.clone().map(|t| view! { <dt>"Stops at"</dt><dd>{t}</dd> })}
-            </dl>
-            {outcome}
-            <ol class="steps session-steps">{steps}</ol>
-            {logs}
-        </article>
+        <dl class="facts">
+            <div><dt>"Image"</dt><dd class="mono">{s.image.clone()}</dd></div>
+            <div><dt>"Slice"</dt><dd>{s.placement.clone().unwrap_or_else(|| "not placed yet".into())}</dd></div>
+            <div class="wide"><dt>"Session"</dt><dd class="mono">{s.id.clone()}</dd></div>
+            <div class="wide"><dt>"MIG device"</dt><dd class="mono">{s.mig_uuid.clone().unwrap_or_else(|| "—".into())}</dd></div>
+        </dl>
+        <ol class="steps session-steps">{steps}</ol>
+        {server_log}
     }
 }
 
 /// The container's output: refreshed every 2 s while the session runs.
 #[component]
-fn SessionLogs(id: String, live: bool, initial: String) -> impl IntoView {
+fn SessionLogs(id: String, live: bool, initial: String, label: &'static str) -> impl IntoView {
     let tick = RwSignal::new(0u32);
     let text = RwSignal::new(initial);
     if live {
@@ -107,12 +171,12 @@ fn SessionLogs(id: String, live: bool, initial: String) -> impl IntoView {
         });
     }
     view! {
-        <details class="logs" open=true>
-            <summary>"Output"</summary>
-            <pre class="mono log-tail">{move || {
+        <div class="logs">
+            <p class="logs-label">{label}</p>
+            <pre class="mono log-tail" tabindex="0" aria-label=label>{move || {
                 let t = text.get();
                 if t.is_empty() { "(nothing printed yet)".to_string() } else { t }
             }}</pre>
-        </details>
+        </div>
     }
 }

@@ -5,7 +5,9 @@ use leptos::prelude::*;
 
 use crate::api::message;
 use crate::api::sessions::StartSession;
-use crate::views::{LaunchCourse, ProfileOption};
+use crate::components::form::reset_on_success;
+use crate::components::time::LocalTime;
+use crate::views::{BudgetView, LaunchCourse, ProfileOption};
 
 fn option_label(p: &ProfileOption) -> String {
     match (p.free, p.queued) {
@@ -49,12 +51,18 @@ pub fn LaunchCard(course: LaunchCourse, start: ServerAction<StartSession>) -> im
     let job_course_id = course_id.clone();
     let notebook_selects = selects();
     let job_selects = selects();
+    let job_form = NodeRef::<leptos::html::Form>::new();
+    reset_on_success(
+        job_form,
+        move || matches!(start.value().get(), Some(Ok(ref s)) if s.kind == "job"),
+    );
     view! {
         <section class="card launch" data-course=course.code.clone()>
             <div class="launch-head">
                 <h2 class="card-title">{course.code.clone()} " · " {course.title.clone()}</h2>
                 <span class="muted small">"Sessions stop after " {course.max_minutes} " minutes"</span>
             </div>
+            {course.budget.clone().map(|b| view! { <BudgetLine budget=b/> })}
             <div class="grid-2">
                 <ActionForm action=start attr:class="form launch-notebook">
                     <h3>"JupyterLab"</h3>
@@ -62,19 +70,42 @@ pub fn LaunchCard(course: LaunchCourse, start: ServerAction<StartSession>) -> im
                     {notebook_selects}
                     <button class="btn btn-primary" type="submit">"Start notebook"</button>
                 </ActionForm>
-                <ActionForm action=start attr:class="form launch-job">
+                <ActionForm action=start node_ref=job_form attr:class="form launch-job">
                     <h3>"Training job"</h3>
                     <input type="hidden" name="course_id" value=job_course_id/>
                     {job_selects}
                     <label>"Command"
                         <input name="command" class="mono" placeholder="python train.py --epochs 3"
-                            autocomplete="off" spellcheck="false"/>
+                            autocomplete="off" spellcheck="false" aria-describedby=format!("command-help-{}", course.course_id)/>
                     </label>
-                    <p class="muted small">"Run as a program with arguments, never through a shell."</p>
+                    <p class="muted small" id=format!("command-help-{}", course.course_id)>
+                        "It runs in your home folder (" <code>"/home/jovyan"</code> "), the same folder JupyterLab "
+                        "opens, so a file such as " <code>"train.py"</code> " must be there first: start a notebook "
+                        "and upload it or create it there. Words are split like a shell would (quotes keep "
+                        "spaces), but no shell runs it, so " <code>"|"</code> ", " <code>";"</code> " and "
+                        <code>"$VAR"</code> " are passed as plain text."
+                    </p>
                     <button class="btn btn-secondary" type="submit">"Run job"</button>
                 </ActionForm>
             </div>
             {error}
         </section>
+    }
+}
+
+/// The student's slice-hours in the course: what is left, and when it renews.
+#[component]
+fn BudgetLine(budget: BudgetView) -> impl IntoView {
+    let b = budget;
+    view! {
+        <p class=if b.exhausted { "budget budget-out" } else { "budget" } data-left=b.left.clone()>
+            <b>{format!("{} of {} slice-hours left {}", b.left, b.total, b.period)}</b>
+            {format!(" (used {}); {}", b.used, b.renewal)}
+            " — " <LocalTime ms=b.period_end_ms utc=b.period_end_utc.clone() with_day=true/> " your time. "
+            <span class="muted">"A slice-hour is one compute slice for an hour: a 3g slice for an hour uses 3."</span>
+            {b.exhausted.then(|| view! {
+                <span class="budget-note">" Your budget is used up; new sessions start again when it renews, or ask your instructor for extra time."</span>
+            })}
+        </p>
     }
 }

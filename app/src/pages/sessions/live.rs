@@ -2,8 +2,8 @@
 
 use leptos::prelude::*;
 
-/// Opens `/api/sessions/events` and bumps `generation` on every event, until the page that
-/// owns `generation` is gone. Only in the browser.
+/// Opens `/api/sessions/events` and bumps `generation` on every event; closes it when the
+/// page is left (otherwise every visit would leave a connection open). Only in the browser.
 #[cfg(feature = "hydrate")]
 pub fn follow_session_events(generation: RwSignal<u32>) {
     use std::rc::Rc;
@@ -22,6 +22,9 @@ pub fn follow_session_events(generation: RwSignal<u32>) {
     });
     source.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     on_message.forget();
+    // The browser runs one thread: the wrapper only satisfies the cleanup's Send bound.
+    let on_leave = send_wrapper::SendWrapper::new(source);
+    on_cleanup(move || on_leave.close());
 }
 
 #[cfg(not(feature = "hydrate"))]

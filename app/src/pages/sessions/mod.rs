@@ -1,16 +1,19 @@
-//! The student's dashboard: start a notebook or a training job on a slice, watch each
-//! step as it happens, read a job's output, stop.
+//! The student's dashboard: start a notebook or a training job on a slice, follow it as
+//! it starts, read a job's output, stop; past sessions folded into a paged history.
 
 mod card;
 mod launch;
 mod live;
+mod words;
 
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use crate::api::sessions::{launch_options, my_sessions, StartSession, StopSession};
+use crate::api::sessions::{launch_options, my_sessions, session_history, StartSession, StopSession};
+use crate::components::message::EmptyState;
 use crate::pages::LoadError;
-use card::SessionCard;
+use crate::views::SessionView;
+use card::{HistoryRow, SessionCard};
 use launch::LaunchCard;
 
 #[component]
@@ -19,25 +22,49 @@ pub fn SessionsPage() -> impl IntoView {
     let generation = RwSignal::new(0u32);
     let start = ServerAction::<StartSession>::new();
     let stop = ServerAction::<StopSession>::new();
-    let changes = move || (generation.get(), start.version().get(), stop.version().get());
+    let changes = move || {
+        (
+            generation.get(),
+            start.version().get(),
+            stop.version().get(),
+        )
+    };
     let options = Resource::new(changes, |_| launch_options());
     let sessions = Resource::new(changes, |_| my_sessions());
+    let page = RwSignal::new(0u32);
     Effect::new(move |_| live::follow_session_events(generation));
     view! {
         <Title text="My sessions"/>
         <h1 class="page-title">"GPU sessions"</h1>
         <p class="muted">
-            "Start JupyterLab or a training job on a MIG slice of a GPU. "
-            "Each step appears here as it happens."
+            "Start JupyterLab or a training job on your own slice of a GPU. "
+            "This page follows it as it starts."
         </p>
+        <Transition fallback=|| view! { <div class="card skeleton">"Reading your sessions…"</div> }>
+            {move || Suspend::new(async move {
+                match sessions.await {
+                    Ok(list) => {
+                        let live: Vec<SessionView> = list.into_iter().filter(|s| s.live).collect();
+                        (!live.is_empty()).then(|| view! {
+                            <h2 class="section-title">"Running now"</h2>
+                            <div class="session-list live-sessions">
+                                {live.into_iter().map(|session| view! { <SessionCard session stop/> }).collect_view()}
+                            </div>
+                        })
+                        .into_any()
+                    }
+                    Err(error) => view! { <LoadError error/> }.into_any(),
+                }
+            })}
+        </Transition>
+        <h2 class="section-title">"Start something"</h2>
         <Transition fallback=|| view! { <div class="card skeleton">"Reading your courses…"</div> }>
             {move || Suspend::new(async move {
                 match options.await {
                     Ok(courses) if courses.is_empty() => view! {
-                        <div class="card notice">
-                            "You are not in any course yet, so there is nothing to start. "
-                            "Ask your instructor to add you to their roster."
-                        </div>
+                        <EmptyState title="Nothing to start yet">
+                            "You are not in any course yet. Ask your instructor to add you to their roster."
+                        </EmptyState>
                     }.into_any(),
                     Ok(courses) => courses
                         .into_iter()
@@ -48,18 +75,50 @@ pub fn SessionsPage() -> impl IntoView {
                 }
             })}
         </Transition>
-        <h2 class="section-title">"Your sessions"</h2>
-        <Transition fallback=|| view! { <div class="card skeleton">"Reading your sessions…"</div> }>
+        <History changes=Signal::derive(changes) page/>
+    }
+}
+
+/// Past sessions, newest first, a page at a time, read from the server page by page (so
+/// every past session can be reached, however many there are).
+#[component]
+fn History(changes: Signal<(u32, usize, usize)>, page: RwSignal<u32>) -> impl IntoView {
+    let history = Resource::new(move || (page.get(), changes.get()), |(page, _)| session_history(page));
+    view! {
+        <Transition fallback=|| ()>
             {move || Suspend::new(async move {
-                match sessions.await {
-                    Ok(list) if list.is_empty() => view! {
-                        <p class="muted">"No sessions yet."</p>
+                match history.await {
+                    Ok(found) if found.pages == 0 => view! {
+                        <h2 class="section-title">"Earlier sessions"</h2>
+                        <EmptyState title="No sessions yet">
+                            "Sessions you start appear here, and stay listed after they end."
+                        </EmptyState>
                     }.into_any(),
-                    Ok(list) => view! {
-                        <div class="session-list">
-                            {list.into_iter().map(|session| view! { <SessionCard session stop/> }).collect_view()}
-                        </div>
-                    }.into_any(),
+                    Ok(found) => {
+                        let pages = found.pages;
+                        let current = found.page;
+                        view! {
+                            <h2 class="section-title">"Earlier sessions"</h2>
+                            <section class="card history-card">
+                                <ol class="history plain-list session-history">
+                                    {found.sessions.into_iter().map(|session| view! { <HistoryRow session/> }).collect_view()}
+                                </ol>
+                                {(pages > 1).then(|| view! {
+                                    <nav class="pager" aria-label="Earlier sessions pages">
+                                        <button type="button" class="btn btn-secondary btn-small newer"
+                                            disabled={current == 0}
+                                            on:click=move |_| page.set(current.saturating_sub(1))
+                                        >"Newer"</button>
+                                        <span>{format!("Page {} of {pages}", current + 1)}</span>
+                                        <button type="button" class="btn btn-secondary btn-small older"
+                                            disabled={current + 1 >= pages}
+                                            on:click=move |_| page.set((current + 1).min(pages - 1))
+                                        >"Older"</button>
+                                    </nav>
+                                })}
+                            </section>
+                        }.into_any()
+                    }
                     Err(error) => view! { <LoadError error/> }.into_any(),
                 }
             })}

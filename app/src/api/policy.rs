@@ -1,0 +1,200 @@
+//! A course's policy and slice-hour quota: read and saved by its instructors and admins,
+//! extra time granted to one student.
+
+use leptos::prelude::*;
+
+use crate::views::{FieldProblemView, PolicyPageView};
+
+/// The policy form, filled with what the course has now, and each student's budget.
+#[server(endpoint = "course_policy")]
+pub async fn course_policy(code: String) -> Result<PolicyPageView, ServerFnError> {
+    use super::ssr::{from_core, now_ms, require, services, Action};
+    use crate::views::StudentBudgetRow;
+    use slicehub_core::quotas::budget_at;
+    use slicehub_core::sessions::{policy_of, PolicyForm};
+    let services = services()?;
+    let course = super::courses::ssr::course(&services, &code).await?;
+    require(Action::SetCoursePolicy(course.id)).await?;
+    let store = &services.store;
+    let policy = policy_of(store, &services.config, course.id).await.map_err(from_core)?;
+    let known = services.sessions.known_profiles().await.map_err(from_core)?;
+    let now = now_ms();
+    let mut students = Vec::new();
+    for member in store.course_members(course.id).await.map_err(from_core)? {
+        if member.role.as_str() != "student" {
+            continue;
+        }
+        let budget = budget_at(store, &policy, course.id, member.user.id, now)
+            .await
+            .map_err(from_core)?;
+        students.push(StudentBudgetRow {
+            username: member.user.username,
+            display_name: member.user.display_name,
+            budget: budget.map(ssr::budget_view),
+        });
+    }
+    Ok(PolicyPageView {
+        code: course.code,
+        title: course.title,
+        fields: ssr::fields_of(PolicyForm::from_policy(&policy)),
+        known_profiles: known,
+        students,
+    })
+}
+
+/// Saves the policy when every field is right; otherwise nothing is saved and each
+/// problem comes back with its field.
+#[allow(clippy::too_many_arguments)]
+#[server(endpoint = "save_course_policy")]
+pub async fn save_course_policy(
+    code: String,
+    images: String,
+    profiles: String,
+    max_minutes: String,
+    max_sessions: String,
+    max_slices: String,
+    internet: String,
+    quota_hours: String,
+    period: String,
+    reset_day: String,
+    reset_time: String,
+    term_starts: String,
+    term_ends: String,
+    time_zone: String,
+) -> Result<Vec<FieldProblemView>, ServerFnError> {
+    use super::ssr::{actor, from_core, require, services, Action};
+    use slicehub_core::sessions::{set_policy, PolicyForm};
+    let services = services()?;
+    let course = super::courses::ssr::course(&services, &code).await?;
+    let caller = require(Action::SetCoursePolicy(course.id)).await?;
+    let form = PolicyForm {
+        images,
+        profiles,
+        max_minutes,
+        max_sessions,
+        max_slices,
+        internet,
+        quota_hours,
+        period,
+        reset_day,
+        reset_time,
+        term_starts,
+        term_ends,
+        time_zone,
+    };
+    let known = services.sessions.known_profiles().await.map_err(from_core)?;
+    match form.parse(&known) {
+        Ok(policy) => {
+            set_policy(&services.store, course.id, &policy, &known, &actor(&caller))
+                .await
+                .map_err(from_core)?;
+            Ok(Vec::new())
+        }
+        Err(problems) => Ok(problems
+            .into_iter()
+            .map(|p| FieldProblemView { field: p.field, message: p.message })
+            .collect()),
+    }
+}
+
+/// Gives one student of the course extra slice-hours for the current period.
+#[server(endpoint = "grant_extra_hours")]
+pub async fn grant_extra_hours(
+    code: String,
+    username: String,
+    hours: String,
+    reason: String,
+) -> Result<String, ServerFnError> {
+    use super::ssr::{actor, fail, from_core, now_ms, require, services, Action};
+    use slicehub_core::quotas::grant_extra;
+    let services = services()?;
+    let course = super::courses::ssr::course(&services, &code).await?;
+    let caller = require(Action::SetCoursePolicy(course.id)).await?;
+    let name = username.trim().to_lowercase();
+    let student = services
+        .store
+        .course_members(course.id)
+        .await
+        .map_err(from_core)?
+        .into_iter()
+        .find(|m| m.user.username == name && m.role.as_str() == "student")
+        .ok_or_else(|| {
+            fail(
+                http::StatusCode::NOT_FOUND,
+                format!("{name:?} is not a student of {}.", course.code),
+            )
+        })?;
+    let minutes = grant_extra(
+        &services.store,
+        course.id,
+        student.user.id,
+        &student.user.username,
+        &hours,
+        &reason,
+        &actor(&caller),
+        now_ms(),
+    )
+    .await
+    .map_err(from_core)?;
+    Ok(format!(
+        "{} has {} more slice-hours this period.",
+        student.user.display_name,
+        slicehub_core::quotas::hours(minutes * 60_000)
+    ))
+}
+
+#[cfg(feature = "ssr")]
+pub(crate) mod ssr {
+    use slicehub_core::quotas::{hours, Budget};
+    use slicehub_core::sessions::PolicyForm;
+
+    use crate::views::{BudgetView, PolicyFields};
+
+    pub fn budget_view(b: Budget) -> BudgetView {
+        BudgetView {
+            used: hours(b.used_ms.min(b.total_ms)),
+            total: hours(b.total_ms),
+            left: hours(b.remaining_ms()),
+            period: b.period.word().to_string(),
+            renewal: b.renewal.clone(),
+            period_end_ms: b.bounds.end_ms,
+            period_end_utc: day_of(b.bounds.end_ms),
+            exhausted: b.exhausted(),
+        }
+    }
+
+    /// `Mon 2026-11-30 00:00 UTC`
+    fn day_of(ms: i64) -> String {
+        time::OffsetDateTime::from_unix_timestamp(ms / 1000)
+            .map(|t| {
+                format!(
+                    "{} {:04}-{:02}-{:02} {:02}:{:02} UTC",
+                    &t.weekday().to_string()[..3],
+                    t.year(),
+                    u8::from(t.month()),
+                    t.day(),
+                    t.hour(),
+                    t.minute()
+                )
+            })
+            .unwrap_or_default()
+    }
+
+    pub fn fields_of(f: PolicyForm) -> PolicyFields {
+        PolicyFields {
+            images: f.images,
+            profiles: f.profiles,
+            max_minutes: f.max_minutes,
+            max_sessions: f.max_sessions,
+            max_slices: f.max_slices,
+            internet: f.internet,
+            quota_hours: f.quota_hours,
+            period: f.period,
+            reset_day: f.reset_day,
+            reset_time: f.reset_time,
+            term_starts: f.term_starts,
+            term_ends: f.term_ends,
+            time_zone: f.time_zone,
+        }
+    }
+}

@@ -1,0 +1,244 @@
+//! A course's policy page for its instructors and admins: what students may run, the
+//! slice-hour quota, each student's budget this period, and extra time for one student.
+
+use leptos::form::ActionForm;
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_params_map;
+
+use crate::api::message;
+use crate::api::policy::{course_policy, GrantExtraHours, SaveCoursePolicy};
+use crate::components::form::reset_on_success;
+use crate::components::message::{ErrorMessage, SuccessMessage};
+use crate::pages::LoadError;
+use crate::views::{FieldProblemView, PolicyPageView, StudentBudgetRow};
+
+const WEEKDAYS: [&str; 7] = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
+
+#[component]
+pub fn PolicyPage() -> impl IntoView {
+    let params = use_params_map();
+    let code = move || params.read().get("code").unwrap_or_default();
+    let save = ServerAction::<SaveCoursePolicy>::new();
+    let grant = ServerAction::<GrantExtraHours>::new();
+    // Reloaded after a save that went through or a grant, never after a refused save:
+    // the form keeps what was typed next to the messages.
+    let changes = RwSignal::new(0u32);
+    Effect::new(move |_| {
+        let saved = matches!(save.value().get(), Some(Ok(ref p)) if p.is_empty());
+        let granted = matches!(grant.value().get(), Some(Ok(_)));
+        if saved || granted {
+            changes.update(|n| *n += 1);
+        }
+    });
+    let page = Resource::new(move || (code(), changes.get()), |(code, _)| course_policy(code));
+    view! {
+        <Transition fallback=|| view! { <div class="card skeleton">"Loading…"</div> }>
+            {move || Suspend::new(async move {
+                match page.await {
+                    Ok(view) => view! { <PolicyView page=view save grant/> }.into_any(),
+                    Err(error) => view! { <Title text="Course policy"/><LoadError error/> }.into_any(),
+                }
+            })}
+        </Transition>
+    }
+}
+
+/// The problem of `field` in the last refused save, if any.
+fn problem_of(save: ServerAction<SaveCoursePolicy>, field: &'static str) -> impl Fn() -> Option<String> + Copy {
+    move || {
+        save.value()
+            .get()
+            .and_then(Result::ok)
+            .and_then(|problems: Vec<FieldProblemView>| problems.into_iter().find(|p| p.field == field))
+            .map(|p| p.message)
+    }
+}
+
+/// A labelled field with its help and, after a refused save, its problem.
+#[component]
+fn Field(
+    save: ServerAction<SaveCoursePolicy>,
+    field: &'static str,
+    label: &'static str,
+    #[prop(optional)] help: String,
+    children: Children,
+) -> impl IntoView {
+    let problem = problem_of(save, field);
+    view! {
+        <div class="field" class:field-bad=move || problem().is_some() data-field=field>
+            <label for=format!("policy-{field}")>{label}</label>
+            {children()}
+            {(!help.is_empty()).then(|| view! { <p class="hint" id=format!("help-{field}")>{help.clone()}</p> })}
+            {move || problem().map(|m| view! { <p class="field-error" id=format!("error-{field}") role="alert">{m}</p> })}
+        </div>
+    }
+}
+
+#[component]
+fn PolicyView(
+    page: PolicyPageView,
+    save: ServerAction<SaveCoursePolicy>,
+    grant: ServerAction<GrantExtraHours>,
+) -> impl IntoView {
+    let f = page.fields.clone();
+    let saved = move || matches!(save.value().get(), Some(Ok(ref p)) if p.is_empty());
+    let refused = move || matches!(save.value().get(), Some(Ok(ref p)) if !p.is_empty());
+    let save_error = move || save.value().get().and_then(Result::err).map(|e| view! { <ErrorMessage text=message(&e)/> });
+    let slice_options = (1..=7)
+        .map(|n| {
+            let value = n.to_string();
+            let selected = value == f.max_slices;
+            view! { <option value=value selected=selected>{format!("{n}g — {n} compute slice{}", if n == 1 { "" } else { "s" })}</option> }
+        })
+        .collect_view();
+    let day_options = WEEKDAYS
+        .iter()
+        .enumerate()
+        .map(|(i, day)| {
+            let value = i.to_string();
+            let selected = value == f.reset_day;
+            view! { <option value=value selected=selected>{*day}</option> }
+        })
+        .collect_view();
+    let code = page.code.clone();
+    view! {
+        <Title text=format!("Policy · {}", page.code)/>
+        <p class="eyebrow"><a href=format!("/courses/{}", page.code)>{page.code.clone()}</a></p>
+        <h1 class="page-title">"Policy and quota"</h1>
+        <p class="muted">{format!("What students of {} may run. Changes apply to sessions started from now on; running sessions keep the rules they started with, except that a used-up budget stops them.", page.title)}</p>
+        <div aria-live="polite">
+            {move || saved().then(|| view! { <SuccessMessage>"Policy saved. New sessions follow it."</SuccessMessage> })}
+            {move || refused().then(|| view! { <ErrorMessage text="Nothing was saved: fix the fields marked below."/> })}
+        </div>
+        {save_error}
+        <ActionForm action=save attr:class="form policy-form">
+            <input type="hidden" name="code" value=page.code.clone()/>
+            <section class="card">
+                <h2 class="card-title">"Sessions"</h2>
+                <div class="field-grid">
+                    <Field save field="images" label="Allowed images" help="Comma-separated Docker images, e.g. slicehub/jupyterlab:offline.".into()>
+                        <input id="policy-images" name="images" value=f.images.clone() autocomplete="off" spellcheck="false"/>
+                    </Field>
+                    <Field save field="profiles" label="Allowed slice sizes" help=format!("Comma-separated; empty allows every size up to the largest slice below. These GPUs offer {}.", page.known_profiles.join(", "))>
+                        <input id="policy-profiles" name="profiles" value=f.profiles.clone() autocomplete="off" spellcheck="false"/>
+                    </Field>
+                    <Field save field="max_slices" label="Largest slice per student" help="Nobody takes a bigger slice, whatever the list above says.".into()>
+                        <select id="policy-max_slices" name="max_slices">{slice_options}</select>
+                    </Field>
+                    <Field save field="max_minutes" label="Longest session (minutes)">
+                        <input id="policy-max_minutes" name="max_minutes" inputmode="numeric" value=f.max_minutes.clone()/>
+                    </Field>
+                    <Field save field="max_sessions" label="Sessions at once per student" help="Queued and running together.".into()>
+                        <input id="policy-max_sessions" name="max_sessions" inputmode="numeric" value=f.max_sessions.clone()/>
+                    </Field>
+                    <Field save field="internet" label="Outbound internet" help="Off: containers reach only the portal (no pip install).".into()>
+                        <select id="policy-internet" name="internet">
+                            <option value="on" selected=f.internet == "on">"On"</option>
+                            <option value="off" selected=f.internet == "off">"Off"</option>
+                        </select>
+                    </Field>
+                </div>
+            </section>
+            <section class="card">
+                <h2 class="card-title">"Slice-hour quota"</h2>
+                <p class="hint">"A slice-hour is one compute slice for one hour: a 1g slice for an hour uses 1, a 3g slice for an hour uses 3. Each student gets the budget per period; a session stops when its student's budget is used up, and a launch is refused when too little is left."</p>
+                <div class="field-grid">
+                    <Field save field="quota_hours" label="Slice-hours per student" help="Empty or 0: no quota.".into()>
+                        <input id="policy-quota_hours" name="quota_hours" inputmode="decimal" value=f.quota_hours.clone()/>
+                    </Field>
+                    <Field save field="period" label="Period">
+                        <select id="policy-period" name="period">
+                            <option value="week" selected=f.period == "week">"Every week"</option>
+                            <option value="term" selected=f.period == "term">"The whole term"</option>
+                        </select>
+                    </Field>
+                    <Field save field="reset" label="Weekly reset" help="Day and time in the course's time zone.".into()>
+                        <div class="inline-fields">
+                            <select id="policy-reset" name="reset_day" aria-label="Reset day">{day_options}</select>
+                            <input type="time" name="reset_time" aria-label="Reset time" value=f.reset_time.clone()/>
+                        </div>
+                    </Field>
+                    <Field save field="term" label="Term (first and last day)" help="Only for a term budget.".into()>
+                        <div class="inline-fields">
+                            <input id="policy-term" type="date" name="term_starts" aria-label="First day" value=f.term_starts.clone()/>
+                            <input type="date" name="term_ends" aria-label="Last day" value=f.term_ends.clone()/>
+                        </div>
+                    </Field>
+                    <Field save field="time_zone" label="Course time zone" help="An IANA name such as Europe/Berlin, America/New_York or UTC.".into()>
+                        <input id="policy-time_zone" name="time_zone" value=f.time_zone.clone() autocomplete="off" spellcheck="false"/>
+                    </Field>
+                </div>
+            </section>
+            <button class="btn btn-primary" type="submit">"Save policy"</button>
+        </ActionForm>
+        <div class="grid-sidebar">
+            <StudentBudgets students=page.students.clone()/>
+            <GrantForm code grant students=page.students.iter().map(|s| s.username.clone()).collect()/>
+        </div>
+    }
+}
+
+#[component]
+fn StudentBudgets(students: Vec<StudentBudgetRow>) -> impl IntoView {
+    let rows = students
+        .into_iter()
+        .map(|s| {
+            let used = s
+                .budget
+                .as_ref()
+                .map(|b| format!("{} of {}", b.used, b.total))
+                .unwrap_or_else(|| "no quota".into());
+            let left = s.budget.as_ref().map(|b| b.left.clone()).unwrap_or_default();
+            let out = s.budget.as_ref().is_some_and(|b| b.exhausted);
+            view! {
+                <tr data-student=s.username.clone()>
+                    <td><b>{s.username.clone()}</b><br/><span class="muted small">{s.display_name.clone()}</span></td>
+                    <td>{used}</td>
+                    <td class:budget-out=out>{left}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <section class="card">
+            <h2 class="card-title">"Students this period"</h2>
+            <div class="table-wrap">
+                <table class="table table-stack student-budgets">
+                    <thead><tr><th>"Student"</th><th>"Slice-hours used"</th><th>"Left"</th></tr></thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            </div>
+        </section>
+    }
+}
+
+#[component]
+fn GrantForm(code: String, grant: ServerAction<GrantExtraHours>, students: Vec<String>) -> impl IntoView {
+    let form = NodeRef::<leptos::html::Form>::new();
+    reset_on_success(form, move || matches!(grant.value().get(), Some(Ok(_))));
+    let options = students
+        .into_iter()
+        .map(|name| view! { <option value=name.clone()>{name.clone()}</option> })
+        .collect_view();
+    view! {
+        <section class="card">
+            <h2 class="card-title">"Extra time for a student"</h2>
+            <p class="hint">"Adds slice-hours to one student's budget for the current period only. Recorded in the audit log with your reason."</p>
+            <ActionForm action=grant node_ref=form attr:class="form grant-form">
+                <input type="hidden" name="code" value=code/>
+                <label>"Student"<select name="username">{options}</select></label>
+                <label>"Slice-hours"<input name="hours" inputmode="decimal" required/></label>
+                <label>"Reason"<input name="reason" required maxlength="300"/></label>
+                <button class="btn btn-secondary" type="submit">"Grant extra time"</button>
+            </ActionForm>
+            <div aria-live="polite">
+                {move || match grant.value().get() {
+                    Some(Ok(text)) => Some(view! { <SuccessMessage>{text}</SuccessMessage> }.into_any()),
+                    Some(Err(e)) => Some(view! { <ErrorMessage text=message(&e)/> }.into_any()),
+                    None => None,
+                }}
+            </div>
+        </section>
+    }
+}

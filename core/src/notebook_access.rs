@@ -1,0 +1,203 @@
+//! The way into a notebook on its own origin. Each GPU session's JupyterLab is served on
+//! `SESSION.NOTEBOOK_DOMAIN`, a host that never serves the portal and never receives its
+//! cookie. The portal, after its normal login check, mints a **launch ticket**: random,
+//! single-use, valid for a minute, naming one session and one user. The notebook host
+//! redeems it for a **grant**, a cookie for that host only that lasts no longer than the
+//! session. The proxy checks the grant on every request and WebSocket.
+
+use std::sync::Arc;
+
+use crate::auth::tokens::{new_session_token, token_sha256};
+use crate::config::Config;
+use crate::sessions::GpuSession;
+use crate::store::Store;
+use crate::CoreError;
+
+/// How long a launch ticket may wait to be redeemed.
+pub const TICKET_MS: i64 = 60_000;
+/// How long an administrator's visit lasts before they must confirm again.
+pub const ADMIN_VISIT_MS: i64 = 3_600_000;
+
+/// A redeemed ticket: the grant cookie's value, how long it lasts, and where to go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub grant: String,
+    pub max_age_secs: i64,
+    pub path: String,
+}
+
+#[derive(Clone)]
+pub struct NotebookAccess {
+    store: Store,
+    config: Arc<Config>,
+    /// `server.public_url` as resolved once: read on every notebook request.
+    portal_url: Arc<str>,
+    /// `http://` (or `https://`) before a notebook host, `:PORT` after it.
+    origin_parts: Arc<(String, String)>,
+}
+
+impl NotebookAccess {
+    pub fn new(store: Store, config: Arc<Config>) -> NotebookAccess {
+        let public = config.public_url();
+        NotebookAccess {
+            store,
+            config,
+            origin_parts: Arc::new(origin_parts(&public)),
+            portal_url: public.into(),
+        }
+    }
+
+    /// How browsers reach the portal (`server.public_url`, resolved), without a trailing `/`.
+    pub fn portal_url(&self) -> &str {
+        &self.portal_url
+    }
+
+    /// The grant cookie's name: `__Host-` prefixed over HTTPS, so the browser refuses any
+    /// version of it set with a Domain (from a sibling host) or without Secure.
+    pub fn grant_cookie(&self) -> &'static str {
+        if self.config.server_secure_cookies {
+            "__Host-slicehub_notebook"
+        } else {
+            "slicehub_notebook"
+        }
+    }
+
+    /// `http://s-abc.nb.localhost:3000`: the session's notebook origin, with the scheme and
+    /// port browsers use for the portal.
+    pub fn origin_of(&self, session_id: &str) -> String {
+        let (scheme, port) = &*self.origin_parts;
+        format!("{scheme}{session_id}.{}{port}", self.config.server_notebook_domain)
+    }
+
+    /// The session a request's Host names, when it is a notebook host: `Some(Some(id))`
+    /// for `ID.NOTEBOOK_DOMAIN`, `Some(None)` for any other name under the notebook domain
+    /// (served nothing), `None` for the portal's own hosts.
+    pub fn session_of_host(&self, host: &str) -> Option<Option<String>> {
+        session_of_host(host, &self.config.server_notebook_domain)
+    }
+
+    /// A ticket for `user_id` into the session, landing on `path` (which must be under the
+    /// session's base URL).
+    pub async fn mint_ticket(
+        &self,
+        session: &GpuSession,
+        user_id: i64,
+        path: &str,
+    ) -> Result<String, CoreError> {
+        if !path.starts_with(&session.base_url()) {
+            return Err(CoreError::InvalidRequest(format!(
+                "{path:?} is not inside this notebook"
+            )));
+        }
+        let ticket = new_session_token()?;
+        let expires = crate::store::now_ms() + TICKET_MS;
+        self.store
+            .insert_notebook_ticket(&token_sha256(&ticket), &session.id, user_id, path, expires)
+            .await?;
+        Ok(ticket)
+    }
+
+    /// Exchanges a ticket for a grant on the host of `host_session`. `None`: the ticket is
+    /// unknown, used, expired, or for another session.
+    pub async fn redeem(
+        &self,
+        ticket: &str,
+        session: &GpuSession,
+    ) -> Result<Option<Entry>, CoreError> {
+        let Some(redeemed) = self.store.redeem_notebook_ticket(&token_sha256(ticket)).await? else {
+            return Ok(None);
+        };
+        if redeemed.session_id != session.id || session.state.is_final() {
+            return Ok(None);
+        }
+        let now = crate::store::now_ms();
+        let until = if redeemed.user_id == session.user_id {
+            session.deadline_at_ms.max(now + TICKET_MS)
+        } else {
+            (now + ADMIN_VISIT_MS).min(session.deadline_at_ms.max(now + TICKET_MS))
+        };
+        let grant = new_session_token()?;
+        self.store
+            .insert_notebook_grant(&token_sha256(&grant), &session.id, redeemed.user_id, until)
+            .await?;
+        Ok(Some(Entry {
+            grant,
+            max_age_secs: (until - now) / 1000,
+            path: redeemed.path,
+        }))
+    }
+
+    /// Whether one of these grant cookie values lets its holder into the session now: the
+    /// owner, or an administrator while `notebooks.admin_access` is on; never a disabled
+    /// account.
+    pub async fn admits(&self, grants: &[String], session: &GpuSession) -> Result<bool, CoreError> {
+        for grant in grants {
+            let Some(row) = self.store.notebook_grant(&token_sha256(grant), &session.id).await? else {
+                continue;
+            };
+            let owner = row.user_id == session.user_id;
+            let admin = row.user_is_admin && self.config.notebooks_admin_access;
+            if !row.user_disabled && (owner || admin) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}
+
+/// `https://gpu.example.edu:8443` → (`https://`, `:8443`); no port, no suffix.
+fn origin_parts(public_url: &str) -> (String, String) {
+    let (scheme, rest) = public_url.split_once("://").unwrap_or(("http", public_url));
+    let port = rest
+        .rsplit_once(':')
+        .map(|(_, p)| p)
+        .filter(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+        .map(|p| format!(":{p}"))
+        .unwrap_or_default();
+    (format!("{scheme}://"), port)
+}
+
+fn session_of_host(host: &str, domain: &str) -> Option<Option<String>> {
+    let name = host_name(host).to_ascii_lowercase();
+    if name == domain {
+        return Some(None);
+    }
+    let label = name.strip_suffix(domain)?.strip_suffix('.')?;
+    let is_session = label.starts_with("s-")
+        && label.len() <= 63
+        && label.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    Some(is_session.then(|| label.to_string()))
+}
+
+/// `example.edu:8080` → `example.edu`; `[::1]:3000` → `[::1]`.
+fn host_name(host: &str) -> &str {
+    if host.starts_with('[') {
+        return host.split_once(']').map(|(h, _)| &host[..=h.len()]).unwrap_or(host);
+    }
+    host.rsplit_once(':').map(|(h, _)| h).unwrap_or(host)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notebook_origins_take_the_portals_scheme_and_port() {
+        assert_eq!(origin_parts("http://127.0.0.1:3000"), ("http://".into(), ":3000".into()));
+        assert_eq!(origin_parts("https://gpu.example.edu"), ("https://".into(), String::new()));
+        assert_eq!(origin_parts("https://[::1]:8443"), ("https://".into(), ":8443".into()));
+    }
+
+    #[test]
+    fn notebook_hosts_name_their_session_and_nothing_else_passes_for_one() {
+        let d = "nb.localhost";
+        assert_eq!(session_of_host("s-abc123.nb.localhost:3000", d), Some(Some("s-abc123".into())));
+        assert_eq!(session_of_host("S-ABC123.NB.localhost", d), Some(Some("s-abc123".into())));
+        assert_eq!(session_of_host("nb.localhost:3000", d), Some(None));
+        assert_eq!(session_of_host("x.s-abc.nb.localhost", d), Some(None), "deeper names serve nothing");
+        assert_eq!(session_of_host("www.nb.localhost", d), Some(None));
+        assert_eq!(session_of_host("127.0.0.1:3000", d), None, "the portal");
+        assert_eq!(session_of_host("evilnb.localhost", d), None, "not under the domain");
+        assert_eq!(session_of_host("[::1]:3000", d), None);
+    }
+}

@@ -1,0 +1,96 @@
+//! Slice-hour budgets: what a student has used of their course's quota in the current
+//! period, charged from the usage ledger (so it survives restarts), plus grants.
+//!
+//! The unit is the compute-slice-hour: one compute slice (the `Ng` of a MIG profile) for
+//! one hour. A `3g.40gb` slice for an hour costs 3.
+
+use serde::Serialize;
+
+use super::period::{PeriodBounds, QuotaPeriod};
+use crate::store::UsageInterval;
+
+const HOUR_MS: i64 = 3_600_000;
+
+/// Compute slices of a MIG profile name: `3g.40gb` → 3, `1g.10gb+me` → 1.
+pub fn compute_slices(profile: &str) -> i64 {
+    profile
+        .split_once('g')
+        .and_then(|(n, _)| n.parse::<i64>().ok())
+        .filter(|n| (1..=7).contains(n))
+        .unwrap_or(7)
+}
+
+/// Slice-milliseconds the intervals used within `[from, until)`; open intervals run until
+/// `until`.
+pub fn charged_ms(intervals: &[UsageInterval], from_ms: i64, until_ms: i64) -> i64 {
+    intervals
+        .iter()
+        .map(|i| {
+            let start = i.started_at_ms.max(from_ms);
+            let end = i.ended_at_ms.unwrap_or(until_ms).min(until_ms);
+            (end - start).max(0) * compute_slices(&i.profile)
+        })
+        .sum()
+}
+
+/// A student's budget in one course at one moment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Budget {
+    pub period: QuotaPeriod,
+    pub bounds: PeriodBounds,
+    /// The course's quota plus this period's grants, in slice-milliseconds.
+    pub total_ms: i64,
+    pub granted_ms: i64,
+    pub used_ms: i64,
+    /// Compute slices the student's running sessions in the course hold now.
+    pub running_slices: i64,
+    /// "resets Monday 00:00 (UTC)".
+    pub renewal: String,
+    pub now_ms: i64,
+}
+
+impl Budget {
+    pub fn remaining_ms(&self) -> i64 {
+        if self.now_ms >= self.bounds.end_ms && matches!(self.period, QuotaPeriod::Term { .. }) {
+            return 0;
+        }
+        (self.total_ms - self.used_ms).max(0)
+    }
+
+    pub fn exhausted(&self) -> bool {
+        self.remaining_ms() == 0
+    }
+
+    /// When the running sessions will have used the rest, if nothing else changes and the
+    /// period does not renew first.
+    pub fn runs_out_at_ms(&self) -> Option<i64> {
+        if self.running_slices == 0 {
+            return None;
+        }
+        let at = self.now_ms + self.remaining_ms() / self.running_slices;
+        (at < self.bounds.end_ms || matches!(self.period, QuotaPeriod::Term { .. })).then_some(at)
+    }
+
+    /// Whether a slice of `slices` compute slices could run `minutes` more.
+    pub fn affords(&self, slices: i64, minutes: i64) -> bool {
+        self.remaining_ms() >= slices * minutes * 60_000
+    }
+
+    /// "used 5.5 of 6 slice-hours this week; resets Monday 00:00 (UTC)".
+    pub fn summary(&self) -> String {
+        format!(
+            "used {} of {} slice-hours {}; {}",
+            hours(self.used_ms.min(self.total_ms)),
+            hours(self.total_ms),
+            self.period.word(),
+            self.renewal
+        )
+    }
+}
+
+/// Slice-milliseconds as slice-hours for people: "6", "5.5", "0.25".
+pub fn hours(slice_ms: i64) -> String {
+    let hundredths = (slice_ms as f64 / HOUR_MS as f64 * 100.0).round() as i64;
+    let text = format!("{}.{:02}", hundredths / 100, hundredths % 100);
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}

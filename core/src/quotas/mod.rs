@@ -1,0 +1,81 @@
+//! Slice-hour quotas: periods in the course's time zone, budgets charged from the usage
+//! ledger, and grants of extra time.
+
+mod budget;
+mod period;
+
+pub use budget::{charged_ms, compute_slices, hours, Budget};
+pub use period::{parse_clock, parse_date, time_zone, zone_or_utc, PeriodBounds, QuotaPeriod, WEEKDAYS};
+
+use crate::sessions::CoursePolicy;
+use crate::store::Store;
+use crate::CoreError;
+
+/// The student's budget in the course at `now_ms`, or `None` when the course sets no quota.
+pub async fn budget_at(
+    store: &Store,
+    policy: &CoursePolicy,
+    course_id: i64,
+    user_id: i64,
+    now_ms: i64,
+) -> Result<Option<Budget>, CoreError> {
+    let Some(quota) = &policy.quota else { return Ok(None) };
+    let tz = zone_or_utc(&policy.time_zone);
+    let bounds = quota.period.bounds(tz, now_ms);
+    let until = now_ms.min(bounds.end_ms);
+    let intervals = store.usage_intervals(course_id, user_id, bounds.start_ms, until).await?;
+    let granted = store.granted_minutes(course_id, user_id, bounds.start_ms, bounds.end_ms).await? * 60_000;
+    Ok(Some(Budget {
+        period: quota.period.clone(),
+        bounds,
+        total_ms: quota.slice_minutes * 60_000 + granted,
+        granted_ms: granted,
+        used_ms: charged_ms(&intervals, bounds.start_ms, until),
+        running_slices: intervals
+            .iter()
+            .filter(|i| i.ended_at_ms.is_none())
+            .map(|i| compute_slices(&i.profile))
+            .sum(),
+        renewal: quota.period.renewal(tz),
+        now_ms,
+    }))
+}
+
+/// Gives the student `hours_text` extra slice-hours in the current period (audited).
+#[allow(clippy::too_many_arguments)]
+pub async fn grant_extra(
+    store: &Store,
+    course_id: i64,
+    user_id: i64,
+    username: &str,
+    hours_text: &str,
+    reason: &str,
+    actor: &str,
+    now_ms: i64,
+) -> Result<i64, CoreError> {
+    let hours: f64 = hours_text
+        .trim()
+        .replace(',', ".")
+        .parse()
+        .ok()
+        .filter(|h: &f64| h.is_finite() && *h > 0.0 && *h <= 1_000.0)
+        .ok_or_else(|| {
+            CoreError::InvalidRequest(format!(
+                "extra time is a number of slice-hours from 0.1 to 1000; {:?} is not",
+                hours_text.trim()
+            ))
+        })?;
+    let reason = reason.trim();
+    if reason.is_empty() || reason.len() > 300 {
+        return Err(CoreError::InvalidRequest(
+            "say why in a few words (at most 300 characters); the student sees it".into(),
+        ));
+    }
+    let minutes = ((hours * 60.0).round() as i64).max(1);
+    store.add_quota_grant(course_id, user_id, minutes, reason, actor, now_ms).await?;
+    let code = store.course_by_id(course_id).await?.map(|c| c.code).unwrap_or_default();
+    store
+        .audit(actor, "quota.grant", &format!("{code}/{username}"), &format!("{} slice-hours: {reason}", budget::hours(minutes * 60_000)))
+        .await?;
+    Ok(minutes)
+}

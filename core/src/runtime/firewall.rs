@@ -1,0 +1,137 @@
+//! Host firewall rules for the session networks, beside what Docker does itself
+//! (inter-container traffic off, `internal` networks without a route out):
+//! - INPUT: a container may not open connections to the portal host itself (the portal,
+//!   databases, anything listening on the bridge's address or the host's others); replies
+//!   to connections the host opened (the notebook proxy) still pass.
+//! - DOCKER-USER (Docker's chain for operators' rules on forwarded traffic): nothing from a
+//!   session network to link-local addresses, where clouds answer metadata requests
+//!   (169.254.169.254) with the host's credentials.
+//!
+//! `iptables` is run with fixed argument lists (never a shell); each rule is checked
+//! (`-C`) before it is added, so applying the rules again changes nothing.
+
+use std::process::Command;
+
+use crate::CoreError;
+
+/// The chain the INPUT rules jump to for traffic arriving from a session bridge.
+pub const CHAIN: &str = "SLICEHUB-ISOLATION";
+pub const LINK_LOCAL: &str = "169.254.0.0/16";
+
+/// Every rule for one bridge, as (table chain, rule) pairs in the order they apply.
+pub fn rules_for(bridge: &str) -> Vec<Vec<String>> {
+    let words = |text: &str| text.split(' ').map(str::to_string).collect::<Vec<_>>();
+    vec![
+        words(&format!("{CHAIN} -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT")),
+        words(&format!("{CHAIN} -j DROP")),
+        words(&format!("INPUT -i {bridge} -j {CHAIN}")),
+        words(&format!("DOCKER-USER -i {bridge} -d {LINK_LOCAL} -j DROP")),
+    ]
+}
+
+fn iptables(args: &[&str]) -> Result<bool, CoreError> {
+    let out = Command::new("iptables")
+        .arg("-w")
+        .args(args)
+        .output()
+        .map_err(|e| CoreError::Engine(format!("cannot run iptables ({e}); is it installed?")))?;
+    if out.status.success() {
+        return Ok(true);
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("ermission denied") || stderr.contains("must be root") {
+        return Err(CoreError::Engine(
+            "iptables needs root (or CAP_NET_ADMIN) to keep session containers off the host; \
+             run the portal as root, or set sessions.host_firewall = false and add the rules \
+             yourself (README, \"Network isolation\")"
+                .into(),
+        ));
+    }
+    Ok(false)
+}
+
+/// Installs the rules for these bridges unless they are there already.
+pub fn isolate(bridges: &[&str]) -> Result<(), CoreError> {
+    // Creating an existing chain fails harmlessly; the rules below are what matter.
+    let _ = iptables(&["-N", CHAIN])?;
+    for rule in missing_rules(bridges)? {
+        let rule: Vec<&str> = rule.iter().map(String::as_str).collect();
+        // The chain's own rules keep their order (accept replies, then drop); the jumps
+        // and drops in the shared chains go first, ahead of any rule that accepts.
+        let added = if rule[0] == CHAIN {
+            iptables(&[&["-A"], rule.as_slice()].concat())?
+        } else {
+            iptables(&[&["-I", rule[0], "1"], &rule[1..]].concat())?
+        };
+        if !added {
+            return Err(CoreError::Engine(format!(
+                "iptables refused the rule `{}`",
+                rule.join(" ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The rules of [`rules_for`] these bridges lack on this host, in order.
+fn missing_rules(bridges: &[&str]) -> Result<Vec<Vec<String>>, CoreError> {
+    let mut missing = Vec::new();
+    for bridge in bridges {
+        for rule in rules_for(bridge) {
+            let words: Vec<&str> = rule.iter().map(String::as_str).collect();
+            if !iptables(&[&["-C"], words.as_slice()].concat())? {
+                missing.push(rule);
+            }
+        }
+    }
+    Ok(missing)
+}
+
+/// Deletes the jumps and drops of session bridges (`sh-…`) that no longer exist, so rules
+/// do not pile up as portals come and go (their networks removed or pruned).
+pub fn forget_vanished_bridges() -> Result<usize, CoreError> {
+    let mut forgotten = 0;
+    for chain in ["INPUT", "DOCKER-USER"] {
+        let out = Command::new("iptables")
+            .args(["-w", "-S", chain])
+            .output()
+            .map_err(|e| CoreError::Engine(format!("cannot run iptables ({e}); is it installed?")))?;
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let Some(rule) = line.strip_prefix("-A ") else { continue };
+            let words: Vec<&str> = rule.split_whitespace().collect();
+            let bridge = words.windows(2).find(|w| w[0] == "-i").map(|w| w[1]);
+            let Some(bridge) = bridge.filter(|b| b.starts_with("sh-")) else { continue };
+            if std::path::Path::new("/sys/class/net").join(bridge).exists() {
+                continue;
+            }
+            if iptables(&[&["-D"], words.as_slice()].concat())? {
+                forgotten += 1;
+            }
+        }
+    }
+    Ok(forgotten)
+}
+
+/// The rules of [`rules_for`] that are missing on this host, as `iptables -S` would print
+/// them; the isolation tests assert none are.
+pub fn missing(bridges: &[&str]) -> Result<Vec<String>, CoreError> {
+    Ok(missing_rules(bridges)?
+        .into_iter()
+        .map(|rule| format!("-A {}", rule.join(" ")))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_bridge_gets_the_host_and_link_local_rules() {
+        let rules: Vec<String> = rules_for("sh-abc-i").iter().map(|r| r.join(" ")).collect();
+        assert!(rules.contains(&"INPUT -i sh-abc-i -j SLICEHUB-ISOLATION".to_string()));
+        assert!(rules.contains(&"DOCKER-USER -i sh-abc-i -d 169.254.0.0/16 -j DROP".to_string()));
+        let accept = rules.iter().position(|r| r.contains("ESTABLISHED")).unwrap();
+        let drop = rules.iter().position(|r| r == "SLICEHUB-ISOLATION -j DROP").unwrap();
+        assert!(accept < drop, "replies are accepted before the rest is dropped");
+    }
+}

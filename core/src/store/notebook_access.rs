@@ -1,0 +1,142 @@
+//! Launch tickets and notebook grants (see `crate::notebook_access`). Only SHA-256
+//! digests of their tokens are stored.
+
+use sqlx::Row;
+
+use super::{now_ms, Store};
+use crate::CoreError;
+
+/// A redeemed ticket: who may enter which session, and where to go first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RedeemedTicket {
+    pub session_id: String,
+    pub user_id: i64,
+    pub path: String,
+}
+
+/// A valid grant, with what the proxy re-checks on every request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrantRow {
+    pub session_id: String,
+    pub user_id: i64,
+    pub user_is_admin: bool,
+    pub user_disabled: bool,
+}
+
+impl Store {
+    pub async fn insert_notebook_ticket(
+        &self,
+        token_sha256: &str,
+        session_id: &str,
+        user_id: i64,
+        path: &str,
+        expires_at_ms: i64,
+    ) -> Result<(), CoreError> {
+        let mut tx = self.begin_write().await?;
+        // Expired tickets are swept on the way: they are few and short-lived.
+        sqlx::query("DELETE FROM notebook_tickets WHERE expires_at <= $1")
+            .bind(now_ms())
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(
+            "INSERT INTO notebook_tickets (token_sha256, session_id, user_id, path, expires_at)
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(token_sha256)
+        .bind(session_id)
+        .bind(user_id)
+        .bind(path)
+        .bind(expires_at_ms)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Deletes the ticket and returns it if it was still valid: a ticket works once, even
+    /// when two requests race for it (only one DELETE sees the row).
+    pub async fn redeem_notebook_ticket(
+        &self,
+        token_sha256: &str,
+    ) -> Result<Option<RedeemedTicket>, CoreError> {
+        let row = sqlx::query(
+            "DELETE FROM notebook_tickets WHERE token_sha256 = $1
+             RETURNING session_id, user_id, path, expires_at",
+        )
+        .bind(token_sha256)
+        .fetch_optional(self.pool())
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        if row.try_get::<i64, _>("expires_at")? <= now_ms() {
+            return Ok(None);
+        }
+        Ok(Some(RedeemedTicket {
+            session_id: row.try_get("session_id")?,
+            user_id: row.try_get("user_id")?,
+            path: row.try_get("path")?,
+        }))
+    }
+
+    pub async fn insert_notebook_grant(
+        &self,
+        token_sha256: &str,
+        session_id: &str,
+        user_id: i64,
+        expires_at_ms: i64,
+    ) -> Result<(), CoreError> {
+        sqlx::query(
+            "INSERT INTO notebook_grants (token_sha256, session_id, user_id, created_at, expires_at)
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(token_sha256)
+        .bind(session_id)
+        .bind(user_id)
+        .bind(now_ms())
+        .bind(expires_at_ms)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// The unexpired grant with this digest for this session, with its user's flags.
+    pub async fn notebook_grant(
+        &self,
+        token_sha256: &str,
+        session_id: &str,
+    ) -> Result<Option<GrantRow>, CoreError> {
+        let row = sqlx::query(
+            "SELECT g.session_id, g.user_id, u.is_admin, u.disabled
+             FROM notebook_grants g JOIN users u ON u.id = g.user_id
+             WHERE g.token_sha256 = $1 AND g.session_id = $2 AND g.expires_at > $3",
+        )
+        .bind(token_sha256)
+        .bind(session_id)
+        .bind(now_ms())
+        .fetch_optional(self.pool())
+        .await?;
+        row.map(|row| {
+            Ok(GrantRow {
+                session_id: row.try_get("session_id")?,
+                user_id: row.try_get("user_id")?,
+                user_is_admin: row.try_get::<i64, _>("is_admin")? != 0,
+                user_disabled: row.try_get::<i64, _>("disabled")? != 0,
+            })
+        })
+        .transpose()
+    }
+
+    /// Ends every way into a session's notebook, and forgets its JupyterLab token: called
+    /// once the session is over.
+    pub async fn revoke_notebook_access(&self, session_id: &str) -> Result<(), CoreError> {
+        let mut tx = self.begin_write().await?;
+        for sql in [
+            "DELETE FROM notebook_tickets WHERE session_id = $1",
+            "DELETE FROM notebook_grants WHERE session_id = $1",
+            "UPDATE gpu_sessions SET token = '' WHERE id = $1",
+        ] {
+            sqlx::query(sql).bind(session_id).execute(&mut *tx).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,89 @@
+//! What quotas read and write: usage intervals of one student and grants of extra time.
+
+use super::Store;
+use crate::CoreError;
+
+/// One session's time on a slice, as the usage ledger holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageInterval {
+    pub user_id: i64,
+    pub profile: String,
+    pub started_at_ms: i64,
+    /// `None` while the session still runs.
+    pub ended_at_ms: Option<i64>,
+}
+
+type IntervalRow = (i64, String, i64, Option<i64>);
+
+fn interval((user_id, profile, started_at_ms, ended_at_ms): IntervalRow) -> UsageInterval {
+    UsageInterval { user_id, profile, started_at_ms, ended_at_ms }
+}
+
+impl Store {
+    /// The student's intervals in the course that overlap `[from, until)`.
+    pub async fn usage_intervals(
+        &self,
+        course_id: i64,
+        user_id: i64,
+        from_ms: i64,
+        until_ms: i64,
+    ) -> Result<Vec<UsageInterval>, CoreError> {
+        let rows: Vec<IntervalRow> = sqlx::query_as(
+            "SELECT user_id, profile, started_at, ended_at FROM usage_ledger
+             WHERE course_id = $1 AND user_id = $2 AND started_at < $3
+               AND (ended_at IS NULL OR ended_at > $4)",
+        )
+        .bind(course_id)
+        .bind(user_id)
+        .bind(until_ms)
+        .bind(from_ms)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows.into_iter().map(interval).collect())
+    }
+
+    /// Extra slice-minutes granted to the student in the course within `[from, until)`.
+    pub async fn granted_minutes(
+        &self,
+        course_id: i64,
+        user_id: i64,
+        from_ms: i64,
+        until_ms: i64,
+    ) -> Result<i64, CoreError> {
+        let (sum,): (Option<i64>,) = sqlx::query_as(
+            "SELECT CAST(SUM(slice_minutes) AS BIGINT) FROM quota_grants
+             WHERE course_id = $1 AND user_id = $2 AND granted_at >= $3 AND granted_at < $4",
+        )
+        .bind(course_id)
+        .bind(user_id)
+        .bind(from_ms)
+        .bind(until_ms)
+        .fetch_one(self.pool())
+        .await?;
+        Ok(sum.unwrap_or(0))
+    }
+
+    pub async fn add_quota_grant(
+        &self,
+        course_id: i64,
+        user_id: i64,
+        slice_minutes: i64,
+        reason: &str,
+        granted_by: &str,
+        granted_at_ms: i64,
+    ) -> Result<(), CoreError> {
+        sqlx::query(
+            "INSERT INTO quota_grants (course_id, user_id, slice_minutes, reason, granted_by, granted_at)
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(course_id)
+        .bind(user_id)
+        .bind(slice_minutes)
+        .bind(reason)
+        .bind(granted_by)
+        .bind(granted_at_ms)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,95 @@
+//! Faults a healthy engine never shows, injected on a socket in front of the real Docker
+//! engine (`lab::faulty_docker`): a container that cannot be removed keeps its slice, its
+//! session stays `stopping` and the reconciler's passes go on; once removal works again, a
+//! pass finishes the stop and the next student gets the slice. A launch that nobody
+//! finishes (its process gave up on it) is failed and cleaned up by the repair pass.
+//! Needs the Docker engine and `slicehub/busybox:offline`.
+
+mod common;
+mod lab;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use lab::faulty_docker::{Fault, FaultyDocker};
+use lab::{lab_on, BUSYBOX};
+use slicehub_core::config::Config;
+use slicehub_core::runtime::Engine;
+use slicehub_core::sessions::{SessionState, Sessions};
+use slicehub_core::store::Store;
+use SessionState::*;
+
+const LONG: Duration = Duration::from_secs(60);
+
+async fn a_slice_stays_held_until_its_container_is_gone(store: Store) {
+    let docker = FaultyDocker::start();
+    // A whole GPU per student: the course cap is raised to 7 compute slices.
+    let lab = lab_on(Engine::new(&docker.host), store, "1 x H100-80GB", |c| c.sessions_max_compute_slices = 7).await;
+    let (alice, bob) = (lab.student("fa-alice").await, lab.student("fa-bob").await);
+    let whole_gpu = |user| {
+        let mut claim = lab.job(user, &["sleep", "600"]);
+        claim.profile = "7g.80gb".to_string();
+        claim
+    };
+    let first = lab.sessions.claim(whole_gpu(alice)).await.unwrap();
+    let first = lab.until(&first.id, &[Ready], LONG).await;
+    let container = first.container.clone().unwrap();
+
+    docker.set(Fault::RefuseRemoval);
+    let refused = lab.sessions.stop(&first.id, "stopped by fa-alice").await;
+    assert!(refused.is_err(), "the stop says the container could not be removed");
+    assert_eq!(lab.sessions.session(&first.id).await.unwrap().state, Stopping);
+    assert!(lab.container_exists(&container).await, "the container still runs");
+    let second = lab.sessions.claim(whole_gpu(bob)).await.unwrap();
+    assert_eq!(second.state, Queued, "the GPU is not handed out while its container lives");
+    for _ in 0..2 {
+        lab.sessions.reconcile().await.expect("a pass goes on whatever one session does");
+    }
+    assert_eq!(lab.sessions.session(&first.id).await.unwrap().state, Stopping);
+    assert_eq!(lab.sessions.session(&second.id).await.unwrap().state, Queued);
+    assert_eq!(lab.instance_count(), 1);
+
+    // The engine recovers: a pass (after the stop has been quiet a few seconds) finishes it.
+    docker.set(Fault::None);
+    let until = Instant::now() + Duration::from_secs(30);
+    while lab.sessions.session(&first.id).await.unwrap().state != Ended {
+        assert!(Instant::now() < until, "the stop was never finished");
+        lab.sessions.reconcile().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert!(!lab.container_exists(&container).await);
+    let second = lab.until(&second.id, &[Ready], LONG).await;
+    assert_eq!(second.placement.unwrap().label, first.placement.unwrap().label);
+    lab.clean_up().await;
+}
+
+async fn a_launch_nobody_finishes_is_failed_and_cleaned_up(store: Store) {
+    let docker = FaultyDocker::start();
+    let lab = lab_on(Engine::new(&docker.host), store.clone(), "1 x H100-80GB", |_| {}).await;
+    let carol = lab.student("fa-carol").await;
+    docker.set(Fault::SwallowCreate);
+    let stuck = lab.sessions.claim(lab.job(carol, &["sleep", "600"])).await.unwrap();
+    lab.until(&stuck.id, &[Creating], LONG).await;
+
+    // Another process of the portal (as after its first one hung) sees a launch that nobody
+    // in it is working on, and no change for a while.
+    let mut config = Config::default();
+    config.sessions_default_image = BUSYBOX.to_string();
+    let other = Sessions::new(store, lab.gpus.clone(), Arc::new(Engine::new("")), Arc::new(config));
+    let report = other.reconcile().await.unwrap();
+    assert_eq!(report.repaired, 0, "not while the launch may still be under way");
+    tokio::time::sleep(Duration::from_millis(5_500)).await;
+    let report = other.reconcile().await.unwrap();
+    assert_eq!(report.repaired, 1, "{report:?}");
+    let failed = other.session(&stuck.id).await.unwrap();
+    assert_eq!(failed.state, Failed);
+    assert!(failed.reason.contains("launch stopped midway"), "{}", failed.reason);
+    assert_eq!(lab.instance_count(), 0, "its MIG instance is gone");
+    docker.set(Fault::None);
+    lab.clean_up().await;
+}
+
+on_both_databases!(
+    a_slice_stays_held_until_its_container_is_gone,
+    a_launch_nobody_finishes_is_failed_and_cleaned_up,
+);

@@ -1,0 +1,234 @@
+//! Tenants on one Docker engine, tried from inside real containers: a session cannot open
+//! connections to another session's container, to the portal host's services, or (by
+//! rule) to link-local addresses; a course without internet runs on an internal network;
+//! two portals on one engine with the same usernames share no volume, network or
+//! container. Positive controls show each refused connection would otherwise succeed.
+//! Needs the Docker engine, root (iptables) and `slicehub/busybox:offline`.
+
+mod common;
+mod lab;
+
+use std::net::TcpListener;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bollard::models::{ContainerCreateBody, HostConfig};
+use bollard::query_parameters::{
+    CreateContainerOptionsBuilder, InspectNetworkOptions, RemoveContainerOptionsBuilder,
+    WaitContainerOptions,
+};
+use futures_util::StreamExt;
+use lab::{lab, Lab, BUSYBOX};
+use slicehub_core::runtime::{firewall, SessionNetwork};
+use slicehub_core::sessions::{CoursePolicy, SessionState};
+
+const LONG: Duration = Duration::from_secs(60);
+
+/// A TCP listener on every address of this host, counting the connections it accepts.
+fn host_service() -> (u16, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("0.0.0.0:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let count = accepted.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            count.fetch_add(1, Ordering::SeqCst);
+            drop(stream);
+        }
+    });
+    (port, accepted)
+}
+
+/// A shell line that tries each `ip port` and prints `REACHED name` or `BLOCKED name`.
+fn probes(targets: &[(&str, &str, u16)]) -> String {
+    targets
+        .iter()
+        .map(|(name, ip, port)| {
+            format!("if nc -w 3 {ip} {port} </dev/null >/dev/null 2>&1; then echo REACHED-{name}; else echo BLOCKED-{name}; fi")
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The host's address on a Docker network: its gateway (Docker's default bridge names
+/// none in its IPAM config; there it is the subnet's first address).
+async fn gateway_of(lab: &Lab, network: &str) -> String {
+    let client = lab.engine.client().await.unwrap();
+    let inspect = client.inspect_network(network, None::<InspectNetworkOptions>).await.unwrap();
+    let config = inspect.ipam.unwrap().config.unwrap().remove(0);
+    config.gateway.filter(|g| !g.is_empty()).unwrap_or_else(|| {
+        let subnet = config.subnet.unwrap();
+        let base: std::net::Ipv4Addr = subnet.split('/').next().unwrap().parse().unwrap();
+        std::net::Ipv4Addr::from(u32::from(base) + 1).to_string()
+    })
+}
+
+/// The output of `script` run in a plain container on Docker's default bridge, outside
+/// every SliceHub rule: the control.
+async fn outside_slicehub(lab: &Lab, script: &str) -> String {
+    let client = lab.engine.client().await.unwrap();
+    let name = format!("slicehub-control-{}", std::process::id());
+    let options = CreateContainerOptionsBuilder::default().name(&name).build();
+    client
+        .create_container(
+            Some(options),
+            ContainerCreateBody {
+                image: Some(BUSYBOX.to_string()),
+                cmd: Some(vec!["sh".into(), "-c".into(), script.into()]),
+                host_config: Some(HostConfig::default()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    client.start_container(&name, None::<bollard::query_parameters::StartContainerOptions>).await.unwrap();
+    let _ = client.wait_container(&name, None::<WaitContainerOptions>).next().await;
+    let out = lab.engine.logs_tail(&name, 50).await.unwrap();
+    let remove = RemoveContainerOptionsBuilder::default().force(true).build();
+    client.remove_container(&name, Some(remove)).await.unwrap();
+    out
+}
+
+async fn job_output(lab: &Lab, user: i64, script: &str) -> String {
+    let job = lab.sessions.claim(lab.job(user, &["sh", "-c", script])).await.unwrap();
+    let done = lab.until(&job.id, &[SessionState::Ended, SessionState::Failed], LONG).await;
+    done.log_tail
+}
+
+#[tokio::test]
+async fn a_session_reaches_neither_other_sessions_nor_the_host_nor_link_local() {
+    let fresh = common::sqlite().await;
+    let lab = lab(fresh.store.clone(), "1 x H100-80GB", |_| {}).await;
+    let (alice, bob) = (lab.student("iso-alice").await, lab.student("iso-bob").await);
+    let instance = lab.sessions.instance_id().await.unwrap();
+    let network = SessionNetwork::of(&instance, true);
+
+    // Alice serves on 8888, as JupyterLab would.
+    let server = lab
+        .sessions
+        .claim(lab.job(alice, &["sh", "-c", "while true; do echo hello | nc -l -p 8888; done"]))
+        .await
+        .unwrap();
+    let server = lab.until(&server.id, &[SessionState::Ready], LONG).await;
+    let container = server.container.clone().unwrap();
+    let alice_ip = lab.engine.address_on(&container, &network.name).await.unwrap().unwrap();
+    let gateway = gateway_of(&lab, &network.name).await;
+    let (host_port, accepted) = host_service();
+
+    // The portal host reaches Alice (the proxy's way in): her server does listen.
+    let from_host = tokio::net::TcpStream::connect((alice_ip.as_str(), 8888)).await;
+    assert!(from_host.is_ok(), "the host reaches a session container");
+    drop(from_host);
+
+    let script = probes(&[
+        ("alice", &alice_ip, 8888),
+        ("host", &gateway, host_port),
+        ("metadata", "169.254.169.254", 80),
+    ]);
+    let out = job_output(&lab, bob, &script).await;
+    for name in ["alice", "host", "metadata"] {
+        assert!(out.contains(&format!("BLOCKED-{name}")), "from Bob's session: {out}");
+    }
+    assert_eq!(accepted.load(Ordering::SeqCst), 0, "the host service saw no connection");
+
+    // Control: outside SliceHub's networks the same host service answers.
+    let bridge_gateway = gateway_of(&lab, "bridge").await;
+    let control = outside_slicehub(&lab, &probes(&[("host", &bridge_gateway, host_port)])).await;
+    assert!(control.contains("REACHED-host"), "the control reaches the host service: {control}");
+
+    // The rules behind it, on this host now.
+    assert_eq!(firewall::missing(&[network.bridge.as_str()]).unwrap(), Vec::<String>::new());
+    lab.clean_up().await;
+}
+
+#[tokio::test]
+async fn a_course_without_internet_runs_on_an_internal_network() {
+    let fresh = common::sqlite().await;
+    let lab = lab(fresh.store.clone(), "1 x H100-80GB", |_| {}).await;
+    let student = lab.student("offline-carol").await;
+    let policy = CoursePolicy {
+        images: vec![BUSYBOX.to_string()],
+        max_minutes: 60,
+        internet: false,
+        ..CoursePolicy::defaults(&lab.config)
+    };
+    slicehub_core::sessions::set_policy(&lab.store, lab.course_id, &policy, &["1g.10gb".to_string()], "test")
+        .await
+        .unwrap();
+    let (host_port, accepted) = host_service();
+    let instance = lab.sessions.instance_id().await.unwrap();
+    let offline = SessionNetwork::of(&instance, false);
+    let job = lab
+        .sessions
+        .claim(lab.job(student, &["sh", "-c", "sleep 30"]))
+        .await
+        .unwrap();
+    let job = lab.until(&job.id, &[SessionState::Ready], LONG).await;
+    let client = lab.engine.client().await.unwrap();
+    let inspect = client
+        .inspect_container(job.container.as_deref().unwrap(), None::<bollard::query_parameters::InspectContainerOptions>)
+        .await
+        .unwrap();
+    let networks = inspect.network_settings.unwrap().networks.unwrap();
+    assert_eq!(networks.keys().collect::<Vec<_>>(), [&offline.name]);
+    let network = client.inspect_network(&offline.name, None::<InspectNetworkOptions>).await.unwrap();
+    assert_eq!(network.internal, Some(true), "no route out of the host");
+    let gateway = gateway_of(&lab, &offline.name).await;
+    lab.sessions.stop(&job.id, "test").await.unwrap();
+
+    let out = job_output(&lab, student, &probes(&[("host", &gateway, host_port)])).await;
+    assert!(out.contains("BLOCKED-host"), "{out}");
+    assert_eq!(firewall::missing(&[offline.bridge.as_str()]).unwrap(), Vec::<String>::new());
+    assert_eq!(accepted.load(Ordering::SeqCst), 0);
+    lab.clean_up().await;
+}
+
+#[tokio::test]
+async fn two_portals_on_one_engine_share_no_volume_network_or_container() {
+    let (one, two) = (common::sqlite().await, common::sqlite().await);
+    let first = lab(one.store.clone(), "1 x H100-80GB", |_| {}).await;
+    let second = lab(two.store.clone(), "1 x H100-80GB", |_| {}).await;
+    let name = format!("twin{}", std::process::id());
+    let (a1, a2) = (first.student(&name).await, second.student(&name).await);
+
+    let wrote = job_output(&first, a1, "echo first-portal-secret > $HOME/mine.txt && echo written").await;
+    assert!(wrote.contains("written"), "{wrote}");
+    let read = job_output(&second, a2, "ls -a $HOME; cat $HOME/mine.txt 2>&1; echo done").await;
+    assert!(read.contains("done"), "{read}");
+    assert!(!read.contains("first-portal-secret"), "the second portal's {name} read the first's file: {read}");
+
+    let (i1, i2) = (first.sessions.instance_id().await.unwrap(), second.sessions.instance_id().await.unwrap());
+    assert_ne!(i1, i2);
+    assert_ne!(SessionNetwork::of(&i1, true).name, SessionNetwork::of(&i2, true).name);
+    let client = first.engine.client().await.unwrap();
+    for (instance, expected) in [(&i1, 1), (&i2, 1)] {
+        let volumes = client
+            .list_volumes(Some(
+                bollard::query_parameters::ListVolumesOptionsBuilder::default()
+                    .filters(&std::collections::HashMap::from([(
+                        "label",
+                        vec![format!("org.slicehub.instance={instance}")],
+                    )]))
+                    .build(),
+            ))
+            .await
+            .unwrap()
+            .volumes
+            .unwrap_or_default();
+        assert_eq!(volumes.len(), expected, "one home volume labelled for {instance}");
+        assert!(volumes[0].name.contains(instance.as_str()), "{}", volumes[0].name);
+    }
+
+    // The second portal's reconciler leaves the first portal's running container alone.
+    let running = first.sessions.claim(first.job(a1, &["sleep", "30"])).await.unwrap();
+    let running = first.until(&running.id, &[SessionState::Ready], LONG).await;
+    second.sessions.reconcile().await.unwrap();
+    assert!(first.container_exists(running.container.as_deref().unwrap()).await);
+    first.clean_up().await;
+    second.clean_up().await;
+    for instance in [&i1, &i2] {
+        let volume = format!("slicehub-{instance}-home-{name}");
+        let _ = client.remove_volume(&volume, None::<bollard::query_parameters::RemoveVolumeOptions>).await;
+    }
+}

@@ -1,0 +1,113 @@
+//! An instructor sets the course policy and a slice-hour quota in the browser (bad values
+//! get per-field messages and keep what was typed), a student sees the budget and is
+//! refused a launch it cannot pay for, and extra time granted shows in the class's table
+//! (its audit row is checked in core/tests/quotas.rs).
+//! Screenshots of each at 390 and 1280 px, checked by axe.
+
+use slicehub_end2end::classroom::{password_of, Classroom, COURSE};
+use slicehub_end2end::cli::built_portal;
+use slicehub_end2end::Browser;
+
+#[tokio::test]
+async fn an_instructor_sets_a_quota_and_the_student_sees_and_meets_it() {
+    // Warnings two hours ahead, so a session that may run one more hour shows one at once.
+    let class = Classroom::start(&built_portal(), &[("SLICEHUB_QUOTAS_WARN_MINUTES", "120")]).await;
+    let url = class.portal.url.clone();
+    class.enroll(&["uma", "vic"]).await;
+    class.portal.cli(&["course", "instructor", COURSE, "vic"], "");
+    let browser = Browser::start().await;
+
+    browser.sign_in(&url, "vic", &password_of("vic")).await;
+    browser.open(&format!("{url}/courses/{COURSE}")).await;
+    browser.click("a.policy-link").await;
+    browser.wait_for("form.policy-form").await;
+    browser.wait_hydrated().await;
+    assert_eq!(
+        browser.wait_for("#policy-max_slices").await.prop("value").await.unwrap().as_deref(),
+        Some("4"),
+        "the default cap keeps a whole GPU from one student"
+    );
+
+    // Bad values: a message under each field, nothing saved, nothing typed lost.
+    browser.replace("#policy-quota_hours", "-2").await;
+    browser.replace("#policy-time_zone", "Mars/Olympus").await;
+    browser.replace("#policy-max_minutes", "0").await;
+    browser.click("form.policy-form button[type=submit]").await;
+    browser.wait_text("[data-field=quota_hours] .field-error", "from 0.1 to 10000").await;
+    browser.wait_text("[data-field=time_zone] .field-error", "not a time zone").await;
+    browser.wait_text("[data-field=max_minutes] .field-error", "outside 1 to 10080").await;
+    browser.wait_text("main", "Nothing was saved").await;
+    let typed = browser.wait_for("#policy-time_zone").await.prop("value").await.unwrap();
+    assert_eq!(typed.as_deref(), Some("Mars/Olympus"), "what was typed stays");
+    browser.check_page("policy-refused").await;
+
+    // Right values: saved, and the student's page follows.
+    browser.replace("#policy-quota_hours", "0.1").await;
+    browser.replace("#policy-time_zone", "Europe/Berlin").await;
+    browser.replace("#policy-max_minutes", "90").await;
+    browser.click("form.policy-form button[type=submit]").await;
+    browser.wait_text(".form-ok", "Policy saved").await;
+    assert_eq!(
+        browser.wait_for("#policy-quota_hours").await.prop("value").await.unwrap().as_deref(),
+        Some("0.1")
+    );
+    browser.wait_text(".student-budgets", "0 of 0.1").await;
+    browser.check_page("policy-saved").await;
+    browser.sign_out().await;
+
+    browser.sign_in(&url, "uma", &password_of("uma")).await;
+    browser.open(&format!("{url}/sessions")).await;
+    let budget = browser.wait_text(".launch .budget", "slice-hours left").await;
+    assert!(
+        budget.contains("0.1 of 0.1 slice-hours left this week")
+            && budget.contains("resets Monday 00:00 (Europe/Berlin)"),
+        "{budget}"
+    );
+    browser.wait_text(".launch .launch-head", "Sessions stop after 90 minutes").await;
+    browser.click("form.launch-notebook button[type=submit]").await;
+    let refusal = browser
+        .wait_text(".launch .form-error", "slice-hours")
+        .await;
+    assert!(
+        refusal.contains("used 0 of 0.1 slice-hours this week; resets Monday 00:00 (Europe/Berlin)"),
+        "{refusal}"
+    );
+    assert!(
+        browser.client.find(fantoccini::Locator::Css(".live-sessions .session")).await.is_err(),
+        "nothing was queued"
+    );
+    browser.check_page("student-budget-refused").await;
+    browser.sign_out().await;
+
+    // Extra time for the student, recorded and shown in the class's table.
+    browser.sign_in(&url, "vic", &password_of("vic")).await;
+    browser.open(&format!("{url}/courses/{COURSE}/policy")).await;
+    browser.wait_for(".grant-form").await;
+    browser.replace(".grant-form input[name=hours]", "1").await;
+    browser.replace(".grant-form input[name=reason]", "makeup lab").await;
+    browser.click(".grant-form button[type=submit]").await;
+    browser.wait_text(".form-ok", "1 more slice-hours").await;
+    browser.wait_text(".student-budgets tr[data-student=uma]", "0 of 1.1").await;
+    browser.check_page("policy-granted").await;
+    browser.sign_out().await;
+
+    // Now the student runs: 1.1 slice-hours on a 1g last 66 minutes, before the 90-minute
+    // limit, so the card says the budget stops it and warns ahead.
+    browser.sign_in(&url, "uma", &password_of("uma")).await;
+    browser.open(&format!("{url}/sessions")).await;
+    browser.wait_text(".launch .budget", "1.1 of 1.1 slice-hours left").await;
+    browser.fill(".launch-job input[name=command]", "sleep 600").await;
+    browser.click(".launch-job button[type=submit]").await;
+    browser.wait_for(".live-sessions .session[data-state=ready]").await;
+    let card = browser
+        .wait_text(".live-sessions .session", "when your slice-hours run out")
+        .await;
+    assert!(card.contains("min left"), "{card}");
+    let warning = browser.wait_text(".live-sessions .stop-warning", "Save your work").await;
+    assert!(warning.contains("(your slice-hours run out)"), "{warning}");
+    browser.check_page("student-quota-warning").await;
+    browser.click(".live-sessions button.stop").await;
+    browser.click(".confirm-dialog .confirm-yes").await;
+    browser.wait_for(".session-history .history-row[data-state=ended]").await;
+    browser.close().await;
+}

@@ -1,0 +1,49 @@
+//! The sessions page follows events over one server-sent event stream, and closes it when
+//! the student moves to another page of the portal (each visit used to leave one open).
+
+use std::time::{Duration, Instant};
+
+use slicehub_end2end::classroom::{password_of, Classroom};
+use slicehub_end2end::cli::built_portal;
+use slicehub_end2end::{Browser, Portal};
+
+async fn open_streams(portal: &Portal) -> u64 {
+    let health: serde_json::Value = reqwest::get(format!("{}/healthz", portal.url))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    health["event_streams"].as_u64().expect("healthz counts event streams")
+}
+
+async fn until_streams(portal: &Portal, wanted: u64) {
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        let open = open_streams(portal).await;
+        if open == wanted {
+            return;
+        }
+        assert!(Instant::now() < until, "{open} event streams open, expected {wanted}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn leaving_the_sessions_page_closes_its_event_stream() {
+    let class = Classroom::start(&built_portal(), &[]).await;
+    let portal = &class.portal;
+    let ivy = format!("ivy{}", std::process::id());
+    class.enroll(&[&ivy]).await;
+    let browser = Browser::start().await;
+    browser.sign_in(&portal.url, &ivy, &password_of(&ivy)).await;
+    for _ in 0..3 {
+        browser.open(&format!("{}/sessions", portal.url)).await;
+        until_streams(portal, 1).await;
+        // In-app navigation: the page is replaced without unloading the document.
+        browser.click("a[href='/courses']").await;
+        browser.wait_for("main h1").await;
+        until_streams(portal, 0).await;
+    }
+    browser.close().await;
+}

@@ -1,0 +1,457 @@
+//! Every page each role reaches (anonymous, student, instructor, administrator), at a
+//! phone's 390 px and a desktop's 1280 px: never wider than the window, no WCAG 2 A/AA
+//! violation axe-core finds, a screenshot of each. On the way: the menu button, plain
+//! words on a student's sessions, confirmations before destructive clicks, success
+//! messages and cleared forms, and error pages that keep the way around.
+//! Needs the Docker engine and `slicehub/busybox:offline`.
+
+use fantoccini::Locator;
+use slicehub_end2end::classroom::{password_of, Classroom, ADMIN_PASSWORD, COURSE};
+use slicehub_end2end::cli::built_portal;
+use slicehub_end2end::form::{client, post, urlencode};
+use slicehub_end2end::Browser;
+
+const BUSYBOX: &str = "slicehub/busybox:offline";
+
+/// Opens `path`, waits for hydration and for `ready`, then checks the page as `name`.
+async fn visit(browser: &Browser, url: &str, path: &str, ready: &str, name: &str) {
+    browser.open(&format!("{url}{path}")).await;
+    browser.wait_for(ready).await;
+    browser.check_page(name).await;
+}
+
+async fn text(browser: &Browser, css: &str) -> String {
+    browser.wait_for(css).await.text().await.unwrap()
+}
+
+async fn count(browser: &Browser, css: &str) -> usize {
+    browser
+        .client
+        .find_all(Locator::Css(css))
+        .await
+        .unwrap()
+        .len()
+}
+
+async fn sign_out(browser: &Browser) {
+    browser.click(".who button[type=submit]").await;
+    browser.wait_for("input[name=username]").await;
+}
+
+async fn start_job(class: &Classroom, cookie: &str, command: &str) {
+    let body = format!(
+        "course_id=1&profile=1g.10gb&image={}&command={}",
+        urlencode(BUSYBOX),
+        urlencode(command)
+    );
+    let resp = post(
+        &client(),
+        &class.portal.url,
+        Some(cookie),
+        "start_session",
+        body,
+    )
+    .await;
+    assert!(
+        resp.status().is_success(),
+        "{}",
+        resp.text().await.unwrap_or_default()
+    );
+}
+
+#[tokio::test]
+async fn every_page_fits_a_phone_and_passes_axe_for_every_role() {
+    let class = Classroom::start(&built_portal(), &[]).await;
+    let url = class.portal.url.clone();
+    class.portal.cli(
+        &[
+            "course",
+            "policy",
+            COURSE,
+            "--images",
+            BUSYBOX,
+            "--profiles",
+            "1g.10gb,2g.20gb",
+        ],
+        "",
+    );
+    let cookies = class.enroll(&["alice", "bob"]).await;
+    class
+        .portal
+        .cli(&["course", "instructor", COURSE, "bob"], "");
+    let browser = Browser::start().await;
+
+    // Anonymous visitors.
+    visit(&browser, &url, "/", ".status", "anon-home").await;
+    visit(
+        &browser,
+        &url,
+        "/login",
+        "input[name=username]",
+        "anon-login",
+    )
+    .await;
+    visit(
+        &browser,
+        &url,
+        "/no/such/page",
+        ".notfound",
+        "anon-not-found",
+    )
+    .await;
+
+    // A student with a finished job, a failed one (its file is not in the home folder)
+    // and one running.
+    let alice = &cookies[0];
+    browser.sign_in(&url, "alice", &password_of("alice")).await;
+    start_job(&class, alice, "echo \"hello world\"").await;
+    browser.open(&format!("{url}/sessions")).await;
+    browser.wait_for(".history-row[data-state=ended]").await;
+    start_job(&class, alice, "cat train.py").await;
+    browser.wait_for(".history-row[data-state=failed]").await;
+    start_job(&class, alice, "sleep 600").await;
+    let card = text(&browser, ".live-sessions .session[data-state=ready]").await;
+    assert!(
+        card.contains("Job sleep 600") && card.contains("RUNNING"),
+        "{card}"
+    );
+    assert!(
+        card.contains("1g.10gb GPU slice") && card.contains("min left") && card.contains("Running for "),
+        "{card}"
+    );
+    for internal in ["MIG-", "GPU-", "lowest GPU index", "placeable"] {
+        assert!(
+            !card.contains(internal),
+            "{internal:?} is behind Details: {card}"
+        );
+    }
+    let history = text(&browser, ".session-history").await;
+    assert!(
+        history.contains("Job echo 'hello world'"),
+        "the title keeps the quotes: {history}"
+    );
+    assert!(
+        history.contains("Finished without errors.") && history.contains("ran "),
+        "{history}"
+    );
+    assert!(
+        history.contains("exit code 1") && !history.contains("(exit code 1)"),
+        "{history}"
+    );
+    assert_eq!(
+        count(&browser, ".history-row details[open]").await,
+        0,
+        "past sessions are folded"
+    );
+    let hint = text(&browser, ".launch-job").await;
+    assert!(hint.contains("home folder"), "{hint}");
+    browser.check_page("student-sessions").await;
+
+    // Details holds the internals; stopping asks first.
+    browser
+        .click(".live-sessions .session-details summary")
+        .await;
+    let details = text(&browser, ".live-sessions .session-details").await;
+    assert!(
+        details.contains("MIG-") && details.contains("allocating"),
+        "{details}"
+    );
+    browser.check_page("student-session-details").await;
+    browser.click(".live-sessions button.stop").await;
+    let dialog = text(&browser, ".confirm-dialog").await;
+    assert!(dialog.contains("Stop this job?"), "{dialog}");
+    browser.check_page("student-confirm-stop").await;
+    browser.click(".confirm-dialog .confirm-cancel").await;
+    assert_eq!(count(&browser, ".confirm-dialog").await, 0);
+    assert_eq!(
+        count(&browser, ".live-sessions .session").await,
+        1,
+        "Cancel stops nothing"
+    );
+    browser.click(".live-sessions button.stop").await;
+    browser.click(".confirm-dialog .confirm-yes").await;
+    browser
+        .wait_text(".session-history", "stopped by alice")
+        .await;
+
+    // The history pages five at a time.
+    for n in 1..=3 {
+        start_job(&class, alice, &format!("echo page{n}")).await;
+        browser
+            .wait_text(".session-history .history-row:first-child", &format!("echo page{n}"))
+            .await;
+        browser
+            .wait_for(".session-history .history-row:first-child[data-state=ended]")
+            .await;
+    }
+    assert_eq!(count(&browser, ".session-history .history-row").await, 5);
+    browser.wait_text(".pager", "Page 1 of 2").await;
+    browser.click(".pager button.older").await;
+    browser.wait_text(".pager", "Page 2 of 2").await;
+    assert_eq!(count(&browser, ".session-history .history-row").await, 1);
+    for width in [390, 1280] {
+        browser.client.set_window_size(width, 1400).await.unwrap();
+        browser
+            .client
+            .execute("document.querySelector('.pager').scrollIntoView({block: 'center'});", vec![])
+            .await
+            .unwrap();
+        browser.screenshot(&format!("student-history-pager-{width}")).await;
+    }
+    browser.wait_text(".session-history", "echo 'hello world'").await;
+    browser.click(".session-history .session-details summary").await;
+    browser.check_page("student-history").await;
+
+    visit(&browser, &url, "/", ".status", "student-home").await;
+    visit(
+        &browser,
+        &url,
+        "/courses",
+        ".course-grid",
+        "student-courses",
+    )
+    .await;
+    visit(
+        &browser,
+        &url,
+        &format!("/courses/{COURSE}"),
+        ".roster",
+        "student-course",
+    )
+    .await;
+    let members = text(&browser, "main .muted").await;
+    assert!(
+        members.contains(" members · ") && !members.contains("1 members"),
+        "{members}"
+    );
+    visit(
+        &browser,
+        &url,
+        "/account",
+        "input[name=current]",
+        "student-account",
+    )
+    .await;
+
+    // Error pages keep the navigation, and never offer a signed-in user "Sign in".
+    visit(
+        &browser,
+        &url,
+        "/no/such/page",
+        ".notfound",
+        "student-not-found",
+    )
+    .await;
+    assert_eq!(
+        count(&browser, "a.signin").await,
+        0,
+        "a signed-in user is not asked to sign in"
+    );
+    assert_eq!(count(&browser, ".who").await, 1);
+    visit(
+        &browser,
+        &url,
+        "/courses/NO-SUCH-1",
+        ".notfound",
+        "student-no-such-course",
+    )
+    .await;
+    let page = text(&browser, "main").await;
+    assert!(
+        page.contains("There is no such course.") && !page.contains("status"),
+        "{page}"
+    );
+    browser.client.goto(&format!("{url}/gpus")).await.unwrap();
+    browser
+        .wait_text("h1", "This page is not open to you.")
+        .await;
+    assert!(
+        count(&browser, ".topbar .nav a").await >= 3 && count(&browser, "footer.footer").await == 1
+    );
+    browser.check_page("student-forbidden").await;
+
+    // On a phone the navigation folds behind the menu button.
+    browser.open(&format!("{url}/sessions")).await;
+    browser.client.set_window_size(390, 1400).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(!browser
+        .wait_for(".topbar .nav")
+        .await
+        .is_displayed()
+        .await
+        .unwrap());
+    browser.click(".menu-button").await;
+    assert!(browser
+        .wait_for(".topbar .nav")
+        .await
+        .is_displayed()
+        .await
+        .unwrap());
+    browser.screenshot("student-menu-open-390").await;
+    browser.click(".topbar .nav a[href='/courses']").await;
+    browser.wait_for(".course-grid").await;
+    assert!(
+        !browser
+            .wait_for(".topbar .nav")
+            .await
+            .is_displayed()
+            .await
+            .unwrap(),
+        "the menu closes after a choice"
+    );
+    browser.client.set_window_size(1280, 1400).await.unwrap();
+    sign_out(&browser).await;
+
+    // The instructor.
+    browser.sign_in(&url, "bob", &password_of("bob")).await;
+    visit(
+        &browser,
+        &url,
+        &format!("/courses/{COURSE}"),
+        ".import",
+        "instructor-course",
+    )
+    .await;
+    browser.click(".roster button.remove-student").await;
+    browser
+        .wait_text(".confirm-dialog", "Remove alice from CS-101?")
+        .await;
+    browser.click(".confirm-dialog .confirm-cancel").await;
+    visit(
+        &browser,
+        &url,
+        "/sessions",
+        ".launch",
+        "instructor-sessions",
+    )
+    .await;
+    visit(
+        &browser,
+        &url,
+        "/courses",
+        ".course-grid",
+        "instructor-courses",
+    )
+    .await;
+    sign_out(&browser).await;
+
+    // The administrator.
+    browser.sign_in(&url, "admin", ADMIN_PASSWORD).await;
+    visit(&browser, &url, "/", ".gpu-card", "admin-home").await;
+    visit(&browser, &url, "/gpus", ".gpu-section", "admin-gpus").await;
+    visit(&browser, &url, "/status", ".status", "admin-status").await;
+    visit(&browser, &url, "/courses", ".course-grid", "admin-courses").await;
+    visit(
+        &browser,
+        &url,
+        &format!("/courses/{COURSE}"),
+        ".roster",
+        "admin-course",
+    )
+    .await;
+    visit(
+        &browser,
+        &url,
+        "/sessions",
+        ".launch, .empty-state",
+        "admin-sessions",
+    )
+    .await;
+    visit(
+        &browser,
+        &url,
+        "/account",
+        "input[name=current]",
+        "admin-account",
+    )
+    .await;
+
+    // Adding a course says so and empties the form.
+    browser.open(&format!("{url}/courses")).await;
+    browser.fill("input[name=code]", "CS-102").await;
+    browser.fill("input[name=title]", "Vision").await;
+    browser
+        .click(".grid-sidebar form button[type=submit]")
+        .await;
+    browser.wait_text(".form-ok", "Course created").await;
+    browser.wait_text(".course-grid", "CS-102").await;
+    assert_eq!(
+        browser
+            .wait_for("input[name=code]")
+            .await
+            .prop("value")
+            .await
+            .unwrap()
+            .unwrap_or_default(),
+        ""
+    );
+
+    // Users: adding clears the form; reset and disable ask first.
+    visit(&browser, &url, "/admin/users", ".users", "admin-users").await;
+    browser.fill("input[name=username]", "dana").await;
+    browser.fill("input[name=display_name]", "Dana").await;
+    browser
+        .click(".grid-sidebar form button[type=submit]")
+        .await;
+    browser.wait_text(".otp", "dana").await;
+    browser.wait_text(".users tbody", "Dana").await;
+    assert_eq!(
+        browser
+            .wait_for("input[name=username]")
+            .await
+            .prop("value")
+            .await
+            .unwrap()
+            .unwrap_or_default(),
+        ""
+    );
+    browser.click("tr[data-user=alice] button.reset").await;
+    browser
+        .wait_text(".confirm-dialog", "Reset alice's password?")
+        .await;
+    browser.check_page("admin-confirm-reset").await;
+    browser.click(".confirm-dialog .confirm-yes").await;
+    browser.wait_text(".otp", "alice").await;
+    let alice_otp = text(&browser, ".otp-value").await;
+    browser.click("tr[data-user=dana] button.disable").await;
+    browser.wait_text(".confirm-dialog", "Disable dana?").await;
+    browser.click(".confirm-dialog .confirm-yes").await;
+    browser.wait_text(".form-ok", "dana is disabled").await;
+    browser.wait_text("tr[data-user=dana]", "disabled").await;
+    browser.check_page("admin-users-after").await;
+    sign_out(&browser).await;
+
+    // A one-time password: the banner goes once the new password is set.
+    browser.sign_in(&url, "alice", &alice_otp).await;
+    browser.open(&format!("{url}/account")).await;
+    browser
+        .wait_text(".must-change", "Choose a new password")
+        .await;
+    browser.check_page("student-must-change").await;
+    browser.fill("input[name=current]", &alice_otp).await;
+    browser
+        .fill("input[name=new_password]", "alice-new-password")
+        .await;
+    browser
+        .fill("input[name=confirm]", "alice-new-password")
+        .await;
+    browser.click(".grid-2 form button[type=submit]").await;
+    browser.wait_text(".form-ok", "Password changed").await;
+    assert_eq!(
+        count(&browser, ".must-change").await,
+        0,
+        "the banner is gone"
+    );
+    assert_eq!(
+        browser
+            .wait_for("input[name=current]")
+            .await
+            .prop("value")
+            .await
+            .unwrap()
+            .unwrap_or_default(),
+        ""
+    );
+    browser.check_page("student-password-changed").await;
+    browser.close().await;
+}

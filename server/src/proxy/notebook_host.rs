@@ -1,0 +1,211 @@
+//! Requests to a notebook host (`SESSION.NOTEBOOK_DOMAIN`). They never reach the portal's
+//! pages, server functions or cookie: [`dispatch`] hands them to this router before any
+//! portal layer runs. Here a launch ticket becomes the host's grant cookie, and every
+//! request under the session's base URL must carry a grant that admits it.
+
+use std::collections::HashMap;
+
+use axum::extract::{Query, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+use axum::Router;
+use slicehub_core::notebook_access::NotebookAccess;
+use slicehub_core::sessions::SessionState;
+use tower::ServiceExt;
+
+use super::{pages, session_at, LAUNCH_PATH, PREFIX};
+use crate::serve::AppState;
+
+/// The session a notebook host names, for the handlers below.
+#[derive(Clone)]
+struct HostSession(Option<String>);
+
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route(LAUNCH_PATH, get(launch))
+        .route("/user/{*rest}", any(forward))
+        .fallback(|State(state): State<AppState>| async move {
+            pages::not_found(state.services.notebooks.portal_url())
+        })
+        .with_state(state)
+}
+
+/// What [`dispatch`] needs: how to tell notebook hosts apart, and their router.
+#[derive(Clone)]
+pub struct Dispatch {
+    pub access: NotebookAccess,
+    pub router: Router,
+}
+
+/// The outermost layer: a request whose Host is under the notebook domain goes to the
+/// notebook router; everything else goes on to the portal.
+pub async fn dispatch(State(to): State<Dispatch>, mut request: Request, next: Next) -> Response {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_string)
+        .or_else(|| request.uri().authority().map(|a| a.to_string()));
+    match host.as_deref().and_then(|h| to.access.session_of_host(h)) {
+        None => next.run(request).await,
+        Some(session) => {
+            request.extensions_mut().insert(HostSession(session));
+            match to.router.oneshot(request).await {
+                Ok(response) => response,
+                Err(never) => match never {},
+            }
+        }
+    }
+}
+
+fn host_session(request_session: &Option<HostSession>) -> Option<&str> {
+    request_session.as_ref().and_then(|h| h.0.as_deref())
+}
+
+async fn launch(
+    State(state): State<AppState>,
+    axum::Extension(host): axum::Extension<HostSession>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    let services = &state.services;
+    let portal = services.notebooks.portal_url();
+    let (Some(id), Some(ticket)) = (host.0.as_deref(), query.get("ticket")) else {
+        return pages::link_expired(&portal);
+    };
+    let session = match services.store.gpu_session(id).await {
+        Ok(Some(session)) => session,
+        Ok(None) => return pages::link_expired(&portal),
+        Err(e) => {
+            tracing::warn!(error = %e, "notebook host: reading the session failed");
+            return pages::unavailable(&portal, "The portal cannot read this session right now.");
+        }
+    };
+    let entry = match services.notebooks.redeem(ticket, &session).await {
+        Ok(Some(entry)) => entry,
+        Ok(None) => return pages::link_expired(&portal),
+        Err(e) => {
+            tracing::warn!(error = %e, "notebook host: redeeming a ticket failed");
+            return pages::unavailable(&portal, "The portal cannot open this notebook right now.");
+        }
+    };
+    let secure = if services.config.server_secure_cookies { "; Secure" } else { "" };
+    let cookie = format!(
+        "{}={}; Path=/; HttpOnly; SameSite=Lax; Max-Age={}{secure}",
+        services.notebooks.grant_cookie(),
+        entry.grant,
+        entry.max_age_secs
+    );
+    let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, entry.path)]).into_response();
+    let headers = response.headers_mut();
+    if let Ok(value) = HeaderValue::from_str(&cookie) {
+        headers.insert(header::SET_COOKIE, value);
+    }
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    response
+}
+
+async fn forward(State(state): State<AppState>, request: Request) -> Response {
+    let services = &state.services;
+    let portal = services.notebooks.portal_url();
+    let host = request.extensions().get::<HostSession>().cloned();
+    let session = match session_at(&state, request.uri().path()).await {
+        Ok(session) if Some(session.id.as_str()) == host_session(&host) => session,
+        Ok(_) => return pages::not_found(&portal),
+        Err(page) => return page,
+    };
+    let origin = services.notebooks.origin_of(&session.id);
+    let writes = !matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS);
+    let upgrade = super::forward::is_upgrade(request.headers());
+    if (writes || upgrade) && !from_own_origin(request.headers(), &origin)
+    {
+        tracing::warn!(session = %session.id, path = %request.uri().path(), "notebook host refused a request from another origin");
+        return pages::refused(&portal, "This request came from another site.");
+    }
+    let grants = grant_cookies(request.headers(), services.notebooks.grant_cookie());
+    match services.notebooks.admits(&grants, &session).await {
+        Ok(true) => {}
+        Ok(false) if request.method() == Method::GET && !upgrade => {
+            // No grant for this host (yet): the portal checks the login and sends a ticket.
+            let target = request.uri().path_and_query().map(|p| p.as_str()).unwrap_or(PREFIX);
+            return (StatusCode::SEE_OTHER, [(header::LOCATION, format!("{portal}{target}"))]).into_response();
+        }
+        Ok(false) => return pages::not_found(&portal),
+        Err(e) => {
+            tracing::warn!(error = %e, "notebook host: checking a grant failed");
+            return pages::unavailable(&portal, "The portal cannot check this request right now.");
+        }
+    }
+    match (session.state, session.notebook_address.as_deref()) {
+        (SessionState::Ready, Some(address)) if !session.token.is_empty() => {
+            let scheme = if portal.starts_with("https://") { "https" } else { "http" };
+            state
+                .upstream
+                .forward(request, address, &session.token, services.notebooks.grant_cookie(), scheme)
+                .await
+        }
+        (s, _) if s.is_final() => pages::ended(&portal, &session),
+        _ => pages::starting(&portal, &session),
+    }
+}
+
+/// A request that changes something, or opens a WebSocket, must come from the notebook's
+/// own page: the browser's Origin (which script cannot forge) equals the host's origin,
+/// and Sec-Fetch-Site, when sent, says same-origin. Other notebooks of the same site are
+/// other origins.
+fn from_own_origin(headers: &HeaderMap, origin: &str) -> bool {
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Some(site) = text("sec-fetch-site") {
+        if !matches!(site, "same-origin" | "none") {
+            return false;
+        }
+    }
+    match text(header::ORIGIN.as_str()) {
+        Some(claimed) => claimed.eq_ignore_ascii_case(origin),
+        None => true,
+    }
+}
+
+/// Every value of the grant cookie the request carries: a sibling host may have tossed in
+/// one of its own (with a Domain attribute), so each is checked, not just the first.
+fn grant_cookies(headers: &HeaderMap, name: &str) -> Vec<String> {
+    let mut values = crate::cookies::values(headers, name);
+    values.truncate(8);
+    values
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.append(*k, HeaderValue::from_static(v));
+        }
+        h
+    }
+
+    #[test]
+    fn only_the_notebooks_own_origin_may_write() {
+        let own = "http://s-a.nb.localhost:3000";
+        assert!(from_own_origin(&headers(&[("origin", "http://s-a.nb.localhost:3000")]), own));
+        assert!(!from_own_origin(&headers(&[("origin", "http://s-b.nb.localhost:3000")]), own));
+        assert!(!from_own_origin(&headers(&[("origin", "http://127.0.0.1:3000")]), own));
+        assert!(!from_own_origin(&headers(&[("origin", "null")]), own));
+        assert!(!from_own_origin(
+            &headers(&[("sec-fetch-site", "same-site"), ("origin", "http://s-a.nb.localhost:3000")]),
+            own
+        ));
+        assert!(from_own_origin(&headers(&[]), own), "no browser: no cookie of the browser's");
+    }
+
+    #[test]
+    fn every_grant_cookie_value_is_considered() {
+        let h = headers(&[("cookie", "a=1; slicehub_notebook=tossed"), ("cookie", "slicehub_notebook=mine")]);
+        assert_eq!(grant_cookies(&h, "slicehub_notebook"), ["tossed", "mine"]);
+        assert!(grant_cookies(&headers(&[("cookie", "slicehub_notebook=")]), "slicehub_notebook").is_empty());
+    }
+}
