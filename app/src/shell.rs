@@ -6,7 +6,7 @@ use leptos_router::path;
 use crate::components::layout::Layout;
 use crate::pages::admin::users::UsersPage;
 use crate::pages::auth::{account::AccountPage, login::LoginPage};
-use crate::pages::courses::{course::CoursePage, list::CoursesPage, policy::PolicyPage};
+use crate::pages::courses::{class::ClassPage, course::CoursePage, list::CoursesPage, policy::PolicyPage};
 use crate::pages::sessions::SessionsPage;
 use crate::pages::{gpus::GpusPage, home::HomePage, not_found::NotFound, status::StatusPage};
 
@@ -61,6 +61,7 @@ pub fn App() -> impl IntoView {
                         <Route path=path!("/sessions") view=SessionsPage/>
                         <Route path=path!("/courses/:code") view=CoursePage/>
                         <Route path=path!("/courses/:code/policy") view=PolicyPage/>
+                        <Route path=path!("/courses/:code/class") view=ClassPage/>
                         <Route path=path!("/admin/users") view=UsersPage/>
                         <Route path=path!("/gpus") view=GpusPage/>
                         <Route path=path!("/status") view=StatusPage/>

@@ -266,6 +266,50 @@ pub struct StudentBudgetRow {
     pub budget: Option<BudgetView>,
 }
 
+/// The instructor's class dashboard: what runs and waits, and each student's use.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClassPageView {
+    pub code: String,
+    pub title: String,
+    pub sessions: Vec<ClassSessionRow>,
+    pub students: Vec<StudentUsageRow>,
+    /// `this week` / `this term`
+    pub period: String,
+    pub period_start_ms: i64,
+    pub period_end_ms: i64,
+}
+
+/// A live or queued session of the class, as the instructor sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClassSessionRow {
+    pub id: String,
+    pub username: String,
+    pub display_name: String,
+    /// `notebook` or `job`
+    pub kind: String,
+    pub profile: String,
+    pub state: String,
+    /// 1 = placed next among the claims of its size; only while queued.
+    pub queue_position: Option<u32>,
+    pub requested_at_ms: i64,
+    pub ready_at_ms: Option<i64>,
+    /// When it will be stopped (time limit), once ready.
+    pub ends_at_ms: Option<i64>,
+    /// `58 min left` when the page was made; the browser counts down from `ends_at_ms`.
+    pub time_left: Option<String>,
+}
+
+/// One student's compute-slice-hours in the period.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StudentUsageRow {
+    pub username: String,
+    pub display_name: String,
+    /// `1.5`
+    pub used: String,
+    pub budget: Option<BudgetView>,
+    pub running_slices: i64,
+}
+
 /// A MIG profile with how many more sessions of it fit now.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProfileOption {
@@ -313,6 +357,8 @@ pub struct SessionView {
     pub log_tail: String,
     /// JupyterLab through the portal, once a notebook is ready.
     pub open_url: Option<String>,
+    /// While queued: 1 = placed next among the claims of its size.
+    pub queue_position: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -85,6 +85,8 @@ fn expected(action: &Action) -> [Outcome; 6] {
         Action::ManageSession { .. } => [N, A, F, F, A, M],
         Action::SetCoursePolicy(course) if *course == COURSE_A => [N, F, F, A, A, M],
         Action::SetCoursePolicy(_) => ADMIN_ONLY,
+        Action::WatchClass(course) if *course == COURSE_A => [N, F, F, A, A, M],
+        Action::WatchClass(_) => ADMIN_ONLY,
     }
 }
 
@@ -109,9 +111,10 @@ fn variant(action: &Action) -> usize {
         Action::LaunchIn(_) => 15,
         Action::ManageSession { .. } => 16,
         Action::SetCoursePolicy(_) => 17,
+        Action::WatchClass(_) => 18,
     }
 }
-const VARIANTS: usize = 18;
+const VARIANTS: usize = 19;
 
 fn actions() -> Vec<Action> {
     vec![
@@ -138,6 +141,8 @@ fn actions() -> Vec<Action> {
         Action::ManageSession { owner: STUDENT_A, course: COURSE_B },
         Action::SetCoursePolicy(COURSE_A),
         Action::SetCoursePolicy(COURSE_B),
+        Action::WatchClass(COURSE_A),
+        Action::WatchClass(COURSE_B),
     ]
 }
 

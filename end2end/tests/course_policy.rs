@@ -1,7 +1,8 @@
 //! An instructor sets the course policy and a slice-hour quota in the browser (bad values
 //! get per-field messages and keep what was typed), a student sees the budget and is
 //! refused a launch it cannot pay for, and extra time granted shows in the class's table
-//! (its audit row is checked in core/tests/quotas.rs).
+//! (its audit row is checked in core/tests/quotas.rs). The instructor then watches the
+//! class on its dashboard and stops the student's session with a reason the student reads.
 //! Screenshots of each at 390 and 1280 px, checked by axe.
 
 use slicehub_end2end::classroom::{password_of, Classroom, COURSE};
@@ -106,8 +107,30 @@ async fn an_instructor_sets_a_quota_and_the_student_sees_and_meets_it() {
     let warning = browser.wait_text(".live-sessions .stop-warning", "Save your work").await;
     assert!(warning.contains("(your slice-hours run out)"), "{warning}");
     browser.check_page("student-quota-warning").await;
-    browser.click(".live-sessions button.stop").await;
-    browser.click(".confirm-dialog .confirm-yes").await;
-    browser.wait_for(".session-history .history-row[data-state=ended]").await;
+    browser.sign_out().await;
+
+    // The instructor watches the class, and stops the session with a reason.
+    browser.sign_in(&url, "vic", &password_of("vic")).await;
+    browser.open(&format!("{url}/courses/{COURSE}")).await;
+    browser.click("a.class-link").await;
+    let row = browser.wait_text(".class-sessions tr[data-student=uma]", "running").await;
+    assert!(row.contains("1g.10gb job") && row.contains("min left"), "{row}");
+    browser.wait_text(".class-usage tr[data-student=uma]", "1.1").await;
+    browser.wait_hydrated().await;
+    browser.check_page("class-dashboard").await;
+    browser.click(".class-sessions tr[data-student=uma] .stop-with-reason summary").await;
+    browser.fill(".class-sessions tr[data-student=uma] input[name=reason]", "the lab is over").await;
+    browser.screenshot_widths("class-dashboard-stop").await;
+    browser.click(".class-sessions tr[data-student=uma] .stop-form button[type=submit]").await;
+    browser.wait_text(".form-ok", "Session stopped").await;
+    browser.wait_text(".card", "Nobody in the class has a session running or waiting.").await;
+    browser.sign_out().await;
+
+    // The student reads who stopped it and why.
+    browser.sign_in(&url, "uma", &password_of("uma")).await;
+    browser.open(&format!("{url}/sessions")).await;
+    browser
+        .wait_text(".session-history .history-row[data-state=ended]", "Stopped by vic: the lab is over.")
+        .await;
     browser.close().await;
 }

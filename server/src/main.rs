@@ -21,6 +21,7 @@ mod session_events;
 mod sessions_cli;
 mod startup;
 mod telemetry;
+mod usage_csv;
 
 use clap::Parser;
 use slicehub_core::config::Config;

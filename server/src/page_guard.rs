@@ -17,6 +17,8 @@ pub enum PageRule {
     Course(String),
     /// The course's policy page: `SetCoursePolicy` of the course with this code.
     CoursePolicy(String),
+    /// The class dashboard and its usage CSV: `WatchClass` of the course with this code.
+    CourseClass(String),
 }
 
 pub fn rule(path: &str) -> PageRule {
@@ -32,6 +34,7 @@ pub fn rule(path: &str) -> PageRule {
         _ => match path.strip_prefix("/courses/").map(|rest| rest.split_once('/')) {
             Some(None) => PageRule::Course(path["/courses/".len()..].to_string()),
             Some(Some((code, "policy"))) if !code.is_empty() => PageRule::CoursePolicy(code.to_string()),
+            Some(Some((code, "class" | "usage.csv"))) if !code.is_empty() => PageRule::CourseClass(code.to_string()),
             _ => PageRule::Public,
         },
     }
@@ -39,15 +42,15 @@ pub fn rule(path: &str) -> PageRule {
 
 /// `None` lets the request through; otherwise the answer to send instead.
 pub async fn check(services: &Services, uri: &Uri, caller: &Caller) -> Option<Response> {
-    let (code, policy) = match rule(uri.path()) {
+    let (code, action_on): (String, fn(i64) -> Action) = match rule(uri.path()) {
         PageRule::Public => return None,
         PageRule::Needs(action) => return answer(caller, &action, uri),
-        PageRule::Course(code) => (code, false),
-        PageRule::CoursePolicy(code) => (code, true),
+        PageRule::Course(code) => (code, Action::ViewCourse),
+        PageRule::CoursePolicy(code) => (code, Action::SetCoursePolicy),
+        PageRule::CourseClass(code) => (code, Action::WatchClass),
     };
     let action = match services.store.course_by_code(&code).await {
-        Ok(Some(course)) if policy => Action::SetCoursePolicy(course.id),
-        Ok(Some(course)) => Action::ViewCourse(course.id),
+        Ok(Some(course)) => action_on(course.id),
         // Unknown course: signed-in users get the app's 404 page; others sign in first.
         Ok(None) => Action::ListOwnCourses,
         Err(e) => {

@@ -35,6 +35,7 @@ const PAGES: &[(&str, [u16; 6])] = &[
     ("/courses", [303, 200, 200, 200, 200, 200]),
     ("/courses/{code}", [303, 200, 403, 200, 403, 200]),
     ("/courses/{code}/policy", [303, 403, 403, 200, 403, 200]),
+    ("/courses/{code}/class", [303, 403, 403, 200, 403, 200]),
     ("/sessions", [303, 200, 200, 200, 200, 200]),
     ("/admin/users", [303, 403, 403, 403, 403, 200]),
     ("/gpus", [303, 403, 403, 403, 403, 200]),
@@ -45,6 +46,7 @@ const PAGES: &[(&str, [u16; 6])] = &[
 const ENDPOINTS: &[(&str, [u16; 6])] = &[
     ("/healthz", [200, 200, 200, 200, 200, 200]),
     ("/api/sessions/events", [401, 200, 200, 200, 200, 200]),
+    ("/courses/{code}/usage.csv", [303, 403, 403, 200, 403, 200]),
     // No such session: nobody learns more than 404.
     ("/user/{*rest}", [404, 404, 404, 404, 404, 404]),
 ];
@@ -95,6 +97,7 @@ const FUNCTIONS: &[(&str, &str, [u16; 6])] = &[
         [401, 403, 403, 403, 403, 200],
     ),
     ("course_policy", "code=CS-101", [401, 403, 403, 200, 403, 200]),
+    ("class_dashboard", "code=CS-101", [401, 403, 403, 200, 403, 200]),
     // A refused save (the budget is negative) answers the problems and changes nothing.
     (
         "save_course_policy",
@@ -429,6 +432,9 @@ async fn every_route_answers_each_caller_exactly_as_the_table_says() {
         ivys_roster.contains("student-a-secret@example.edu"),
         "{ivys_roster}"
     );
+
+    let ivys_class = answer(&portal, &cookies[3], "class_dashboard", "code=CS-101").await;
+    assert!(ivys_class.contains(&session), "{ivys_class}");
 
     let mut mismatches = Vec::new();
     let mut check = |what: String, i: usize, status: u16, expected: u16, body: &str| {

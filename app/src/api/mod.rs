@@ -2,6 +2,7 @@
 
 pub mod admin;
 pub mod auth;
+pub mod class;
 pub mod courses;
 pub mod instance;
 pub mod policy;

@@ -70,6 +70,7 @@ const HISTORY: i64 = 50;
 #[server(endpoint = "my_sessions")]
 pub async fn my_sessions() -> Result<Vec<SessionView>, ServerFnError> {
     use super::ssr::{from_core, require, services, Action, Caller};
+    use slicehub_core::sessions::{queue_position, SessionState};
     let caller = require(Action::ListOwnSessions).await?;
     let Caller::User { id, .. } = caller else {
         return Ok(Vec::new());
@@ -78,10 +79,20 @@ pub async fn my_sessions() -> Result<Vec<SessionView>, ServerFnError> {
     let store = &services.store;
     let sessions = store.gpu_sessions_of_user(id, HISTORY).await.map_err(from_core)?;
     let quota_ends = ssr_views::quota_ends(&services, &sessions).await.map_err(from_core)?;
+    let queued = if sessions.iter().any(|s| s.state == SessionState::Queued) {
+        store.gpu_sessions_in(&[SessionState::Queued]).await.map_err(from_core)?
+    } else {
+        Vec::new()
+    };
+    let places: std::collections::HashMap<String, u32> = sessions
+        .iter()
+        .filter_map(|s| queue_position(&queued, s).map(|p| (s.id.clone(), p as u32)))
+        .collect();
     let mut views = ssr_views::with_steps(store, sessions).await.map_err(from_core)?;
     let warn = i64::from(services.config.quotas_warn_minutes) * 60_000;
     for view in &mut views {
         view.warn_before_ms = warn;
+        view.queue_position = places.get(&view.id).copied();
         let Some(&at) = quota_ends.get(&view.id) else { continue };
         if view.ends_at_ms.is_some_and(|deadline| at < deadline) {
             view.ends_at_ms = Some(at);
@@ -159,16 +170,22 @@ pub async fn start_session(
 }
 
 /// Stops a session: its owner, an instructor of its course, or an admin. Anyone else is
-/// told it does not exist.
+/// told it does not exist. `reason`, from an instructor or admin, is shown to the student.
 #[server(endpoint = "stop_session")]
-pub async fn stop_session(id: String) -> Result<(), ServerFnError> {
-    use super::ssr::{actor, from_core, services};
+pub async fn stop_session(id: String, reason: Option<String>) -> Result<(), ServerFnError> {
+    use super::ssr::{actor, fail, from_core, services};
     let (caller, session) = ssr_views::session_for_caller(&id).await?;
     let by = actor(&caller);
+    let why = reason.as_deref().map(str::trim).unwrap_or_default();
+    if why.chars().count() > 300 {
+        return Err(fail(http::StatusCode::BAD_REQUEST, "Say why in at most 300 characters."));
+    }
     let reason = if session.username == by {
         format!("stopped by {by}")
-    } else {
+    } else if why.is_empty() {
         format!("stopped by {by} (not the owner)")
+    } else {
+        format!("stopped by {by}: {why}")
     };
     let services = services()?;
     services
@@ -292,6 +309,7 @@ pub(crate) mod ssr_views {
             .then(|| format!("{}lab", session.base_url()));
         SessionView {
             open_url,
+            queue_position: None,
             placement: session
                 .placement
                 .as_ref()

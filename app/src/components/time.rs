@@ -106,6 +106,12 @@ pub fn duration_words(ms: i64) -> String {
     }
 }
 
+/// `2026-11-30 00:00 UTC`: what a page shows before the browser swaps in local time.
+pub fn utc_text(ms: i64) -> String {
+    let iso = iso(ms);
+    format!("{} {} UTC", &iso[..10], &iso[11..16])
+}
+
 fn iso(ms: i64) -> String {
     // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
     let secs = ms.div_euclid(1000);
@@ -179,6 +185,7 @@ mod tests {
     fn iso_dates() {
         assert_eq!(iso(0), "1970-01-01T00:00:00Z");
         assert_eq!(iso(1_700_000_000_000), "2023-11-14T22:13:20Z");
+        assert_eq!(utc_text(1_700_000_000_000), "2023-11-14 22:13 UTC");
     }
 
     #[test]

@@ -47,6 +47,8 @@ pub enum Action {
     ManageSession { owner: i64, course: i64 },
     /// Which images and profiles a course allows, and its session length.
     SetCoursePolicy(i64),
+    /// The class dashboard: every student's sessions and use, and its CSV.
+    WatchClass(i64),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,7 +120,7 @@ pub fn authorize(caller: &Caller, action: &Action) -> Result<(), Denied> {
         Action::ManageSession { owner, course } => {
             owner == *id || *is_admin || role_in(course) == Some(Role::Instructor)
         }
-        Action::SetCoursePolicy(course) => {
+        Action::SetCoursePolicy(course) | Action::WatchClass(course) => {
             *is_admin || role_in(course) == Some(Role::Instructor)
         }
     };

@@ -1,10 +1,13 @@
 //! Courses and their members: creating courses, assigning instructors, removing
-//! students, and importing rosters from CSV with a preview.
+//! students, importing rosters from CSV with a preview, and the instructor's view of the
+//! class.
 
+mod class;
 mod manage;
 mod roster;
 mod roster_csv;
 
+pub use class::{class_view, usage_csv, ClassSession, ClassView, StudentUsage};
 pub use manage::{
     assign_instructor, check_course_code, check_course_title, create_course, remove_student,
 };

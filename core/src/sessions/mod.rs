@@ -17,5 +17,5 @@ pub use allocate::ProfileAvailability;
 pub use reconcile::ReconcileReport;
 pub use argv::split_command;
 pub use manager::{ClaimRequest, Sessions, Workload};
-pub use model::{GpuSession, SessionEvent, SessionKind, SessionState, SlicePlacement};
+pub use model::{queue_position, GpuSession, SessionEvent, SessionKind, SessionState, SlicePlacement};
 pub use policy::{policy_of, set_policy, split_list, CoursePolicy, FieldProblem, PolicyForm, Quota};

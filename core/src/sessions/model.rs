@@ -166,3 +166,16 @@ pub struct SessionEvent {
     pub state: SessionState,
     pub detail: String,
 }
+
+/// Where a queued session stands among the queued claims of its profile (`queued`, oldest
+/// request first, the order the queue is served in): 1 is placed next.
+pub fn queue_position(queued: &[GpuSession], session: &GpuSession) -> Option<usize> {
+    if session.state != SessionState::Queued {
+        return None;
+    }
+    queued
+        .iter()
+        .filter(|s| s.profile == session.profile)
+        .position(|s| s.id == session.id)
+        .map(|i| i + 1)
+}

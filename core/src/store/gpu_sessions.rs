@@ -270,6 +270,17 @@ impl Store {
         rows.iter().map(session_from).collect()
     }
 
+    /// The course's sessions that are not over, oldest request first.
+    pub async fn live_sessions_of_course(&self, course_id: i64) -> Result<Vec<GpuSession>, CoreError> {
+        let rows = sqlx::query(&format!(
+            "{SELECT} WHERE s.course_id = $1 AND s.live = 1 ORDER BY s.requested_at, s.id"
+        ))
+        .bind(course_id)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter().map(session_from).collect()
+    }
+
     /// Ended or failed sessions whose slice was not given back yet.
     pub async fn unreleased_final_sessions(&self) -> Result<Vec<GpuSession>, CoreError> {
         let rows = sqlx::query(&format!(

@@ -122,7 +122,10 @@ fn CourseView(
         <h1 class="page-title">{detail.title.clone()}</h1>
         <p class="muted">{format!("{} · {}", count(detail.members.len(), "member", "members"), count(students, "student", "students"))}</p>
         {detail.can_set_policy.then(|| view! {
-            <p><a class="btn btn-secondary btn-small policy-link" href=format!("/courses/{}/policy", detail.code)>"Policy and quota"</a></p>
+            <p class="button-row">
+                <a class="btn btn-primary btn-small class-link" href=format!("/courses/{}/class", detail.code)>"Class dashboard"</a>
+                <a class="btn btn-secondary btn-small policy-link" href=format!("/courses/{}/policy", detail.code)>"Policy and quota"</a>
+            </p>
         })}
         {errors}
         <div aria-live="polite">{move || done().map(|text| view! { <SuccessMessage>{text}</SuccessMessage> })}</div>

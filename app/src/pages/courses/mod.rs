@@ -1,3 +1,4 @@
+pub mod class;
 pub mod course;
 mod import;
 pub mod list;

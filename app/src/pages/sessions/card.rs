@@ -63,7 +63,7 @@ pub fn SessionCard(session: SessionView, stop: ServerAction<StopSession>) -> imp
                     })}
                     <ConfirmButton label="Stop" class="btn-secondary btn-small stop"
                         question warning confirm
-                        on_confirm=Callback::new(move |()| { stop.dispatch(StopSession { id: stop_id.clone() }); })/>
+                        on_confirm=Callback::new(move |()| { stop.dispatch(StopSession { id: stop_id.clone(), reason: None }); })/>
                 </div>
             </header>
             <p class="hint now">{words::now(&s)}</p>

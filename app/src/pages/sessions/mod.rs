@@ -4,7 +4,7 @@
 mod card;
 mod launch;
 mod live;
-mod words;
+pub(crate) mod words;
 
 use leptos::prelude::*;
 use leptos_meta::Title;

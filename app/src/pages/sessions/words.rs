@@ -4,13 +4,18 @@ use crate::views::SessionView;
 
 /// The badge's word and colour.
 pub fn badge(s: &SessionView) -> (&'static str, &'static str) {
-    match (s.state.as_str(), s.kind.as_str()) {
+    badge_of(&s.state, &s.kind, s.exit_code)
+}
+
+/// The badge of a session in `state` of `kind` (`notebook`, `job`).
+pub fn badge_of(state: &str, kind: &str, exit_code: Option<i64>) -> (&'static str, &'static str) {
+    match (state, kind) {
         ("requested" | "queued", _) => ("waiting", "warn"),
         ("allocating" | "creating" | "starting", _) => ("starting", "warn"),
         ("ready", "job") => ("running", "ok"),
         ("ready", _) => ("ready", "ok"),
         ("stopping", _) => ("stopping", "warn"),
-        ("ended", "job") if s.exit_code == Some(0) => ("finished", "ok"),
+        ("ended", "job") if exit_code == Some(0) => ("finished", "ok"),
         ("failed", _) => ("failed", "down"),
         _ => ("ended", "off"),
     }
@@ -20,10 +25,21 @@ pub fn badge(s: &SessionView) -> (&'static str, &'static str) {
 pub fn now(s: &SessionView) -> String {
     let job = s.kind == "job";
     match s.state.as_str() {
-        "requested" | "queued" => format!(
-            "Waiting for a free {} slice. It starts by itself when one frees up; you can leave this page.",
-            s.profile
-        ),
+        "requested" | "queued" => match s.queue_position {
+            Some(1) => format!(
+                "Waiting for a free {} slice: you are next in line. It starts by itself when one frees up; you can leave this page.",
+                s.profile
+            ),
+            Some(n) => format!(
+                "Waiting for a free {} slice: {} ahead of you in line. It starts by itself when one frees up; you can leave this page.",
+                s.profile,
+                crate::pages::count(n as usize - 1, "claim is", "claims are")
+            ),
+            None => format!(
+                "Waiting for a free {} slice. It starts by itself when one frees up; you can leave this page.",
+                s.profile
+            ),
+        },
         "allocating" | "creating" | "starting" if job => "Setting up the GPU slice and starting your command…".into(),
         "allocating" | "creating" | "starting" => "Setting up the GPU slice and starting JupyterLab, usually a few seconds…".into(),
         "ready" if job => "Running. Its output appears below as it prints.".into(),

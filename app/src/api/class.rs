@@ -1,0 +1,67 @@
+//! The instructor's class dashboard: every live and queued session of the course and each
+//! student's slice-hours this period.
+
+use leptos::prelude::*;
+
+use crate::views::ClassPageView;
+
+#[server(endpoint = "class_dashboard")]
+pub async fn class_dashboard(code: String) -> Result<ClassPageView, ServerFnError> {
+    use super::ssr::{from_core, now_ms, require, services, Action};
+    use crate::views::{ClassSessionRow, StudentUsageRow};
+    use slicehub_core::courses::class_view;
+    use slicehub_core::quotas::hours;
+    let services = services()?;
+    let course = super::courses::ssr::course(&services, &code).await?;
+    require(Action::WatchClass(course.id)).await?;
+    let now = now_ms();
+    let view = class_view(&services.store, &services.config, course.id, now)
+        .await
+        .map_err(from_core)?;
+    let names: std::collections::HashMap<&str, &str> = view
+        .students
+        .iter()
+        .map(|s| (s.username.as_str(), s.display_name.as_str()))
+        .collect();
+    let sessions = view
+        .sessions
+        .iter()
+        .map(|c| {
+            let s = &c.session;
+            ClassSessionRow {
+                id: s.id.clone(),
+                display_name: names.get(s.username.as_str()).copied().unwrap_or(&s.username).to_string(),
+                username: s.username.clone(),
+                kind: s.kind.as_str().to_string(),
+                profile: s.profile.clone(),
+                state: s.state.as_str().to_string(),
+                queue_position: c.queue_position.map(|p| p as u32),
+                requested_at_ms: s.requested_at_ms,
+                ready_at_ms: s.ready_at_ms,
+                ends_at_ms: s.ready_at_ms.map(|_| s.deadline_at_ms),
+                time_left: s.ready_at_ms.map(|_| crate::components::time::minutes_left(s.deadline_at_ms, now)),
+            }
+        })
+        .collect();
+    let students = view
+        .students
+        .iter()
+        .cloned()
+        .map(|s| StudentUsageRow {
+            used: hours(s.used_ms),
+            budget: s.budget.map(super::policy::ssr::budget_view),
+            running_slices: s.running_slices,
+            username: s.username,
+            display_name: s.display_name,
+        })
+        .collect();
+    Ok(ClassPageView {
+        code: course.code,
+        title: course.title,
+        sessions,
+        students,
+        period: view.period_word.to_string(),
+        period_start_ms: view.period.start_ms,
+        period_end_ms: view.period.end_ms,
+    })
+}

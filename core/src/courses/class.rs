@@ -1,0 +1,149 @@
+//! What an instructor watches of a class: every live or waiting session of the course
+//! (a waiting one with its place in its profile's queue) and each student's
+//! compute-slice-hours in the current period.
+
+use crate::config::Config;
+use crate::quotas::{budget_at, charged_ms, compute_slices, zone_or_utc, Budget, PeriodBounds, QuotaPeriod};
+use crate::sessions::{policy_of, queue_position, GpuSession, SessionState};
+use crate::store::Store;
+use crate::CoreError;
+
+/// A session of the course that is not over yet.
+#[derive(Debug, Clone)]
+pub struct ClassSession {
+    pub session: GpuSession,
+    /// 1 for the next claim of its profile to be placed (counted over every course, the
+    /// order the queue is served in); `None` unless the session is queued.
+    pub queue_position: Option<usize>,
+}
+
+/// One student's use of the course in the period.
+#[derive(Debug, Clone)]
+pub struct StudentUsage {
+    pub user_id: i64,
+    pub username: String,
+    pub display_name: String,
+    /// Compute-slice-milliseconds used in the period up to now.
+    pub used_ms: i64,
+    /// The budget, when the course sets a quota.
+    pub budget: Option<Budget>,
+    /// Compute slices held right now.
+    pub running_slices: i64,
+}
+
+#[derive(Debug, Clone)]
+pub struct ClassView {
+    pub sessions: Vec<ClassSession>,
+    pub students: Vec<StudentUsage>,
+    /// The quota's period, or the week (Monday 00:00 in the course's zone) without one.
+    pub period: PeriodBounds,
+    pub period_word: &'static str,
+}
+
+/// The course's live sessions and its students' use at `now_ms`.
+pub async fn class_view(
+    store: &Store,
+    config: &Config,
+    course_id: i64,
+    now_ms: i64,
+) -> Result<ClassView, CoreError> {
+    let policy = policy_of(store, config, course_id).await?;
+    let period = policy
+        .quota
+        .as_ref()
+        .map(|q| q.period.clone())
+        .unwrap_or(QuotaPeriod::Weekly { weekday: 0, minute: 0 });
+    let bounds = period.bounds(zone_or_utc(&policy.time_zone), now_ms);
+
+    let queued = store.gpu_sessions_in(&[SessionState::Queued]).await?;
+    let sessions = store
+        .live_sessions_of_course(course_id)
+        .await?
+        .into_iter()
+        .map(|session| ClassSession {
+            queue_position: queue_position(&queued, &session),
+            session,
+        })
+        .collect();
+
+    let mut students = Vec::new();
+    for member in store.course_members(course_id).await? {
+        if member.role.as_str() != "student" {
+            continue;
+        }
+        let user = member.user;
+        let budget = budget_at(store, &policy, course_id, user.id, now_ms).await?;
+        let (used_ms, running_slices) = match &budget {
+            Some(b) => (b.used_ms, b.running_slices),
+            None => {
+                let until = now_ms.min(bounds.end_ms);
+                let intervals = store.usage_intervals(course_id, user.id, bounds.start_ms, until).await?;
+                let running = intervals
+                    .iter()
+                    .filter(|i| i.ended_at_ms.is_none())
+                    .map(|i| compute_slices(&i.profile))
+                    .sum();
+                (charged_ms(&intervals, bounds.start_ms, until), running)
+            }
+        };
+        students.push(StudentUsage {
+            user_id: user.id,
+            username: user.username,
+            display_name: user.display_name,
+            used_ms,
+            budget,
+            running_slices,
+        });
+    }
+    Ok(ClassView {
+        sessions,
+        students,
+        period: bounds,
+        period_word: period.word(),
+    })
+}
+
+/// The students' use as CSV, one row a student, the numbers the class page shows.
+pub fn usage_csv(code: &str, view: &ClassView) -> String {
+    use crate::quotas::hours;
+    // Writing to memory cannot fail; a record the writer refused would only be missing.
+    let mut out = csv::Writer::from_writer(Vec::new());
+    let _ = out.write_record([
+        "course",
+        "username",
+        "name",
+        "period_start_utc",
+        "period_end_utc",
+        "slice_hours_used",
+        "slice_hours_budget",
+        "slice_hours_left",
+        "compute_slices_running",
+    ]);
+    for s in &view.students {
+        let (budget, left) = match &s.budget {
+            Some(b) => (hours(b.total_ms), hours(b.remaining_ms())),
+            None => (String::new(), String::new()),
+        };
+        let _ = out.write_record([
+            code,
+            &s.username,
+            &s.display_name,
+            &utc(view.period.start_ms),
+            &utc(view.period.end_ms),
+            &hours(s.used_ms),
+            &budget,
+            &left,
+            &s.running_slices.to_string(),
+        ]);
+    }
+    out.into_inner()
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .unwrap_or_default()
+}
+
+/// `2026-11-30T00:00:00Z`
+fn utc(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+        .unwrap_or_default()
+}
