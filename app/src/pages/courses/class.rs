@@ -60,6 +60,7 @@ fn ClassView(page: ClassPageView, stop: ServerAction<StopSession>) -> impl IntoV
         <h1 class="page-title">"Class dashboard"</h1>
         <p class="muted">{format!("{} · {} running, {} waiting. Updates every 10 seconds.", page.title, running, waiting)}</p>
         <div aria-live="polite">{feedback}</div>
+        <div class="stack">
         <section class="card">
             <h2 class="card-title">"Sessions now"</h2>
             <ClassSessions sessions=page.sessions.clone() stop/>
@@ -78,6 +79,7 @@ fn ClassView(page: ClassPageView, stop: ServerAction<StopSession>) -> impl IntoV
             </p>
             <StudentUsage students=page.students.clone()/>
         </section>
+        </div>
     }
 }
 
@@ -161,9 +163,9 @@ fn StudentUsage(students: Vec<StudentUsageRow>) -> impl IntoView {
             view! {
                 <tr data-student=s.username.clone()>
                     <td><b>{s.display_name.clone()}</b><br/><span class="muted small">{s.username.clone()}</span></td>
-                    <td class="used">{s.used.clone()}</td>
-                    <td>{budget}</td>
-                    <td class:budget-out=out>{left}</td>
+                    <td class="used" data-label="Used">{s.used.clone()}</td>
+                    <td data-label="Budget">{budget}</td>
+                    <td class:budget-out=out data-label="Left">{left}</td>
                     <td class="muted">{running}</td>
                 </tr>
             }
