@@ -1,11 +1,12 @@
 //! A student's GPU sessions in a real browser: run a training job and read its output,
-//! start JupyterLab and watch each step arrive, stop it. Screenshots of each state.
+//! start JupyterLab and watch each step arrive, stop it; wait in the queue of a full GPU
+//! and see the tab's title say when the session started. Screenshots of each state.
 //! Needs the Docker engine, `slicehub/busybox:offline` and `slicehub/jupyterlab:offline`.
 
 use fantoccini::Locator;
 use slicehub_end2end::cli::built_portal;
 use slicehub_end2end::classroom::{password_of, Classroom, ADMIN_PASSWORD};
-use slicehub_end2end::form::{client, post};
+use slicehub_end2end::form::{client, post, urlencode};
 use slicehub_end2end::Browser;
 
 const BUSYBOX: &str = "slicehub/busybox:offline";
@@ -104,5 +105,59 @@ async fn a_student_runs_a_job_then_a_notebook_and_stops_it() {
     browser.check_page("gpus-held").await;
     let resp = post(&client(), &portal.url, Some(admin), "stop_session", format!("id={id}")).await;
     assert_eq!(resp.status(), 200);
+    browser.click(".who button[type=submit]").await;
+    browser.wait_for("input[name=username]").await;
+
+    // A full GPU (three 2g and a 1g: nothing else fits): alice's claim waits, says where
+    // she stands, and when a slice frees it starts and the tab's title says so.
+    let cookies = class.enroll(&["bob", "carol", "dave", "erin"]).await;
+    let mut fillers = Vec::new();
+    for (cookie, profile) in cookies.iter().zip(["2g.20gb", "2g.20gb", "2g.20gb", "1g.10gb"]) {
+        let body = format!("course_id=1&profile={profile}&image={}&command=sleep%20600", urlencode(BUSYBOX));
+        let resp = post(&client(), &portal.url, Some(cookie), "start_session", body).await;
+        let view: serde_json::Value = serde_json::from_str(&resp.text().await.unwrap()).unwrap();
+        fillers.push(view["id"].as_str().unwrap().to_string());
+    }
+    browser.sign_in(&portal.url, "alice", &password_of("alice")).await;
+    browser.open(&format!("{}/sessions", portal.url)).await;
+    browser.wait_text(".launch", "1g.10gb — 0 free").await;
+    browser
+        .client
+        .find(Locator::Css(&format!("form.launch-job option[value='{BUSYBOX}']")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    browser.fill("form.launch-job input[name=command]", "sleep 600").await;
+    browser.click("form.launch-job button[type=submit]").await;
+    let waiting = browser.wait_text(".live-sessions .session[data-state=queued]", "next in line").await;
+    assert!(waiting.contains("Waiting for a free 1g.10gb slice: you are next in line."), "{waiting}");
+    assert_eq!(browser.client.title().await.unwrap(), "My sessions · SliceHub");
+    browser.check_page("sessions-queued").await;
+    let resp = post(&client(), &portal.url, Some(admin), "stop_session", format!("id={}", fillers[0])).await;
+    assert_eq!(resp.status(), 200);
+    browser.wait_for(".live-sessions .session[data-state=ready]").await;
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let title = loop {
+        let title = browser.client.title().await.unwrap();
+        if title.starts_with("Your 1g.10gb job is ready") || std::time::Instant::now() > until {
+            break title;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert_eq!(title, "Your 1g.10gb job is ready · My sessions · SliceHub");
+    let mine = browser
+        .client
+        .find(Locator::Css(".live-sessions .session"))
+        .await
+        .unwrap()
+        .attr("data-session")
+        .await
+        .unwrap()
+        .unwrap();
+    for id in fillers.iter().skip(1).chain([&mine]) {
+        post(&client(), &portal.url, Some(admin), "stop_session", format!("id={id}")).await;
+    }
     browser.close().await;
 }

@@ -67,6 +67,7 @@ pub fn SessionCard(session: SessionView, stop: ServerAction<StopSession>) -> imp
                 </div>
             </header>
             <p class="hint now">{words::now(&s)}</p>
+            {matches!(s.state.as_str(), "requested" | "queued").then(|| view! { <super::arrival::NotifyWhenReady/> })}
             {stop_warning}
             {logs}
             <Disclosure summary="Details" class="session-details">

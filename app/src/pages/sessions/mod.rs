@@ -1,6 +1,7 @@
 //! The student's dashboard: start a notebook or a training job on a slice, follow it as
 //! it starts, read a job's output, stop; past sessions folded into a paged history.
 
+mod arrival;
 mod card;
 mod launch;
 mod live;
@@ -33,8 +34,17 @@ pub fn SessionsPage() -> impl IntoView {
     let sessions = Resource::new(changes, |_| my_sessions());
     let page = RwSignal::new(0u32);
     Effect::new(move |_| live::follow_session_events(generation));
+    let arrivals = arrival::Arrivals::new();
+    Effect::new(move |_| {
+        if let Some(Ok(list)) = sessions.get() {
+            arrivals.seen(&list);
+        }
+    });
     view! {
-        <Title text="My sessions"/>
+        <Title text=move || match arrivals.started.get() {
+            Some(text) => format!("{text} · My sessions"),
+            None => "My sessions".to_string(),
+        }/>
         <h1 class="page-title">"GPU sessions"</h1>
         <p class="muted">
             "Start JupyterLab or a training job on your own slice of a GPU. "
