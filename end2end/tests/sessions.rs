@@ -120,7 +120,7 @@ async fn a_student_runs_a_job_then_a_notebook_and_stops_it() {
     }
     browser.sign_in(&portal.url, "alice", &password_of("alice")).await;
     browser.open(&format!("{}/sessions", portal.url)).await;
-    browser.wait_text(".launch", "1g.10gb — 0 free").await;
+    browser.wait_text(".launch", "1g.10gb — none free, you would wait").await;
     browser
         .client
         .find(Locator::Css(&format!("form.launch-job option[value='{BUSYBOX}']")))

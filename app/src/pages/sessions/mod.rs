@@ -55,8 +55,15 @@ pub fn SessionsPage() -> impl IntoView {
                 match sessions.await {
                     Ok(list) => {
                         let live: Vec<SessionView> = list.into_iter().filter(|s| s.live).collect();
+                        let heading = if live.iter().all(|s| matches!(s.state.as_str(), "requested" | "queued")) {
+                            "Waiting for a slice"
+                        } else if live.iter().any(|s| matches!(s.state.as_str(), "requested" | "queued")) {
+                            "Running and waiting"
+                        } else {
+                            "Running now"
+                        };
                         (!live.is_empty()).then(|| view! {
-                            <h2 class="section-title">"Running now"</h2>
+                            <h2 class="section-title">{heading}</h2>
                             <div class="session-list live-sessions">
                                 {live.into_iter().map(|session| view! { <SessionCard session stop/> }).collect_view()}
                             </div>
