@@ -8,10 +8,10 @@ mod lab;
 
 use std::time::Duration;
 
-use lab::{lab, BUSYBOX};
+use lab::lab;
 use slicehub_core::courses::{class_view, usage_csv};
 use slicehub_core::quotas::{charged_ms, hours};
-use slicehub_core::sessions::{set_policy, PolicyForm, SessionState};
+use slicehub_core::sessions::SessionState;
 use slicehub_core::store::Store;
 
 const LAUNCH: Duration = Duration::from_secs(30);
@@ -19,24 +19,8 @@ const MINUTE: i64 = 60_000;
 
 async fn the_class_view_shows_sessions_queue_places_and_use(store: Store) {
     let lab = lab(store, "1 x H100-80GB", |_| {}).await;
-    let known = lab.sessions.known_profiles().await.unwrap();
-    // Ten slice-hours a week, no cap below a whole GPU, resetting next Monday.
-    let policy = PolicyForm {
-        images: BUSYBOX.into(),
-        max_minutes: "600".into(),
-        max_sessions: "1".into(),
-        max_slices: "7".into(),
-        internet: "on".into(),
-        quota_hours: "10".into(),
-        period: "week".into(),
-        reset_day: "0".into(),
-        reset_time: "00:00".into(),
-        time_zone: "UTC".into(),
-        ..PolicyForm::default()
-    }
-    .parse(&known)
-    .unwrap();
-    set_policy(&lab.store, lab.course_id, &policy, &known, "ivy").await.unwrap();
+    // Ten slice-hours a week, up to a whole GPU, resetting next Monday.
+    lab.set_quota("10", 0, 0).await;
     let [ann, ben, cat, dan, eve] = [
         lab.student("ann").await,
         lab.student("ben").await,

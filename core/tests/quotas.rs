@@ -8,32 +8,13 @@ mod lab;
 use std::time::Duration;
 
 use chrono::{Datelike, Timelike};
-use lab::{lab, BUSYBOX};
+use lab::lab;
 use slicehub_core::quotas::budget_at;
-use slicehub_core::sessions::{policy_of, set_policy, PolicyForm, SessionState, Sessions};
+use slicehub_core::sessions::{policy_of, SessionState, Sessions};
 use slicehub_core::store::Store;
 
 const LAUNCH: Duration = Duration::from_secs(30);
 const MINUTE: i64 = 60_000;
-
-async fn set_quota(lab: &lab::Lab, hours: &str, reset_day: u32, reset_minute: u32) {
-    let known = lab.sessions.known_profiles().await.unwrap();
-    let form = PolicyForm {
-        images: BUSYBOX.into(),
-        max_minutes: "600".into(),
-        max_sessions: "2".into(),
-        max_slices: "7".into(),
-        internet: "on".into(),
-        quota_hours: hours.into(),
-        period: "week".into(),
-        reset_day: reset_day.to_string(),
-        reset_time: format!("{:02}:{:02}", reset_minute / 60, reset_minute % 60),
-        time_zone: "UTC".into(),
-        ..PolicyForm::default()
-    };
-    let policy = form.parse(&known).unwrap();
-    set_policy(&lab.store, lab.course_id, &policy, &known, "instructor").await.unwrap();
-}
 
 async fn a_budget_is_charged_from_the_ledger_and_stops_the_session_when_used_up(store: Store) {
     let lab = lab(store, "1 x H100-80GB", |_| {}).await;
@@ -41,7 +22,7 @@ async fn a_budget_is_charged_from_the_ledger_and_stops_the_session_when_used_up(
     // Two slice-hours a week, resetting a week from now (so the whole test is one period).
     let next_week = chrono::Utc::now() + chrono::Duration::days(7) - chrono::Duration::hours(12);
     let (day, minute) = (next_week.weekday().num_days_from_monday(), next_week.hour() * 60);
-    set_quota(&lab, "2", day, minute).await;
+    lab.set_quota("2", day, minute).await;
 
     let mut claim = lab.job(quinn, &["sleep", "600"]);
     claim.profile = "2g.20gb".into();
@@ -93,7 +74,7 @@ async fn the_period_boundary_cuts_the_charge(store: Store) {
     // The week resets 15 minutes after now (rounded up to the minute).
     let reset = chrono::Utc::now() + chrono::Duration::minutes(16);
     let (day, minute) = (reset.weekday().num_days_from_monday(), reset.hour() * 60 + reset.minute());
-    set_quota(&lab, "5", day, minute).await;
+    lab.set_quota("5", day, minute).await;
     let session = lab.sessions.claim(lab.job(rosa, &["sleep", "600"])).await.unwrap();
     lab.until(&session.id, &[SessionState::Ready], LAUNCH).await;
     let started = lab.store.usage_rows().await.unwrap()[0].started_at_ms;
@@ -112,7 +93,7 @@ async fn a_launch_is_refused_when_the_budget_cannot_run_the_slice(store: Store) 
     let lab = lab(store, "1 x H100-80GB", |c| c.quotas_min_launch_minutes = 15).await;
     let sam = lab.student("sam").await;
     // 0.1 slice-hours is 6 slice-minutes: not enough for 15 minutes on a 1g.
-    set_quota(&lab, "0.1", 0, 0).await;
+    lab.set_quota("0.1", 0, 0).await;
     let refused = lab.sessions.claim(lab.job(sam, &["true"])).await.unwrap_err().to_string();
     assert!(
         refused.contains("used 0 of 0.1 slice-hours this week; resets Monday 00:00 (UTC)"),
@@ -141,7 +122,7 @@ async fn the_profile_cap_and_session_count_come_from_the_course(store: Store) {
     assert!(refused.contains("(the limit is 1)"), "the default count: {refused}");
 
     // The course allows a whole GPU and two sessions at once.
-    set_quota(&lab, "", 0, 0).await;
+    lab.set_quota("", 0, 0).await;
     let second = lab.sessions.claim(lab.job(tara, &["sleep", "600"])).await.unwrap();
     assert_eq!(second.state, SessionState::Allocating, "{}", second.reason);
     let refused = lab.sessions.claim(whole.clone()).await.unwrap_err().to_string();

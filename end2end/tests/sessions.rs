@@ -29,6 +29,20 @@ async fn history_text(browser: &Browser, kind: &str, state: &str) -> String {
     browser.wait_for(&css).await.text().await.unwrap()
 }
 
+/// Runs `command` as a busybox job from the launch card.
+async fn run_job(browser: &Browser, command: &str) {
+    browser
+        .client
+        .find(Locator::Css(&format!("form.launch-job option[value='{BUSYBOX}']")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    browser.fill("form.launch-job input[name=command]", command).await;
+    browser.click("form.launch-job button[type=submit]").await;
+}
+
 #[tokio::test]
 async fn a_student_runs_a_job_then_a_notebook_and_stops_it() {
     let class = Classroom::start(&built_portal(), &[]).await;
@@ -49,16 +63,7 @@ async fn a_student_runs_a_job_then_a_notebook_and_stops_it() {
     browser.screenshot("sessions-start").await;
 
     // A job: its command is argv, so the semicolon is printed, not run.
-    browser
-        .client
-        .find(Locator::Css(&format!("form.launch-job option[value='{BUSYBOX}']")))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    browser.fill("form.launch-job input[name=command]", "echo training; done").await;
-    browser.click("form.launch-job button[type=submit]").await;
+    run_job(&browser, "echo training; done").await;
     let ended = history_text(&browser, "job", "ended").await;
     for step in ["requested", "allocating", "creating", "starting", "ready", "stopping", "ended"] {
         assert!(ended.contains(step), "step {step} missing: {ended}");
@@ -121,16 +126,7 @@ async fn a_student_runs_a_job_then_a_notebook_and_stops_it() {
     browser.sign_in(&portal.url, "alice", &password_of("alice")).await;
     browser.open(&format!("{}/sessions", portal.url)).await;
     browser.wait_text(".launch", "1g.10gb — none free, you would wait").await;
-    browser
-        .client
-        .find(Locator::Css(&format!("form.launch-job option[value='{BUSYBOX}']")))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    browser.fill("form.launch-job input[name=command]", "sleep 600").await;
-    browser.click("form.launch-job button[type=submit]").await;
+    run_job(&browser, "sleep 600").await;
     let waiting = browser.wait_text(".live-sessions .session[data-state=queued]", "next in line").await;
     assert!(waiting.contains("Waiting for a free 1g.10gb slice: you are next in line."), "{waiting}");
     assert_eq!(browser.client.title().await.unwrap(), "My sessions · SliceHub");

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use slicehub_core::config::Config;
 use slicehub_core::gpu::{GpuBackend, SimulatedBackend};
 use slicehub_core::runtime::Engine;
-use slicehub_core::sessions::{ClaimRequest, GpuSession, SessionState, Sessions, Workload};
+use slicehub_core::sessions::{set_policy, ClaimRequest, GpuSession, PolicyForm, SessionState, Sessions, Workload};
 use slicehub_core::store::{NewUserRow, Role, Store};
 
 pub const BUSYBOX: &str = "slicehub/busybox:offline";
@@ -63,6 +63,27 @@ pub async fn lab_on(
 }
 
 impl Lab {
+    /// A weekly budget of `hours` slice-hours in UTC, resetting on `reset_day` (0 =
+    /// Monday) at `reset_minute`; busybox only, two sessions at once, up to a whole GPU.
+    pub async fn set_quota(&self, hours: &str, reset_day: u32, reset_minute: u32) {
+        let known = self.sessions.known_profiles().await.unwrap();
+        let form = PolicyForm {
+            images: BUSYBOX.into(),
+            max_minutes: "600".into(),
+            max_sessions: "2".into(),
+            max_slices: "7".into(),
+            internet: "on".into(),
+            quota_hours: hours.into(),
+            period: "week".into(),
+            reset_day: reset_day.to_string(),
+            reset_time: format!("{:02}:{:02}", reset_minute / 60, reset_minute % 60),
+            time_zone: "UTC".into(),
+            ..PolicyForm::default()
+        };
+        let policy = form.parse(&known).unwrap();
+        set_policy(&self.store, self.course_id, &policy, &known, "instructor").await.unwrap();
+    }
+
     pub async fn student(&self, username: &str) -> i64 {
         let user = self
             .store
