@@ -68,6 +68,10 @@ async fn a_student_opens_jupyterlab_through_the_portal_and_runs_a_cell() {
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
     browser.screenshot("notebook-4-cell-ran").await;
+    // By now JupyterLab would have asked about "official Jupyter news" (the image's
+    // settings turn that prompt off: a student can do nothing with it).
+    let page = browser.wait_for("body").await.text().await.unwrap();
+    assert!(!page.contains("Jupyter news"), "JupyterLab asks about news: {page}");
 
     // Upload and download a file the way JupyterLab's own page does: the contents API with
     // its XSRF header, then the file back through the proxy.
