@@ -29,6 +29,19 @@ async fn history_text(browser: &Browser, kind: &str, state: &str) -> String {
     browser.wait_for(&css).await.text().await.unwrap()
 }
 
+/// The id of the (first) running or waiting session's card.
+async fn live_session_id(browser: &Browser) -> String {
+    browser
+        .client
+        .find(Locator::Css(".live-sessions .session"))
+        .await
+        .unwrap()
+        .attr("data-session")
+        .await
+        .unwrap()
+        .unwrap()
+}
+
 /// Runs `command` as a busybox job from the launch card.
 async fn run_job(browser: &Browser, command: &str) {
     browser
@@ -93,15 +106,7 @@ async fn a_student_runs_a_job_then_a_notebook_and_stops_it() {
     // Another notebook; the administrator's GPU board names who holds its slice.
     browser.click("form.launch-notebook button[type=submit]").await;
     session_card_text(&browser, "ready").await;
-    let id = browser
-        .client
-        .find(Locator::Css(".live-sessions .session"))
-        .await
-        .unwrap()
-        .attr("data-session")
-        .await
-        .unwrap()
-        .unwrap();
+    let id = live_session_id(&browser).await;
     browser.click(".who button[type=submit]").await;
     browser.wait_for("input[name=username]").await;
     browser.sign_in(&portal.url, "admin", ADMIN_PASSWORD).await;
@@ -143,15 +148,7 @@ async fn a_student_runs_a_job_then_a_notebook_and_stops_it() {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     };
     assert_eq!(title, "Your 1g.10gb job is ready · My sessions · SliceHub");
-    let mine = browser
-        .client
-        .find(Locator::Css(".live-sessions .session"))
-        .await
-        .unwrap()
-        .attr("data-session")
-        .await
-        .unwrap()
-        .unwrap();
+    let mine = live_session_id(&browser).await;
     for id in fillers.iter().skip(1).chain([&mine]) {
         post(&client(), &portal.url, Some(admin), "stop_session", format!("id={id}")).await;
     }

@@ -106,9 +106,12 @@ impl Sessions {
         let session = self.session(id).await?;
         self.keep_outcome(&session).await;
         self.tear_down(&session).await?;
-        self.publish(store.transition(id, to, reason).await?);
-        store.revoke_notebook_access(id).await?;
+        // Charged until the container is gone, and closed before the session reads as
+        // over: nobody sees an ended session still charging. A crash in between leaves it
+        // `stopping`, and the repair pass runs this again (closing is a no-op the second time).
         store.close_usage(id, now_ms(), reason).await?;
+        store.revoke_notebook_access(id).await?;
+        self.publish(store.transition(id, to, reason).await?);
         if session.placement.is_some() {
             self.spawn_dispatch();
         }

@@ -23,6 +23,8 @@ pub struct Lab {
     pub engine: Arc<Engine>,
     pub config: Arc<Config>,
     pub course_id: i64,
+    /// The portal instance id its containers and networks are labelled with.
+    pub instance: String,
     _dir: tempfile::TempDir,
 }
 
@@ -51,7 +53,9 @@ pub async fn lab_on(
     let backend: Arc<dyn GpuBackend> = gpus.clone();
     let config = Arc::new(config);
     let sessions = Sessions::new(store.clone(), backend, engine.clone(), config.clone());
+    let instance = sessions.instance_id().await.unwrap();
     Lab {
+        instance,
         sessions,
         config,
         store,
@@ -156,5 +160,29 @@ impl Lab {
             self.engine.remove(&c.name).await.unwrap();
         }
         self.sessions.remove_idle_networks().await.unwrap();
+    }
+}
+
+impl Drop for Lab {
+    /// Whatever a test left of its lab in Docker goes with it, containers first, then the
+    /// session networks: Docker's default address pools hold only about 30 networks, and
+    /// the suite starts far more labs than that.
+    fn drop(&mut self) {
+        let filter = format!("label=org.slicehub.instance={}", self.instance);
+        let ids = |args: &[&str]| -> Vec<String> {
+            std::process::Command::new("docker")
+                .args(args)
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).split_whitespace().map(String::from).collect())
+                .unwrap_or_default()
+        };
+        let containers = ids(&["ps", "-aq", "--filter", &filter]);
+        if !containers.is_empty() {
+            let _ = std::process::Command::new("docker").args(["rm", "-f"]).args(&containers).output();
+        }
+        let networks = ids(&["network", "ls", "-q", "--filter", &filter]);
+        if !networks.is_empty() {
+            let _ = std::process::Command::new("docker").args(["network", "rm"]).args(&networks).output();
+        }
     }
 }
