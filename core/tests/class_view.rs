@@ -62,6 +62,11 @@ async fn the_class_view_shows_sessions_queue_places_and_use(store: Store) {
     assert_eq!(used("eve").used_ms, 0);
     assert_eq!(used("ann").running_slices, 4);
     assert_eq!(used("ann").budget.as_ref().unwrap().total_ms, 600 * MINUTE);
+    // Ten slice-hours on a 4g last 2.5 hours: the budget stops ann before the 600-minute
+    // limit, and the instructor is told the same time as she is.
+    let anns_end = view.sessions.iter().find(|c| c.session.id == anns.id).unwrap().ends_at_ms.unwrap();
+    assert_eq!(Some(anns_end), used("ann").budget.as_ref().unwrap().runs_out_at_ms());
+    assert!(anns_end < lab.sessions.session(&anns.id).await.unwrap().deadline_at_ms);
     assert_eq!(view.students.len(), 5);
     let _ = eve;
 

@@ -38,8 +38,8 @@ pub async fn class_dashboard(code: String) -> Result<ClassPageView, ServerFnErro
                 queue_position: c.queue_position.map(|p| p as u32),
                 requested_at_ms: s.requested_at_ms,
                 ready_at_ms: s.ready_at_ms,
-                ends_at_ms: s.ready_at_ms.map(|_| s.deadline_at_ms),
-                time_left: s.ready_at_ms.map(|_| crate::components::time::minutes_left(s.deadline_at_ms, now)),
+                ends_at_ms: c.ends_at_ms,
+                time_left: c.ends_at_ms.map(|end| crate::components::time::minutes_left(end, now)),
             }
         })
         .collect();

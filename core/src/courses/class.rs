@@ -3,7 +3,9 @@
 //! compute-slice-hours in the current period.
 
 use crate::config::Config;
-use crate::quotas::{budget_at, charged_ms, compute_slices, zone_or_utc, Budget, PeriodBounds, QuotaPeriod};
+use std::collections::HashMap;
+
+use crate::quotas::{budget_at, usage_in, zone_or_utc, Budget, PeriodBounds, QuotaPeriod};
 use crate::sessions::{policy_of, queue_position, GpuSession, SessionState};
 use crate::store::Store;
 use crate::CoreError;
@@ -15,6 +17,9 @@ pub struct ClassSession {
     /// 1 for the next claim of its profile to be placed (counted over every course, the
     /// order the queue is served in); `None` unless the session is queued.
     pub queue_position: Option<usize>,
+    /// Once ready: when it will be stopped, the earlier of the time limit and the moment
+    /// its student's budget runs out (what the student's own page says).
+    pub ends_at_ms: Option<i64>,
 }
 
 /// One student's use of the course in the period.
@@ -55,17 +60,6 @@ pub async fn class_view(
         .unwrap_or(QuotaPeriod::Weekly { weekday: 0, minute: 0 });
     let bounds = period.bounds(zone_or_utc(&policy.time_zone), now_ms);
 
-    let queued = store.gpu_sessions_in(&[SessionState::Queued]).await?;
-    let sessions = store
-        .live_sessions_of_course(course_id)
-        .await?
-        .into_iter()
-        .map(|session| ClassSession {
-            queue_position: queue_position(&queued, &session),
-            session,
-        })
-        .collect();
-
     let mut students = Vec::new();
     for member in store.course_members(course_id).await? {
         if member.role.as_str() != "student" {
@@ -75,16 +69,7 @@ pub async fn class_view(
         let budget = budget_at(store, &policy, course_id, user.id, now_ms).await?;
         let (used_ms, running_slices) = match &budget {
             Some(b) => (b.used_ms, b.running_slices),
-            None => {
-                let until = now_ms.min(bounds.end_ms);
-                let intervals = store.usage_intervals(course_id, user.id, bounds.start_ms, until).await?;
-                let running = intervals
-                    .iter()
-                    .filter(|i| i.ended_at_ms.is_none())
-                    .map(|i| compute_slices(&i.profile))
-                    .sum();
-                (charged_ms(&intervals, bounds.start_ms, until), running)
-            }
+            None => usage_in(store, course_id, user.id, bounds, now_ms).await?,
         };
         students.push(StudentUsage {
             user_id: user.id,
@@ -95,6 +80,25 @@ pub async fn class_view(
             running_slices,
         });
     }
+
+    let runs_out: HashMap<i64, i64> = students
+        .iter()
+        .filter_map(|s| Some((s.user_id, s.budget.as_ref()?.runs_out_at_ms()?)))
+        .collect();
+    let queued = store.gpu_sessions_in(&[SessionState::Queued]).await?;
+    let sessions = store
+        .live_sessions_of_course(course_id)
+        .await?
+        .into_iter()
+        .map(|session| ClassSession {
+            queue_position: queue_position(&queued, &session),
+            ends_at_ms: session.ready_at_ms.map(|_| match runs_out.get(&session.user_id) {
+                Some(&out) => out.min(session.deadline_at_ms),
+                None => session.deadline_at_ms,
+            }),
+            session,
+        })
+        .collect();
     Ok(ClassView {
         sessions,
         students,

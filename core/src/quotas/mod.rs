@@ -22,23 +22,37 @@ pub async fn budget_at(
     let Some(quota) = &policy.quota else { return Ok(None) };
     let tz = zone_or_utc(&policy.time_zone);
     let bounds = quota.period.bounds(tz, now_ms);
-    let until = now_ms.min(bounds.end_ms);
-    let intervals = store.usage_intervals(course_id, user_id, bounds.start_ms, until).await?;
+    let (used_ms, running_slices) = usage_in(store, course_id, user_id, bounds, now_ms).await?;
     let granted = store.granted_minutes(course_id, user_id, bounds.start_ms, bounds.end_ms).await? * 60_000;
     Ok(Some(Budget {
         period: quota.period.clone(),
         bounds,
         total_ms: quota.slice_minutes * 60_000 + granted,
         granted_ms: granted,
-        used_ms: charged_ms(&intervals, bounds.start_ms, until),
-        running_slices: intervals
-            .iter()
-            .filter(|i| i.ended_at_ms.is_none())
-            .map(|i| compute_slices(&i.profile))
-            .sum(),
+        used_ms,
+        running_slices,
         renewal: quota.period.renewal(tz),
         now_ms,
     }))
+}
+
+/// The compute-slice-milliseconds the student used in the course from the start of
+/// `bounds` up to `now_ms` (charged from the ledger), and the compute slices held now.
+pub async fn usage_in(
+    store: &Store,
+    course_id: i64,
+    user_id: i64,
+    bounds: PeriodBounds,
+    now_ms: i64,
+) -> Result<(i64, i64), CoreError> {
+    let until = now_ms.min(bounds.end_ms);
+    let intervals = store.usage_intervals(course_id, user_id, bounds.start_ms, until).await?;
+    let running = intervals
+        .iter()
+        .filter(|i| i.ended_at_ms.is_none())
+        .map(|i| compute_slices(&i.profile))
+        .sum();
+    Ok((charged_ms(&intervals, bounds.start_ms, until), running))
 }
 
 /// Gives the student `hours_text` extra slice-hours in the current period (audited).
