@@ -117,7 +117,7 @@ async fn the_profile_cap_and_session_count_come_from_the_course(store: Store) {
     whole.profile = "7g.80gb".into();
     let refused = lab.sessions.claim(whole.clone()).await.unwrap_err().to_string();
     assert!(refused.contains("at most 4 compute slices"), "the default cap: {refused}");
-    assert!(lab.sessions.claim(lab.job(tara, &["sleep", "600"])).await.is_ok());
+    let first = lab.sessions.claim(lab.job(tara, &["sleep", "600"])).await.unwrap();
     let refused = lab.sessions.claim(lab.job(tara, &["sleep", "600"])).await.unwrap_err().to_string();
     assert!(refused.contains("(the limit is 1)"), "the default count: {refused}");
 
@@ -127,6 +127,11 @@ async fn the_profile_cap_and_session_count_come_from_the_course(store: Store) {
     assert_eq!(second.state, SessionState::Allocating, "{}", second.reason);
     let refused = lab.sessions.claim(whole.clone()).await.unwrap_err().to_string();
     assert!(refused.contains("(the limit is 2)"), "{refused}");
+    // Both run before they are stopped: a stop in the middle of a launch can leave its
+    // MIG instance behind (see the closing note), which would keep the whole GPU busy.
+    for id in [&first.id, &second.id] {
+        lab.until(id, &[SessionState::Ready], LAUNCH).await;
+    }
     lab.clean_up().await;
     let session = lab.sessions.claim(whole).await.unwrap();
     lab.until(&session.id, &[SessionState::Ended], LAUNCH).await;
