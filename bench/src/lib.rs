@@ -1,7 +1,10 @@
 //! Benchmark of SliceHub's MIG allocator on generated classroom traces: the
-//! fragmentation-aware policy against first-fit, static layouts and the offline optimum.
+//! fragmentation-aware policy against first-fit, static layouts and the offline optimum;
+//! and what the portal benchmarks read about a process.
 
+pub mod bare;
 pub mod optimum;
+pub mod process;
 pub mod rng;
 pub mod simulate;
 pub mod statics;

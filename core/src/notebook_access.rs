@@ -127,21 +127,21 @@ impl NotebookAccess {
         }))
     }
 
-    /// Whether one of these grant cookie values lets its holder into the session now: the
-    /// owner, or an administrator while `notebooks.admin_access` is on; never a disabled
-    /// account.
-    pub async fn admits(&self, grants: &[String], session: &GpuSession) -> Result<bool, CoreError> {
-        for grant in grants {
+    /// Which of these grant cookie values (its index) lets its holder into the session
+    /// now: the owner's, or an administrator's while `notebooks.admin_access` is on; never
+    /// a disabled account's.
+    pub async fn admits(&self, grants: &[String], session: &GpuSession) -> Result<Option<usize>, CoreError> {
+        for (index, grant) in grants.iter().enumerate() {
             let Some(row) = self.store.notebook_grant(&token_sha256(grant), &session.id).await? else {
                 continue;
             };
             let owner = row.user_id == session.user_id;
             let admin = row.user_is_admin && self.config.notebooks_admin_access;
             if !row.user_disabled && (owner || admin) {
-                return Ok(true);
+                return Ok(Some(index));
             }
         }
-        Ok(false)
+        Ok(None)
     }
 }
 

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use lab::faulty_docker::{Fault, FaultyDocker};
 use lab::{lab_on, BUSYBOX};
 use slicehub_core::config::Config;
+use slicehub_core::gpu::GpuBackend;
 use slicehub_core::runtime::Engine;
 use slicehub_core::sessions::{SessionState, Sessions};
 use slicehub_core::store::Store;
@@ -89,7 +90,62 @@ async fn a_launch_nobody_finishes_is_failed_and_cleaned_up(store: Store) {
     lab.clean_up().await;
 }
 
+async fn stops_in_the_middle_of_launches_leave_no_mig_instance(store: Store) {
+    let lab = lab::lab(store, "1 x H100-80GB", |_| {}).await;
+    let mut ids = Vec::new();
+    for i in 0..20 {
+        let student = lab.student(&format!("mid-{i}")).await;
+        let claimed = lab.sessions.claim(lab.job(student, &["sleep", "600"])).await.unwrap();
+        // The launch runs in the background and is somewhere in its first steps now.
+        if i % 2 == 1 {
+            tokio::task::yield_now().await;
+        }
+        let _ = lab.sessions.stop(&claimed.id, "changed my mind").await;
+        ids.push(claimed.id);
+    }
+    for id in &ids {
+        lab.until(id, &[Ended, Failed], LONG).await;
+    }
+    // Launches that lost the race have given up by now.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(lab.instance_count(), 0, "{:?}", lab.gpus.instances(0).unwrap());
+    assert!(lab.store.held_slices().await.unwrap().is_empty());
+    lab.clean_up().await;
+}
+
+async fn leftover_instances_of_the_portal_go_and_an_admins_stay(store: Store) {
+    use slicehub_mig::Placement;
+    let lab = lab::lab(store, "1 x H100-80GB", |_| {}).await;
+    let alice = lab.student("lo-alice").await;
+    let claimed = lab.sessions.claim(lab.job(alice, &["sleep", "600"])).await.unwrap();
+    let used = lab.until(&claimed.id, &[Ready], LONG).await.placement.unwrap();
+    lab.sessions.stop(&claimed.id, "done").await.unwrap();
+    assert_eq!(lab.instance_count(), 0);
+
+    // What a second portal process racing this one could leave: the instance again, held
+    // by nobody. Beside it, one an admin made by hand where the portal never made one.
+    let mine = Placement::new(used.profile_id, used.start);
+    lab.gpus.create_instance(0, mine).unwrap();
+    let catalog = lab.gpus.catalog(0).unwrap();
+    let two_g = catalog.profile_by_name("2g.20gb").unwrap();
+    let start = *two_g
+        .starts
+        .iter()
+        .find(|&&s| two_g.mask_at(s).unwrap() & (1 << used.start) == 0)
+        .unwrap();
+    let admins = Placement::new(two_g.id, start);
+    lab.gpus.create_instance(0, admins).unwrap();
+
+    let report = lab.sessions.reconcile().await.unwrap();
+    assert_eq!(report.instances_destroyed, 1, "{report:?}");
+    let left: Vec<Placement> = lab.gpus.instances(0).unwrap().into_iter().map(|i| i.placement).collect();
+    assert_eq!(left, vec![admins]);
+    lab.clean_up().await;
+}
+
 on_both_databases!(
     a_slice_stays_held_until_its_container_is_gone,
     a_launch_nobody_finishes_is_failed_and_cleaned_up,
+    stops_in_the_middle_of_launches_leave_no_mig_instance,
+    leftover_instances_of_the_portal_go_and_an_admins_stay,
 );

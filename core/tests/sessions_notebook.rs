@@ -156,3 +156,44 @@ async fn the_time_limit_counts_from_ready_not_from_the_claim() {
     assert_eq!(lab.sessions.session(&session.id).await.unwrap().state, SessionState::Ready);
     lab.sessions.stop(&session.id, "test over").await.unwrap();
 }
+
+/// JupyterLab's server itself (not a kernel) outgrows the container's memory limit: the
+/// kernel kills it, the student reads that it ran out of memory, the slice is free at once.
+#[tokio::test]
+async fn a_notebook_server_out_of_memory_says_so_and_frees_its_slice() {
+    let fresh = common::sqlite().await;
+    let lab = lab(fresh.store.clone(), "1 x H100-80GB", |c| {
+        c.sessions_default_image = JUPYTERLAB.to_string();
+        // Far less than JupyterLab's server needs to start.
+        c.sessions_memory_mib_per_memory_slice = 40;
+    })
+    .await;
+    let olga = lab.student("olga").await;
+    let session = lab
+        .sessions
+        .claim(ClaimRequest {
+            user_id: olga,
+            course_id: lab.course_id,
+            profile: "1g.10gb".into(),
+            image: JUPYTERLAB.into(),
+            workload: Workload::Notebook,
+        })
+        .await
+        .unwrap();
+    let done = lab
+        .until(&session.id, &[SessionState::Ready, SessionState::Ended, SessionState::Failed], Duration::from_secs(120))
+        .await;
+    assert_eq!(done.state, SessionState::Failed, "{}", done.reason);
+    assert!(
+        done.reason.starts_with("out of memory: the notebook server"),
+        "{}",
+        done.reason
+    );
+    let freed = std::time::Instant::now() + Duration::from_secs(5);
+    while lab.store.count_slice_holds().await.unwrap() > 0 {
+        assert!(std::time::Instant::now() < freed, "the slice is still held 5 s later");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(lab.instance_count(), 0);
+    lab.clean_up().await;
+}

@@ -26,6 +26,8 @@ pub struct AppState {
     pub services: Services,
     /// The notebook proxy's connection pool.
     pub upstream: proxy::Upstream,
+    /// Notebook requests admitted a moment ago (see `proxy::Admitted`).
+    pub admitted: proxy::Admitted,
     /// Cancelled when the portal begins to shut down: long-lived answers (event streams)
     /// end then, so open browser tabs cannot hold the shutdown up.
     pub shutdown: CancellationToken,
@@ -46,6 +48,7 @@ pub fn router(services: Services, shutdown: CancellationToken) -> Router {
         leptos_options: leptos_options.clone(),
         services: services.clone(),
         upstream: proxy::Upstream::default(),
+        admitted: proxy::Admitted::following(&services.sessions),
         shutdown,
         event_streams: session_events::OpenStreams::default(),
     };
@@ -64,7 +67,11 @@ pub fn router(services: Services, shutdown: CancellationToken) -> Router {
             routes,
             {
                 let services = services.clone();
-                move || provide_context(services.clone())
+                let reads = slicehub_app::api::session_reads::SessionReads::default();
+                move || {
+                    provide_context(services.clone());
+                    provide_context(reads.clone());
+                }
             },
             {
                 let options = leptos_options.clone();

@@ -6,6 +6,8 @@ pub mod class;
 pub mod courses;
 pub mod instance;
 pub mod policy;
+#[cfg(feature = "ssr")]
+pub mod session_reads;
 pub mod sessions;
 #[cfg(feature = "ssr")]
 pub mod ssr;

@@ -76,6 +76,11 @@ pub async fn my_sessions() -> Result<Vec<SessionView>, ServerFnError> {
         return Ok(Vec::new());
     };
     let services = services()?;
+    let reads = use_context::<super::session_reads::SessionReads>();
+    let changes = services.sessions.changes_of(id);
+    if let Some(views) = reads.as_ref().and_then(|r| r.get(id, changes)) {
+        return Ok(views);
+    }
     let store = &services.store;
     let sessions = store.gpu_sessions_of_user(id, HISTORY).await.map_err(from_core)?;
     let quota_ends = ssr_views::quota_ends(&services, &sessions).await.map_err(from_core)?;
@@ -100,6 +105,9 @@ pub async fn my_sessions() -> Result<Vec<SessionView>, ServerFnError> {
             view.time_left = Some(crate::components::time::minutes_left(at, super::ssr::now_ms()));
             view.stops_for = "quota".into();
         }
+    }
+    if let Some(reads) = reads {
+        reads.put(id, changes, &views);
     }
     Ok(views)
 }

@@ -13,6 +13,8 @@
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
+use slicehub_bench::bare::{bare_spawn, remove, JUPYTERLAB};
+use slicehub_bench::process::{cpu_seconds, median, rss_kib};
 use slicehub_end2end::classroom::{Classroom, COURSE};
 use slicehub_end2end::form::{client, post, urlencode};
 use slicehub_end2end::notebook::NotebookVisit;
@@ -20,27 +22,8 @@ use slicehub_end2end::{workspace_root, Portal};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
-const JUPYTERLAB: &str = "slicehub/jupyterlab:offline";
 const BUSYBOX: &str = "slicehub/busybox:offline";
 const RUNS: usize = 5;
-
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    xs[xs.len() / 2]
-}
-
-fn rss_kib(pid: u32) -> (u64, u64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    };
-    (field("VmRSS:"), field("VmHWM:"))
-}
 
 struct Bench {
     portal: Portal,
@@ -108,59 +91,6 @@ impl Bench {
             .unwrap();
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
-}
-
-/// CPU seconds (user and system) process `pid` has used so far. `/proc/PID/stat` counts in
-/// clock ticks, 100 a second on Linux x86-64.
-fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let after_name = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
-    let fields: Vec<f64> = after_name
-        .split_whitespace()
-        .map(|f| f.parse().unwrap_or(0.0))
-        .collect();
-    (fields.get(11).unwrap_or(&0.0) + fields.get(12).unwrap_or(&0.0)) / 100.0
-}
-
-/// `docker run` of the image as the portal would run it, then polling its status API:
-/// the time to ready, and the container's name (left running for the caller to remove).
-async fn bare_spawn(n: usize) -> (f64, String) {
-    let token = "bench-token-bench-token-bench-token-0000";
-    let name = format!("bench-bare-{n}");
-    let t = Instant::now();
-    let out = std::process::Command::new("docker")
-        .args([
-            "run", "-d", "--name", &name, "-p", "127.0.0.1::8888", "--user", "1000:100",
-            "-e", &format!("JUPYTER_TOKEN={token}"), "-e", "SLICEHUB_BASE_URL=/bare/",
-            JUPYTERLAB, "slicehub-notebook",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    // With 30 starting at once the engine may not report the port at once.
-    let port = loop {
-        let out = std::process::Command::new("docker").args(["port", &name, "8888/tcp"]).output().unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        if let Some(port) = text.lines().next().and_then(|l| l.trim().rsplit(':').next()?.parse::<u16>().ok()) {
-            break port;
-        }
-        assert!(t.elapsed() < Duration::from_secs(120), "no port for {name}: {text}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
-    let url = format!("http://127.0.0.1:{port}/bare/api/status");
-    loop {
-        if let Ok(r) = client().get(&url).header("authorization", format!("token {token}")).send().await {
-            if r.status() == 200 {
-                break;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    (t.elapsed().as_secs_f64(), name)
-}
-
-fn remove(name: &str) {
-    std::process::Command::new("docker").args(["rm", "-f", name]).output().unwrap();
 }
 
 /// Requests per second of `GET url` with 16 connections for 5 s.

@@ -154,6 +154,7 @@ impl Sessions {
     /// Destroys the MIG instance the portal created for the session (dynamic GPUs) and
     /// deletes its holds. Idempotent.
     pub(super) async fn release(&self, session: &GpuSession) -> Result<(), CoreError> {
+        let _instances = self.inner.instances.lock().await;
         if session.released {
             return Ok(());
         }

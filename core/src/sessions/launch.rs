@@ -101,6 +101,16 @@ impl Sessions {
             CoreError::InvalidRequest(format!("session {} holds no slice", session.id))
         })?;
         let create = session.created_instance;
+        let _instances = self.inner.instances.lock().await;
+        // A stop that came first has released the slice (and destroyed nothing yet):
+        // creating the instance now would leave it to nobody.
+        let now = self.session(&session.id).await?;
+        if now.released || now.state != SessionState::Allocating {
+            return Err(CoreError::Conflict(format!(
+                "session {} was stopped while its slice was being prepared",
+                session.id
+            )));
+        }
         let gpus = self.inner.gpus.clone();
         tokio::task::spawn_blocking(move || {
             let index = placement.gpu_index;
@@ -241,6 +251,9 @@ impl Sessions {
             let name = session.container.clone().unwrap_or_default();
             match self.inner.engine.status(&name).await? {
                 None => return self.fail(id, "the container disappeared while JupyterLab was starting").await,
+                Some(status) if status.oom_killed => {
+                    return self.container_exited(id, status.exit_code).await;
+                }
                 Some(status) if !status.running => {
                     let code = status.exit_code.map(|c| c.to_string()).unwrap_or_else(|| "?".into());
                     return self
@@ -266,11 +279,30 @@ impl Sessions {
         }
     }
 
-    /// Waits for a job's container to exit, then ends the session with its exit code.
+    /// Waits for a job's container to exit, then ends the session with its exit code. A
+    /// wait the engine breaks off (it restarted, or is unreachable for a while) is taken up
+    /// again while the container still runs: only an exit ends the job.
     pub(super) fn spawn_job_waiter(&self, id: String, container: String) {
         let this = self.clone();
         tokio::spawn(async move {
-            let code = this.inner.engine.wait_exit(&container).await.ok();
+            let engine = &this.inner.engine;
+            let code = loop {
+                match engine.wait_exit(&container).await {
+                    Ok(code) => break Some(code),
+                    Err(CoreError::NotFound(_)) => break None,
+                    Err(e) => tracing::debug!(session = %id, error = %e, "job wait broken off"),
+                }
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                match this.inner.store.gpu_session(&id).await {
+                    Ok(Some(s)) if s.state.is_final() => return,
+                    _ => {}
+                }
+                match engine.status(&container).await {
+                    Ok(Some(status)) if !status.running => break status.exit_code,
+                    Ok(None) => break None,
+                    _ => {}
+                }
+            };
             if let Err(e) = this.container_exited(&id, code).await {
                 tracing::warn!(session = %id, error = %e, "could not end a finished job");
             }

@@ -43,7 +43,15 @@ pub(super) struct Inner {
     pub config: Arc<Config>,
     /// Placement decisions are made one at a time, so each sees what the last one took.
     pub allocation: Mutex<()>,
+    /// MIG instances are created and destroyed one at a time, each after checking that
+    /// its session still holds (or no longer holds) the slice: a stop in the middle of a
+    /// launch can then never leave the launch's instance behind. Taken after `allocation`
+    /// where both are needed.
+    pub instances: Mutex<()>,
     pub events: broadcast::Sender<SessionEvent>,
+    /// How many state changes each user's sessions have had in this process: a reader
+    /// that saw the same count has nothing new to read.
+    pub changes: std::sync::Mutex<std::collections::HashMap<i64, u64>>,
     instance: tokio::sync::OnceCell<String>,
     /// Read from the engine at the first launch; the host does not change under a portal.
     pub engine_host: tokio::sync::OnceCell<EngineHost>,
@@ -77,7 +85,9 @@ impl Sessions {
                 engine,
                 config,
                 allocation: Mutex::new(()),
+                instances: Mutex::new(()),
                 events,
+                changes: std::sync::Mutex::new(std::collections::HashMap::new()),
                 instance: tokio::sync::OnceCell::new(),
                 engine_host: tokio::sync::OnceCell::new(),
                 networks_ready: Mutex::new(std::collections::HashSet::new()),
@@ -94,6 +104,12 @@ impl Sessions {
         self.inner.dispatches.store(false, std::sync::atomic::Ordering::SeqCst);
     }
 
+    /// How many state changes this user's sessions have had in this process so far.
+    pub fn changes_of(&self, user_id: i64) -> u64 {
+        let changes = self.inner.changes.lock().unwrap_or_else(|p| p.into_inner());
+        changes.get(&user_id).copied().unwrap_or(0)
+    }
+
     /// Every state change of every session from now on, after it is in the database.
     pub fn subscribe(&self) -> broadcast::Receiver<SessionEvent> {
         self.inner.events.subscribe()
@@ -102,6 +118,13 @@ impl Sessions {
     pub(super) fn publish(&self, event: Option<SessionEvent>) -> bool {
         match event {
             Some(event) => {
+                *self
+                    .inner
+                    .changes
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .entry(event.user_id)
+                    .or_default() += 1;
                 tracing::info!(session = %event.session_id, state = event.state.as_str(), detail = %event.detail, "session");
                 let _ = self.inner.events.send(event);
                 true

@@ -5,6 +5,7 @@ mod allocate;
 mod argv;
 mod finish;
 mod launch;
+mod leftover_instances;
 mod in_flight;
 mod manager;
 mod model;

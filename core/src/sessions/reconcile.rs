@@ -19,6 +19,8 @@ pub struct ReconcileReport {
     pub sessions_ended: usize,
     pub slices_released: usize,
     pub usage_closed: usize,
+    /// MIG instances the portal made that no session holds any more.
+    pub instances_destroyed: usize,
     pub stopped_at_time_limit: usize,
     pub stopped_at_quota: usize,
     pub queued_placed: usize,
@@ -67,8 +69,9 @@ impl Sessions {
     }
 
     /// One pass: remove labelled containers no live session owns, end ready sessions whose
-    /// container is gone or stopped, repair sessions stuck between states, release slices
-    /// and close usage left open by a crash, stop sessions past their time limit, and place
+    /// container is gone or stopped, repair sessions stuck between states, release slices,
+    /// destroy MIG instances the portal made that nobody holds, close usage left open by a
+    /// crash, stop sessions past their time limit, and place
     /// queued sessions that now fit. Each session is handled on its own: one that fails is
     /// logged and retried next pass, and never keeps the pass from the others.
     pub async fn reconcile(&self) -> Result<ReconcileReport, CoreError> {
@@ -136,6 +139,10 @@ impl Sessions {
                 Ok(()) => report.slices_released += 1,
                 Err(e) => tracing::warn!(session = %session.id, error = %e, "slice not released yet"),
             }
+        }
+        match self.destroy_leftover_instances().await {
+            Ok(n) => report.instances_destroyed = n,
+            Err(e) => tracing::warn!(error = %e, "reconcile: could not look for leftover MIG instances"),
         }
         for (id, ended_at, reason) in store.open_usage_of_final_sessions().await? {
             match store.close_usage(&id, ended_at, &reason).await {

@@ -435,6 +435,28 @@ impl Store {
             .collect())
     }
 
+    /// Whether the portal ever created a MIG instance at this placement for a session
+    /// (so an instance there that nobody holds is the portal's to destroy, never an
+    /// admin's).
+    pub async fn portal_created_instance_at(
+        &self,
+        gpu_uuid: &str,
+        profile_id: u32,
+        start: u8,
+    ) -> Result<bool, CoreError> {
+        let found: Option<(i64,)> = sqlx::query_as(
+            "SELECT 1 FROM gpu_sessions
+             WHERE gpu_uuid = $1 AND profile_id = $2 AND start_slice = $3 AND created_instance = 1
+             LIMIT 1",
+        )
+        .bind(gpu_uuid)
+        .bind(i64::from(profile_id))
+        .bind(i64::from(start))
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(found.is_some())
+    }
+
     pub async fn count_slice_holds(&self) -> Result<i64, CoreError> {
         let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM slice_holds")
             .fetch_one(self.pool())

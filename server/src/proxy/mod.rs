@@ -5,6 +5,7 @@
 //! existence does not leak. The notebook host (`notebook_host`) redeems the ticket and
 //! forwards to JupyterLab (`forward`).
 
+mod admitted;
 mod forward;
 pub mod notebook_host;
 mod pages;
@@ -17,6 +18,7 @@ use slicehub_core::sessions::GpuSession;
 
 use crate::serve::AppState;
 
+pub use admitted::Admitted;
 pub use forward::Upstream;
 
 pub const PREFIX: &str = "/user/";
@@ -24,7 +26,7 @@ pub const PREFIX: &str = "/user/";
 pub const LAUNCH_PATH: &str = "/_slicehub/launch";
 
 /// `/user/alice/s-abc/lab?x` → (`alice`, `s-abc`)
-fn owner_and_session(path: &str) -> Option<(&str, &str)> {
+pub(super) fn owner_and_session(path: &str) -> Option<(&str, &str)> {
     let rest = path.strip_prefix(PREFIX)?;
     let mut parts = rest.splitn(3, '/');
     let name = parts.next().filter(|n| !n.is_empty())?;

@@ -4,6 +4,7 @@
 //! request under the session's base URL must carry a grant that admits it.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use axum::extract::{Query, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
@@ -111,10 +112,23 @@ async fn forward(State(state): State<AppState>, request: Request) -> Response {
     let services = &state.services;
     let portal = services.notebooks.portal_url();
     let host = request.extensions().get::<HostSession>().cloned();
-    let session = match session_at(&state, request.uri().path()).await {
-        Ok(session) if Some(session.id.as_str()) == host_session(&host) => session,
-        Ok(_) => return pages::not_found(&portal),
-        Err(page) => return page,
+    let Some(host_id) = host_session(&host).map(str::to_string) else {
+        return pages::not_found(&portal);
+    };
+    let grants = grant_cookies(request.headers(), services.notebooks.grant_cookie());
+    let path = request.uri().path();
+    let remembered = state
+        .admitted
+        .get(&host_id, &grants)
+        .filter(|s| super::owner_and_session(path) == Some((s.username.as_str(), s.id.as_str())));
+    let admitted = remembered.is_some();
+    let session = match remembered {
+        Some(session) => session,
+        None => match session_at(&state, path).await {
+            Ok(session) if session.id == host_id => Arc::new(session),
+            Ok(_) => return pages::not_found(&portal),
+            Err(page) => return page,
+        },
     };
     let origin = services.notebooks.origin_of(&session.id);
     let writes = !matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS);
@@ -124,18 +138,19 @@ async fn forward(State(state): State<AppState>, request: Request) -> Response {
         tracing::warn!(session = %session.id, path = %request.uri().path(), "notebook host refused a request from another origin");
         return pages::refused(&portal, "This request came from another site.");
     }
-    let grants = grant_cookies(request.headers(), services.notebooks.grant_cookie());
-    match services.notebooks.admits(&grants, &session).await {
-        Ok(true) => {}
-        Ok(false) if request.method() == Method::GET && !upgrade => {
-            // No grant for this host (yet): the portal checks the login and sends a ticket.
-            let target = request.uri().path_and_query().map(|p| p.as_str()).unwrap_or(PREFIX);
-            return (StatusCode::SEE_OTHER, [(header::LOCATION, format!("{portal}{target}"))]).into_response();
-        }
-        Ok(false) => return pages::not_found(&portal),
-        Err(e) => {
-            tracing::warn!(error = %e, "notebook host: checking a grant failed");
-            return pages::unavailable(&portal, "The portal cannot check this request right now.");
+    if !admitted {
+        match services.notebooks.admits(&grants, &session).await {
+            Ok(Some(index)) => state.admitted.remember(&grants[index], &session),
+            Ok(None) if request.method() == Method::GET && !upgrade => {
+                // No grant for this host (yet): the portal checks the login and sends a ticket.
+                let target = request.uri().path_and_query().map(|p| p.as_str()).unwrap_or(PREFIX);
+                return (StatusCode::SEE_OTHER, [(header::LOCATION, format!("{portal}{target}"))]).into_response();
+            }
+            Ok(None) => return pages::not_found(&portal),
+            Err(e) => {
+                tracing::warn!(error = %e, "notebook host: checking a grant failed");
+                return pages::unavailable(&portal, "The portal cannot check this request right now.");
+            }
         }
     }
     match (session.state, session.notebook_address.as_deref()) {

@@ -1,0 +1,175 @@
+//! What following sessions costs the portal:
+//! - status reads: 16 keep-alive clients asking `my_sessions` for 30 students (each with a
+//!   running job) as fast as they can for 5 s; reads per second, and the portal's CPU per
+//!   read and reads per CPU-second (one core);
+//! - 30 notebooks started at once with 30 "browsers" following over server-sent events,
+//!   each re-reading its sessions once per event as the sessions page does; the portal's
+//!   CPU seconds per spawn, and the wall time against 30 bare `docker run`s of the same
+//!   image at once (the control, run first).
+//!
+//! cargo run --release -p slicehub-bench --bin status-reads -- [path/to/slicehub]
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use slicehub_bench::bare::{bare_spawn, remove, JUPYTERLAB};
+use slicehub_bench::process::cpu_seconds;
+use slicehub_end2end::classroom::{Classroom, COURSE};
+use slicehub_end2end::form::{post, urlencode};
+use slicehub_end2end::{workspace_root, Portal};
+
+const BUSYBOX: &str = "slicehub/busybox:offline";
+const STUDENTS: usize = 30;
+
+fn keep_alive_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .pool_max_idle_per_host(64)
+        .build()
+        .unwrap()
+}
+
+async fn start(portal: &Portal, client: &reqwest::Client, cookie: &str, image: &str, command: &str) -> String {
+    let body = format!(
+        "course_id=1&profile=1g.10gb&image={}&command={}",
+        urlencode(image),
+        urlencode(command)
+    );
+    let resp = post(client, &portal.url, Some(cookie), "start_session", body).await;
+    assert!(resp.status().is_success(), "{}", resp.text().await.unwrap());
+    resp.json::<serde_json::Value>().await.unwrap()["id"].as_str().unwrap().to_string()
+}
+
+async fn first_state(portal: &Portal, client: &reqwest::Client, cookie: &str) -> String {
+    let resp = post(client, &portal.url, Some(cookie), "my_sessions", String::new()).await;
+    let list: serde_json::Value = resp.json().await.unwrap();
+    list[0]["state"].as_str().unwrap_or("").to_string()
+}
+
+async fn stop_all(portal: &Portal, client: &reqwest::Client, cookies: &[String], ids: &[String]) {
+    for (cookie, id) in cookies.iter().zip(ids) {
+        post(client, &portal.url, Some(cookie), "stop_session", format!("id={id}")).await;
+    }
+}
+
+/// Follows the student's event stream; on each event reads the sessions (as the page
+/// does) until the first is ready. Returns the number of reads.
+async fn follow_until_ready(portal: &Portal, client: &reqwest::Client, cookie: &str) -> u64 {
+    let mut stream = client
+        .get(format!("{}/api/sessions/events", portal.url))
+        .header("cookie", cookie)
+        .send()
+        .await
+        .unwrap();
+    let mut reads = 1;
+    if first_state(portal, client, cookie).await == "ready" {
+        return reads;
+    }
+    while let Ok(Some(chunk)) = stream.chunk().await {
+        if !String::from_utf8_lossy(&chunk).contains("data:") {
+            continue;
+        }
+        reads += 1;
+        match first_state(portal, client, cookie).await.as_str() {
+            "ready" => return reads,
+            "failed" | "ended" => panic!("a session failed"),
+            _ => {}
+        }
+    }
+    panic!("the event stream ended");
+}
+
+/// The control: `n` bare `docker run`s of the notebook image at once, each polled until
+/// JupyterLab answers; the wall time.
+async fn bare_burst(n: usize) -> f64 {
+    let t = Instant::now();
+    let runs = futures_util::future::join_all((0..n).map(|i| bare_spawn(200 + i))).await;
+    let took = t.elapsed().as_secs_f64();
+    for (_, name) in &runs {
+        remove(name);
+    }
+    took
+}
+
+#[tokio::main]
+async fn main() {
+    let bin = std::env::args()
+        .nth(1)
+        .map(Into::into)
+        .unwrap_or_else(|| workspace_root().join("target/release/slicehub"));
+    let class = Classroom::start(
+        &bin,
+        &[("SLICEHUB_GPU_SIMULATED", "8 x H100-80GB"), ("SLICEHUB_LOG_LEVEL", "warn")],
+    )
+    .await;
+    class.portal.cli(&["course", "policy", COURSE, "--images", &format!("{JUPYTERLAB},{BUSYBOX}")], "");
+    let names: Vec<String> = (0..STUDENTS).map(|i| format!("r{i:02}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let cookies = Arc::new(class.enroll(&names).await);
+    let portal = Arc::new(class.portal);
+    let client = keep_alive_client();
+    println!("portal: {} (8 x simulated H100-80GB, SQLite)", bin.display());
+
+    // 1. Status reads with a running job each.
+    let mut jobs = Vec::new();
+    for cookie in cookies.iter() {
+        jobs.push(start(&portal, &client, cookie, BUSYBOX, "sleep 600").await);
+    }
+    for cookie in cookies.iter() {
+        while first_state(&portal, &client, cookie).await != "ready" {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    let reads = Arc::new(AtomicU64::new(0));
+    let until = Instant::now() + Duration::from_secs(5);
+    let cpu_before = cpu_seconds(portal.pid());
+    let workers: Vec<_> = (0..16)
+        .map(|w| {
+            let (portal, cookies, client, reads) = (portal.clone(), cookies.clone(), client.clone(), reads.clone());
+            tokio::spawn(async move {
+                let mut i = w;
+                while Instant::now() < until {
+                    let state = first_state(&portal, &client, &cookies[i % STUDENTS]).await;
+                    assert_eq!(state, "ready");
+                    reads.fetch_add(1, Ordering::Relaxed);
+                    i += 16;
+                }
+            })
+        })
+        .collect();
+    futures_util::future::join_all(workers).await;
+    let cpu = cpu_seconds(portal.pid()) - cpu_before;
+    let n = reads.load(Ordering::Relaxed) as f64;
+    println!(
+        "status reads (my_sessions), 16 clients, 5 s: {:.0} reads/s; portal CPU {cpu:.2} s = {:.0} µs per read, {:.0} reads per CPU-second",
+        n / 5.0,
+        cpu * 1e6 / n,
+        n / cpu.max(0.01)
+    );
+    stop_all(&portal, &client, &cookies, &jobs).await;
+
+    // 2. 30 notebooks at once, followed over server-sent events, after the control.
+    let at_once: usize = std::env::var("BENCH_AT_ONCE").ok().and_then(|v| v.parse().ok()).unwrap_or(STUDENTS);
+    let bare = bare_burst(at_once).await;
+    let cpu_before = cpu_seconds(portal.pid());
+    let t = Instant::now();
+    let mut ids = Vec::new();
+    for cookie in cookies.iter().take(at_once) {
+        ids.push(start(&portal, &client, cookie, JUPYTERLAB, "").await);
+    }
+    let follows: Vec<_> = cookies
+        .iter()
+        .take(at_once)
+        .map(|cookie| follow_until_ready(&portal, &client, cookie))
+        .collect();
+    let reads: u64 = futures_util::future::join_all(follows).await.into_iter().sum();
+    let all = t.elapsed().as_secs_f64();
+    let cpu = cpu_seconds(portal.pid()) - cpu_before;
+    println!(
+        "{at_once} notebooks at once, followed over SSE ({reads} reads): control {bare:.1} s, through the portal {all:.1} s ({:.2}x); portal CPU {cpu:.2} s ({:.3} s per spawn)",
+        all / bare,
+        cpu / at_once as f64
+    );
+    stop_all(&portal, &client, &cookies, &ids).await;
+}
