@@ -23,6 +23,7 @@ pub struct Authenticator {
     pub(super) limiter: Arc<LoginLimiter>,
     pub(super) policy: SessionPolicy,
     pub(super) clock: Arc<dyn Clock>,
+    pub(super) callers: super::callers::RecentCallers,
 }
 
 #[derive(Debug, Clone)]
@@ -69,6 +70,7 @@ impl Authenticator {
             limiter: LoginLimiter::new(limits),
             policy,
             clock,
+            callers: Default::default(),
         }
     }
 

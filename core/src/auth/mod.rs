@@ -3,6 +3,7 @@
 //! one authorization rule (`authorize`).
 
 mod bootstrap;
+mod callers;
 mod guard;
 mod login;
 mod password;

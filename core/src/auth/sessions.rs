@@ -56,15 +56,23 @@ impl Authenticator {
     }
 
     /// Who is calling, for [`super::authorize`]: Anonymous without a valid session.
+    /// A caller resolved less than [`super::callers::FRESH_MS`] ago, with no change to
+    /// anyone's access made by this process since, is answered from memory.
     pub async fn caller(&self, token: Option<&str>) -> Result<Caller, CoreError> {
-        let user = match token {
-            Some(token) => self.session_user(token).await?,
-            None => None,
+        let Some(token) = token else {
+            return Ok(Caller::Anonymous);
         };
-        match user {
-            Some(user) => caller_of(&self.store, &user).await,
-            None => Ok(Caller::Anonymous),
+        let changes = self.store.access_changes();
+        let now = self.clock.now_ms();
+        if let Some(caller) = self.callers.get(token, changes, now) {
+            return Ok(caller);
         }
+        let caller = match self.session_user(token).await? {
+            Some(user) => caller_of(&self.store, &user).await?,
+            None => Caller::Anonymous,
+        };
+        self.callers.put(token, changes, now, &caller);
+        Ok(caller)
     }
 
     /// Ends the session of this token; an unknown or expired token is not an error.

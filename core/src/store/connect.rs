@@ -72,6 +72,7 @@ impl Store {
             pool,
             kind,
             url_redacted,
+            access_changes: Default::default(),
         })
     }
 

@@ -233,6 +233,7 @@ impl Store {
         .bind(now_ms())
         .execute(self.pool())
         .await?;
+        self.access_changed();
         Ok(())
     }
 
@@ -251,6 +252,7 @@ impl Store {
         .bind(role.as_str())
         .execute(self.pool())
         .await?;
+        self.access_changed();
         Ok(done.rows_affected() > 0)
     }
 
@@ -341,6 +343,7 @@ impl Store {
         }
         audit_on(&mut tx, actor, "roster.import", &course.code, summary).await?;
         tx.commit().await?;
+        self.access_changed();
         Ok(())
     }
 }

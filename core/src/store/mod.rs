@@ -47,9 +47,21 @@ pub struct Store {
     pool: AnyPool,
     kind: DbKind,
     url_redacted: String,
+    /// Counts this process's writes that can change who a caller is or what they may do
+    /// (passwords, disabled or admin flags, course roles, login sessions ended).
+    access_changes: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Store {
+    /// How many writes that change callers' access this process has made.
+    pub fn access_changes(&self) -> u64 {
+        self.access_changes.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn access_changed(&self) {
+        self.access_changes.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
     pub fn kind(&self) -> DbKind {
         self.kind
     }

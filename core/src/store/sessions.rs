@@ -90,6 +90,7 @@ impl Store {
             .bind(session_id)
             .execute(self.pool())
             .await?;
+        self.access_changed();
         Ok(())
     }
 
@@ -99,6 +100,7 @@ impl Store {
             .bind(user_id)
             .execute(self.pool())
             .await?;
+        self.access_changed();
         Ok(done.rows_affected())
     }
 
@@ -114,6 +116,7 @@ impl Store {
                 .bind(idle_cutoff_ms)
                 .execute(self.pool())
                 .await?;
+        self.access_changed();
         Ok(done.rows_affected())
     }
 

@@ -198,6 +198,7 @@ impl Store {
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
+        self.access_changed();
         Ok(())
     }
 
@@ -228,6 +229,7 @@ impl Store {
                 .await?;
         }
         tx.commit().await?;
+        self.access_changed();
         Ok(())
     }
 
@@ -250,6 +252,7 @@ impl Store {
                 .why_not_updated(user_id, "remove the administrator role of")
                 .await);
         }
+        self.access_changed();
         Ok(())
     }
 
