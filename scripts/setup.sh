@@ -2,7 +2,8 @@
 # Installs what building and testing SliceHub needs, using only the package registries.
 # Idempotent: each step checks first, so a second run takes seconds.
 #   scripts/setup.sh          build tools (wasm target, cargo-leptos, wasm-bindgen-cli, wasm-opt)
-#   scripts/setup.sh --test   also Chromium + chromedriver, PostgreSQL, debootstrap, busybox-static
+#   scripts/setup.sh --test   also Chromium + chromedriver, PostgreSQL, debootstrap, busybox-static,
+#                             Prometheus
 set -euo pipefail
 
 CARGO_LEPTOS_VERSION=0.3.11
@@ -83,6 +84,11 @@ if [[ $WITH_TEST -eq 1 ]]; then
   have pg_ctlcluster || apt_install postgresql
   have debootstrap || apt_install debootstrap
   [[ -x /bin/busybox ]] || apt_install busybox-static
+  # a real Prometheus for the metrics test (its packaged service is not wanted running)
+  if ! have prometheus; then
+    apt_install prometheus
+    service prometheus stop >/dev/null 2>&1 || true
+  fi
   # 6. axe-core for the browser tests' accessibility check; it ships inside a Python wheel
   #    (MPL-2.0) and is kept under target/, never in the repository.
   AXE="$ROOT/target/axe/axe.min.js"

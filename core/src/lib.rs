@@ -10,6 +10,7 @@ pub mod error;
 pub mod fleet;
 pub mod gpu;
 pub mod health;
+pub mod metrics;
 pub mod notebook_access;
 pub mod quotas;
 pub mod runtime;

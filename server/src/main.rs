@@ -11,6 +11,7 @@ mod error;
 mod gpu_inspect;
 mod gpu_layout;
 mod healthz;
+mod metrics;
 mod page_guard;
 mod proxy;
 mod security_headers;

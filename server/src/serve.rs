@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use tower_http::trace::TraceLayer;
 
 use crate::error::CliError;
-use crate::{api_errors, csrf, healthz, proxy, security_headers, session, session_events, startup, usage_csv};
+use crate::{api_errors, csrf, healthz, metrics, proxy, security_headers, session, session_events, startup, usage_csv};
 
 /// How long open requests may take to finish after SIGTERM or Ctrl-C.
 const GRACE: std::time::Duration = std::time::Duration::from_secs(4);
@@ -59,6 +59,7 @@ pub fn router(services: Services, shutdown: CancellationToken) -> Router {
     };
     Router::new()
         .route("/healthz", get(healthz::healthz))
+        .route(metrics::PATH, get(metrics::scrape))
         .route(session_events::PATH, get(session_events::events))
         .route(usage_csv::PATH, get(usage_csv::download))
         .route("/user/{*rest}", any(proxy::door))

@@ -17,7 +17,7 @@ pub async fn resolve(
     // Scripts, styles and health checks answer the same to everyone: no session lookup
     // (a database query) for each of them.
     let path = request.uri().path();
-    let token = if path.starts_with("/pkg/") || path == "/healthz" {
+    let token = if path.starts_with("/pkg/") || path == "/healthz" || path == crate::metrics::PATH {
         None
     } else {
         let name = session_cookie(services.config.server_secure_cookies);

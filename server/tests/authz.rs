@@ -45,6 +45,9 @@ const PAGES: &[(&str, [u16; 6])] = &[
 /// Other GET endpoints: expected status per caller.
 const ENDPOINTS: &[(&str, [u16; 6])] = &[
     ("/healthz", [200, 200, 200, 200, 200, 200]),
+    // Off without `metrics.token`; with it, only the bearer token opens it, never a
+    // login (server/tests/metrics.rs).
+    ("/metrics", [404, 404, 404, 404, 404, 404]),
     ("/api/sessions/events", [401, 200, 200, 200, 200, 200]),
     ("/courses/{code}/usage.csv", [303, 403, 403, 200, 403, 200]),
     // No such session: nobody learns more than 404.

@@ -129,6 +129,7 @@ impl Authenticator {
             Some((user, _)) if verified && !user.disabled => user,
             _ => {
                 attempt.failed(now);
+                crate::metrics::METRICS.login_failures.inc();
                 let attempted: String = username
                     .trim()
                     .chars()

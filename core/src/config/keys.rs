@@ -141,6 +141,22 @@ pub static KEYS: &[KeySpec] = &[
         },
     },
     KeySpec {
+        key: "metrics.token",
+        default: "",
+        expected: "empty, or 16 to 256 visible ASCII characters",
+        doc: "The bearer token Prometheus sends to `/metrics`; empty: `/metrics` answers 404.",
+        apply: |c, v| {
+            let v = v.trim();
+            let fits = v.is_empty()
+                || ((16..=256).contains(&v.len()) && v.chars().all(|ch| ch.is_ascii_graphic()));
+            if !fits {
+                return Err(());
+            }
+            c.metrics_token = v.to_string();
+            Ok(())
+        },
+    },
+    KeySpec {
         key: "sessions.host_firewall",
         default: "true",
         expected: "true or false",

@@ -41,6 +41,8 @@ pub struct Config {
     pub server_public_url: String,
     /// Administrators may open a student's notebook (confirmed and audited each visit).
     pub notebooks_admin_access: bool,
+    /// Bearer token `/metrics` asks for; empty: no metrics are served.
+    pub metrics_token: String,
     /// Firewall rules keep session containers off the portal host and link-local addresses.
     pub sessions_host_firewall: bool,
     /// Empty means the SQLite file `slicehub.db` in `data_dir`.
@@ -119,6 +121,7 @@ impl Default for Config {
             server_notebook_domain: String::new(),
             server_public_url: String::new(),
             notebooks_admin_access: false,
+            metrics_token: String::new(),
             sessions_host_firewall: true,
             database_url: String::new(),
             database_max_connections: 0,

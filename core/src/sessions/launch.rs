@@ -9,6 +9,7 @@ use super::manager::Sessions;
 use super::model::{GpuSession, SessionKind, SessionState};
 use super::readiness::answers_ok;
 use crate::gpu::BackendKind;
+use crate::metrics::METRICS;
 use super::policy::policy_of;
 use crate::runtime::firewall;
 use crate::runtime::spec::{ContainerSpec, LaunchRequest, Limits, Workload, NOTEBOOK_PORT};
@@ -39,6 +40,7 @@ impl Sessions {
 
     async fn launch(&self, id: &str) -> Result<(), CoreError> {
         let store = &self.inner.store;
+        let placed_ms = crate::store::now_ms();
         let session = self.session(id).await?;
         let device = self.device_for(&session).await?;
         store.set_session_mig_uuid(id, &device.mig_uuid).await?;
@@ -83,10 +85,11 @@ impl Sessions {
             return Ok(());
         }
         match session.kind {
-            SessionKind::Notebook => self.await_jupyter(id).await,
+            SessionKind::Notebook => self.await_jupyter(id, placed_ms).await,
             SessionKind::Job => {
                 let detail = format!("running {}", session.argv.join(" "));
                 if self.publish(store.transition(id, SessionState::Ready, &detail).await?) {
+                    METRICS.ready("job", session.requested_at_ms, placed_ms, crate::store::now_ms());
                     self.spawn_job_waiter(id.to_string(), spec.name);
                 }
                 Ok(())
@@ -239,7 +242,7 @@ impl Sessions {
 
     /// Ready when JupyterLab's status API answers with the session's token; a container
     /// that stops, or no answer in time, fails the session with its last log lines.
-    async fn await_jupyter(&self, id: &str) -> Result<(), CoreError> {
+    async fn await_jupyter(&self, id: &str, placed_ms: i64) -> Result<(), CoreError> {
         let store = &self.inner.store;
         let timeout = Duration::from_secs(u64::from(self.inner.config.sessions_ready_timeout_seconds));
         let until = Instant::now() + timeout;
@@ -266,7 +269,9 @@ impl Sessions {
             if let Some(address) = &session.notebook_address {
                 if answers_ok(address, &path, &session.token).await {
                     let detail = format!("JupyterLab answers at {}", session.base_url());
-                    self.publish(store.transition(id, SessionState::Ready, &detail).await?);
+                    if self.publish(store.transition(id, SessionState::Ready, &detail).await?) {
+                        METRICS.ready("notebook", session.requested_at_ms, placed_ms, crate::store::now_ms());
+                    }
                     return Ok(());
                 }
             }

@@ -217,8 +217,12 @@ impl Sessions {
             loop {
                 tokio::time::sleep(period).await;
                 match this.reconcile().await {
-                    Ok(report) if report.changed_anything() => tracing::info!(?report, "reconciled"),
-                    Ok(_) => {}
+                    Ok(report) => {
+                        crate::metrics::METRICS.reconciled(&report);
+                        if report.changed_anything() {
+                            tracing::info!(?report, "reconciled");
+                        }
+                    }
                     Err(e) => tracing::warn!(error = %e, "reconcile pass failed"),
                 }
             }

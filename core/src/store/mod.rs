@@ -6,6 +6,7 @@ mod audit;
 mod connect;
 mod courses;
 mod gpu_sessions;
+mod metrics_reads;
 mod notebook_access;
 mod policies;
 mod quotas;

@@ -156,10 +156,14 @@ async fn forward(State(state): State<AppState>, request: Request) -> Response {
     match (session.state, session.notebook_address.as_deref()) {
         (SessionState::Ready, Some(address)) if !session.token.is_empty() => {
             let scheme = if portal.starts_with("https://") { "https" } else { "http" };
-            state
+            let began = std::time::Instant::now();
+            let answer = state
                 .upstream
                 .forward(request, address, &session.token, services.notebooks.grant_cookie(), scheme)
-                .await
+                .await;
+            let kind = if upgrade { "websocket" } else { "http" };
+            slicehub_core::metrics::METRICS.proxied(kind, began.elapsed().as_secs_f64());
+            answer
         }
         (s, _) if s.is_final() => pages::ended(&portal, &session),
         _ => pages::starting(&portal, &session),

@@ -1,0 +1,97 @@
+//! Gauges read at each scrape: live sessions, the queue, and slices held and free. Three
+//! grouped queries and one pass of the allocator per profile, whatever the number of
+//! sessions.
+
+use prometheus::{Encoder, GaugeVec, IntGaugeVec, Opts, TextEncoder};
+
+use super::METRICS;
+use crate::{CoreError, Services};
+
+pub(super) struct Gauges {
+    sessions: IntGaugeVec,
+    queue_length: IntGaugeVec,
+    queue_oldest_wait: GaugeVec,
+    slices_held: IntGaugeVec,
+    slices_free: IntGaugeVec,
+    /// One scrape at a time: each resets the gauges before setting them.
+    scraping: tokio::sync::Mutex<()>,
+}
+
+fn int_gauges(name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
+    IntGaugeVec::new(Opts::new(name, help), labels).expect("a valid gauge")
+}
+
+impl Gauges {
+    pub(super) fn new() -> Gauges {
+        Gauges {
+            sessions: int_gauges("slicehub_sessions", "Live GPU sessions by state and course.", &["state", "course"]),
+            queue_length: int_gauges("slicehub_queue_length", "Claims waiting for a slice, by profile.", &["profile"]),
+            queue_oldest_wait: GaugeVec::new(
+                Opts::new("slicehub_queue_oldest_wait_seconds", "How long the oldest waiting claim of a profile has waited."),
+                &["profile"],
+            )
+            .expect("a valid gauge"),
+            slices_held: int_gauges(
+                "slicehub_slices_held",
+                "MIG slices held by sessions, by GPU index and profile.",
+                &["gpu", "profile"],
+            ),
+            slices_free: int_gauges(
+                "slicehub_slices_free",
+                "How many more sessions of a profile would fit on the GPUs now.",
+                &["profile"],
+            ),
+            scraping: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    pub(super) fn collectors(&self) -> Vec<Box<dyn prometheus::core::Collector>> {
+        vec![
+            Box::new(self.sessions.clone()),
+            Box::new(self.queue_length.clone()),
+            Box::new(self.queue_oldest_wait.clone()),
+            Box::new(self.slices_held.clone()),
+            Box::new(self.slices_free.clone()),
+        ]
+    }
+}
+
+/// Every metric in Prometheus' text format, gauges read now.
+pub async fn render(services: &Services) -> Result<String, CoreError> {
+    let gauges = &METRICS.gauges;
+    let _one = gauges.scraping.lock().await;
+    let store = &services.store;
+    let counts = store.live_session_counts().await?;
+    let queue = store.queue_counts().await?;
+    let held = store.held_counts().await?;
+    let profiles = services.sessions.known_profiles().await?;
+    let free = services.sessions.availability(&profiles).await?;
+    let now = crate::store::now_ms();
+
+    gauges.sessions.reset();
+    for c in &counts {
+        gauges.sessions.with_label_values(&[c.state.as_str(), c.course.as_str()]).set(c.sessions);
+    }
+    gauges.queue_length.reset();
+    gauges.queue_oldest_wait.reset();
+    for q in &queue {
+        gauges.queue_length.with_label_values(&[q.profile.as_str()]).set(q.waiting);
+        let waited = ((now - q.oldest_requested_at).max(0) as f64) / 1000.0;
+        gauges.queue_oldest_wait.with_label_values(&[q.profile.as_str()]).set(waited);
+    }
+    gauges.slices_held.reset();
+    for h in &held {
+        let gpu = h.gpu_index.to_string();
+        gauges.slices_held.with_label_values(&[gpu.as_str(), h.profile.as_str()]).set(h.held);
+    }
+    gauges.slices_free.reset();
+    for f in &free {
+        gauges.slices_free.with_label_values(&[f.profile.as_str()]).set(i64::from(f.free));
+    }
+
+    let mut text = Vec::new();
+    if let Err(e) = TextEncoder::new().encode(&METRICS.registry.gather(), &mut text) {
+        tracing::warn!(error = %e, "a metric could not be encoded");
+    }
+    Ok(String::from_utf8_lossy(&text).into_owned())
+}
