@@ -1,9 +1,9 @@
 //! Requests a grant was admitted for, remembered for a moment: a notebook makes dozens of
 //! requests a second (kernels, contents, WebSocket reconnects), and each would otherwise
 //! read its session and its grant from the database. An entry is forgotten as soon as its
-//! session changes state (an event of this process), and in any case after
-//! [`FRESH`], which bounds how long a change made by another process (a CLI stop, an
-//! account disabled) takes to reach the proxy.
+//! session changes state (an event of this process) or this process changes anyone's
+//! access (an account disabled, say), and in any case after [`FRESH`], which bounds how
+//! long a change made by another process (a CLI stop) takes to reach the proxy.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -17,9 +17,12 @@ pub const FRESH: Duration = Duration::from_secs(2);
 /// Entries kept at most; older ones go first when it is reached.
 const MOST: usize = 4096;
 
-/// (session id, SHA-256 of the grant) → the session as it was when the grant admitted.
+/// (session id, SHA-256 of the grant) → (the store's access changes then, when, the
+/// session as it was when the grant admitted).
+type Entries = HashMap<(String, String), (u64, Instant, Arc<GpuSession>)>;
+
 #[derive(Clone, Default)]
-pub struct Admitted(Arc<Mutex<HashMap<(String, String), (Instant, Arc<GpuSession>)>>>);
+pub struct Admitted(Arc<Mutex<Entries>>);
 
 impl Admitted {
     /// Starts forgetting sessions as their state changes.
@@ -42,13 +45,14 @@ impl Admitted {
         admitted
     }
 
-    /// The session one of `grants` was admitted to within [`FRESH`].
-    pub fn get(&self, session_id: &str, grants: &[String]) -> Option<Arc<GpuSession>> {
+    /// The session one of `grants` was admitted to within [`FRESH`], with no access
+    /// change since (`changes` is the store's count now).
+    pub fn get(&self, session_id: &str, grants: &[String], changes: u64) -> Option<Arc<GpuSession>> {
         let map = self.0.lock().unwrap_or_else(|p| p.into_inner());
         grants.iter().find_map(|grant| {
             let key = (session_id.to_string(), token_sha256(grant));
             match map.get(&key) {
-                Some((at, session)) if at.elapsed() < FRESH => Some(session.clone()),
+                Some((seen, at, session)) if *seen == changes && at.elapsed() < FRESH => Some(session.clone()),
                 _ => None,
             }
         })
@@ -56,15 +60,15 @@ impl Admitted {
 
     /// Only the grant that admitted: another value in the same request (a sibling host
     /// may toss one in) admits nothing.
-    pub fn remember(&self, grant: &str, session: &GpuSession) {
+    pub fn remember(&self, grant: &str, session: &GpuSession, changes: u64) {
         let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
         if map.len() >= MOST {
-            map.retain(|_, (at, _)| at.elapsed() < FRESH);
+            map.retain(|_, (_, at, _)| at.elapsed() < FRESH);
         }
         if map.len() >= MOST {
             map.clear();
         }
         let key = (session.id.clone(), token_sha256(grant));
-        map.insert(key, (Instant::now(), Arc::new(session.clone())));
+        map.insert(key, (changes, Instant::now(), Arc::new(session.clone())));
     }
 }

@@ -117,9 +117,10 @@ async fn forward(State(state): State<AppState>, request: Request) -> Response {
     };
     let grants = grant_cookies(request.headers(), services.notebooks.grant_cookie());
     let path = request.uri().path();
+    let changes = services.store.access_changes();
     let remembered = state
         .admitted
-        .get(&host_id, &grants)
+        .get(&host_id, &grants, changes)
         .filter(|s| super::owner_and_session(path) == Some((s.username.as_str(), s.id.as_str())));
     let admitted = remembered.is_some();
     let session = match remembered {
@@ -140,7 +141,7 @@ async fn forward(State(state): State<AppState>, request: Request) -> Response {
     }
     if !admitted {
         match services.notebooks.admits(&grants, &session).await {
-            Ok(Some(index)) => state.admitted.remember(&grants[index], &session),
+            Ok(Some(index)) => state.admitted.remember(&grants[index], &session, changes),
             Ok(None) if request.method() == Method::GET && !upgrade => {
                 // No grant for this host (yet): the portal checks the login and sends a ticket.
                 let target = request.uri().path_and_query().map(|p| p.as_str()).unwrap_or(PREFIX);
