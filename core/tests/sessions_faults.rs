@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 use lab::faulty_docker::{Fault, FaultyDocker};
 use lab::{lab_on, BUSYBOX};
 use slicehub_core::config::Config;
-use slicehub_core::gpu::GpuBackend;
+use slicehub_core::gpu::{BackendKind, Catalog, GpuBackend, GpuHealth, GpuInfo, GpuUtilization, MigInstance, Placement};
+use slicehub_core::CoreError;
 use slicehub_core::runtime::Engine;
 use slicehub_core::sessions::{SessionState, Sessions};
 use slicehub_core::store::Store;
@@ -90,31 +91,60 @@ async fn a_launch_nobody_finishes_is_failed_and_cleaned_up(store: Store) {
     lab.clean_up().await;
 }
 
-async fn stops_in_the_middle_of_launches_leave_no_mig_instance(store: Store) {
-    let lab = lab::lab(store, "1 x H100-80GB", |_| {}).await;
-    let mut ids = Vec::new();
-    for i in 0..20 {
-        let student = lab.student(&format!("mid-{i}")).await;
-        let claimed = lab.sessions.claim(lab.job(student, &["sleep", "600"])).await.unwrap();
-        // The launch runs in the background and is somewhere in its first steps now.
-        if i % 2 == 1 {
-            tokio::task::yield_now().await;
-        }
-        let _ = lab.sessions.stop(&claimed.id, "changed my mind").await;
-        ids.push(claimed.id);
+/// The simulated GPUs, but creating an instance takes as long as on a real GPU under load.
+struct SlowToCreate(Arc<slicehub_core::gpu::SimulatedBackend>);
+
+impl GpuBackend for SlowToCreate {
+    fn kind(&self) -> BackendKind {
+        self.0.kind()
     }
-    for id in &ids {
-        lab.until(id, &[Ended, Failed], LONG).await;
+    fn describe(&self) -> String {
+        self.0.describe()
     }
-    // Launches that lost the race have given up by now.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    fn list_gpus(&self) -> Result<Vec<GpuInfo>, CoreError> {
+        self.0.list_gpus()
+    }
+    fn catalog(&self, gpu_index: u32) -> Result<Catalog, CoreError> {
+        self.0.catalog(gpu_index)
+    }
+    fn instances(&self, gpu_index: u32) -> Result<Vec<MigInstance>, CoreError> {
+        self.0.instances(gpu_index)
+    }
+    fn create_instance(&self, gpu_index: u32, placement: Placement) -> Result<MigInstance, CoreError> {
+        std::thread::sleep(Duration::from_millis(500));
+        self.0.create_instance(gpu_index, placement)
+    }
+    fn destroy_instance(&self, gpu_index: u32, placement: Placement) -> Result<(), CoreError> {
+        self.0.destroy_instance(gpu_index, placement)
+    }
+    fn utilization(&self, gpu_index: u32) -> Result<GpuUtilization, CoreError> {
+        self.0.utilization(gpu_index)
+    }
+    fn health(&self, gpu_index: u32) -> Result<GpuHealth, CoreError> {
+        self.0.health(gpu_index)
+    }
+}
+
+/// A stop that arrives while the launch is creating the session's MIG instance: the
+/// instance does not outlive the session.
+async fn a_stop_while_the_instance_is_created_leaves_no_instance(store: Store) {
+    let lab = lab::lab(store.clone(), "1 x H100-80GB", |_| {}).await;
+    let slow = Sessions::new(store, Arc::new(SlowToCreate(lab.gpus.clone())), lab.engine.clone(), lab.config.clone());
+    let mia = lab.student("mid-mia").await;
+    let claimed = slow.claim(lab.job(mia, &["sleep", "600"])).await.unwrap();
+    assert_eq!(claimed.state, Allocating);
+    // The launch (in the background) is now inside the instance's creation.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    slow.stop(&claimed.id, "changed my mind").await.unwrap();
+    // Long after the creation would have finished.
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    assert_eq!(slow.session(&claimed.id).await.unwrap().state, Ended);
     assert_eq!(lab.instance_count(), 0, "{:?}", lab.gpus.instances(0).unwrap());
     assert!(lab.store.held_slices().await.unwrap().is_empty());
     lab.clean_up().await;
 }
 
 async fn leftover_instances_of_the_portal_go_and_an_admins_stay(store: Store) {
-    use slicehub_mig::Placement;
     let lab = lab::lab(store, "1 x H100-80GB", |_| {}).await;
     let alice = lab.student("lo-alice").await;
     let claimed = lab.sessions.claim(lab.job(alice, &["sleep", "600"])).await.unwrap();
@@ -146,6 +176,6 @@ async fn leftover_instances_of_the_portal_go_and_an_admins_stay(store: Store) {
 on_both_databases!(
     a_slice_stays_held_until_its_container_is_gone,
     a_launch_nobody_finishes_is_failed_and_cleaned_up,
-    stops_in_the_middle_of_launches_leave_no_mig_instance,
+    a_stop_while_the_instance_is_created_leaves_no_instance,
     leftover_instances_of_the_portal_go_and_an_admins_stay,
 );
