@@ -157,6 +157,30 @@ async fn the_time_limit_counts_from_ready_not_from_the_claim() {
     lab.sessions.stop(&session.id, "test over").await.unwrap();
 }
 
+/// Sends a file of `megabytes` to JupyterLab's contents API in one request: the server
+/// holds a request's whole body, and its decoded text, in its own memory.
+async fn upload_in_one_request(address: &str, path: &str, token: &str, megabytes: usize) {
+    use tokio::io::AsyncWriteExt;
+    let Ok(mut stream) = tokio::net::TcpStream::connect(address).await else { return };
+    let (head, tail) = (r#"{"type":"file","format":"text","content":""#, r#""}"#);
+    let length = head.len() + megabytes * 1024 * 1024 + tail.len();
+    let request = format!(
+        "PUT {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: token {token}\r\n\
+         Content-Type: application/json\r\nContent-Length: {length}\r\nConnection: close\r\n\r\n{head}"
+    );
+    if stream.write_all(request.as_bytes()).await.is_err() {
+        return;
+    }
+    let megabyte = vec![b'a'; 1024 * 1024];
+    for _ in 0..megabytes {
+        // The server dies in the middle: the connection is reset.
+        if stream.write_all(&megabyte).await.is_err() {
+            return;
+        }
+    }
+    let _ = stream.write_all(tail.as_bytes()).await;
+}
+
 /// JupyterLab's server itself (not a kernel) outgrows the container's memory limit: the
 /// kernel kills it, the student reads that it ran out of memory, the slice is free at once.
 #[tokio::test]
@@ -164,10 +188,11 @@ async fn a_notebook_server_out_of_memory_says_so_and_frees_its_slice() {
     let fresh = common::sqlite().await;
     let lab = lab(fresh.store.clone(), "1 x H100-80GB", |c| {
         c.sessions_default_image = JUPYTERLAB.to_string();
-        // Far less than JupyterLab's server needs to start.
-        c.sessions_memory_mib_per_memory_slice = 40;
+        c.sessions_memory_mib_per_memory_slice = 256;
     })
     .await;
+    // As in the serving portal: container deaths are followed from the engine's events.
+    lab.sessions.start_background().await;
     let olga = lab.student("olga").await;
     let session = lab
         .sessions
@@ -180,8 +205,20 @@ async fn a_notebook_server_out_of_memory_says_so_and_frees_its_slice() {
         })
         .await
         .unwrap();
+    let ready = lab
+        .until(&session.id, &[SessionState::Ready, SessionState::Failed], Duration::from_secs(120))
+        .await;
+    assert_eq!(ready.state, SessionState::Ready, "{} {}", ready.reason, ready.log_tail);
+    let address = ready.notebook_address.clone().unwrap();
+    // Four at once, each under the server's body limit (Tornado's 100 MB).
+    let uploads = (0..4).map(|i| {
+        let path = format!("/user/olga/{}/api/contents/big{i}.txt", session.id);
+        let (address, token) = (address.clone(), ready.token.clone());
+        async move { upload_in_one_request(&address, &path, &token, 90).await }
+    });
+    futures_util::future::join_all(uploads).await;
     let done = lab
-        .until(&session.id, &[SessionState::Ready, SessionState::Ended, SessionState::Failed], Duration::from_secs(120))
+        .until(&session.id, &[SessionState::Ended, SessionState::Failed], Duration::from_secs(60))
         .await;
     assert_eq!(done.state, SessionState::Failed, "{}", done.reason);
     assert!(
