@@ -7,32 +7,33 @@ use slicehub_end2end::form::client;
 
 pub const JUPYTERLAB: &str = "slicehub/jupyterlab:offline";
 
-/// `docker run` of the image as the portal would run it, then polling its status API:
-/// the time to ready, and the container's name (left running for the caller to remove).
+/// The network the bare containers run on, as the portal's run on its session network
+/// (this engine may have no default bridge).
+const NETWORK: &str = "slicehub-bench-bare";
+
+/// `docker run` of the image as the portal would run it, then polling its status API at
+/// the container's address: the time to ready, and the container's name (left running for
+/// the caller to remove).
 pub async fn bare_spawn(n: usize) -> (f64, String) {
     let token = "bench-token-bench-token-bench-token-0000";
     let name = format!("bench-bare-{n}");
+    let _ = std::process::Command::new("docker").args(["network", "create", NETWORK]).output();
+    let _ = std::process::Command::new("docker").args(["rm", "-f", &name]).output();
     let t = Instant::now();
     let out = std::process::Command::new("docker")
         .args([
-            "run", "-d", "--name", &name, "-p", "127.0.0.1::8888", "--user", "1000:100",
+            "run", "-d", "--name", &name, "--network", NETWORK, "--user", "1000:100",
             "-e", &format!("JUPYTER_TOKEN={token}"), "-e", "SLICEHUB_BASE_URL=/bare/",
             JUPYTERLAB, "slicehub-notebook",
         ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    // With 30 starting at once the engine may not report the port at once.
-    let port = loop {
-        let out = std::process::Command::new("docker").args(["port", &name, "8888/tcp"]).output().unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        if let Some(port) = text.lines().next().and_then(|l| l.trim().rsplit(':').next()?.parse::<u16>().ok()) {
-            break port;
-        }
-        assert!(t.elapsed() < Duration::from_secs(120), "no port for {name}: {text}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
-    let url = format!("http://127.0.0.1:{port}/bare/api/status");
+    let out = std::process::Command::new("docker")
+        .args(["inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}", &name])
+        .output()
+        .unwrap();
+    let url = format!("http://{}:8888/bare/api/status", String::from_utf8_lossy(&out.stdout).trim());
     loop {
         if let Ok(r) = client().get(&url).header("authorization", format!("token {token}")).send().await {
             if r.status() == 200 {
