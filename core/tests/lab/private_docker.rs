@@ -1,7 +1,11 @@
 //! A Docker engine of the test's own: a second `dockerd` with its own socket, data root,
-//! exec root and containerd, no iptables changes and its own address pool, so a test can
-//! restart it or freeze it (SIGSTOP) without disturbing the machine's engine. It is given
-//! the busybox test image from the machine's engine. Needs root.
+//! exec root and containerd, in a network namespace of its own (`unshare --net`), so a
+//! test can restart it or freeze it (SIGSTOP) without disturbing the machine's engine. It
+//! is given the busybox test image from the machine's engine. Needs root.
+//!
+//! The namespace matters: a second `dockerd` in the machine's namespace deletes the
+//! interface `docker0`, the machine's engine's default bridge, when it restarts (and at
+//! once with `--bridge=none`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -21,7 +25,8 @@ impl PrivateDocker {
     /// a production host) and loads the busybox image into it.
     pub fn start() -> PrivateDocker {
         // Short: the engine's and containerd's sockets live under it (108-byte limit).
-        let dir = PathBuf::from(format!("/tmp/shd-{}-{}", std::process::id(), unique()));
+        let n = unique();
+        let dir = PathBuf::from(format!("/tmp/shd-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("daemon.json"), "{}").unwrap();
         let mut engine = PrivateDocker {
@@ -56,15 +61,14 @@ impl PrivateDocker {
             format!("--config-file={}", path("daemon.json")),
             "--iptables=false".into(),
             "--ip6tables=false".into(),
-            "--ip-masq=false".into(),
-            "--bridge=none".into(),
             "--storage-driver=vfs".into(),
-            "--default-address-pool=base=10.213.0.0/16,size=24".into(),
         ];
         if live_restore {
             args.push("--live-restore".into());
         }
-        let child = Command::new("dockerd")
+        // `unshare` execs dockerd: the child's pid is the engine's, for SIGSTOP.
+        let child = Command::new("unshare")
+            .args(["--net", "dockerd"])
             .args(&args)
             .stdout(log.try_clone().unwrap())
             .stderr(log)
