@@ -5,10 +5,14 @@ use std::time::{Duration, Instant};
 
 use slicehub_end2end::classroom::{password_of, Classroom};
 use slicehub_end2end::cli::built_portal;
-use slicehub_end2end::{Browser, Portal};
+use slicehub_end2end::Browser;
 
-async fn open_streams(portal: &Portal) -> u64 {
-    let health: serde_json::Value = reqwest::get(format!("{}/healthz", portal.url))
+/// The count is for administrators: anonymous health checks learn only the status.
+async fn open_streams(class: &Classroom) -> u64 {
+    let health: serde_json::Value = slicehub_end2end::form::client()
+        .get(format!("{}/healthz", class.portal.url))
+        .header("cookie", &class.admin)
+        .send()
         .await
         .unwrap()
         .json()
@@ -17,10 +21,10 @@ async fn open_streams(portal: &Portal) -> u64 {
     health["event_streams"].as_u64().expect("healthz counts event streams")
 }
 
-async fn until_streams(portal: &Portal, wanted: u64) {
+async fn until_streams(class: &Classroom, wanted: u64) {
     let until = Instant::now() + Duration::from_secs(10);
     loop {
-        let open = open_streams(portal).await;
+        let open = open_streams(class).await;
         if open == wanted {
             return;
         }
@@ -39,11 +43,11 @@ async fn leaving_the_sessions_page_closes_its_event_stream() {
     browser.sign_in(&portal.url, &ivy, &password_of(&ivy)).await;
     for _ in 0..3 {
         browser.open(&format!("{}/sessions", portal.url)).await;
-        until_streams(portal, 1).await;
+        until_streams(&class, 1).await;
         // In-app navigation: the page is replaced without unloading the document.
         browser.click("a[href='/courses']").await;
         browser.wait_for("main h1").await;
-        until_streams(portal, 0).await;
+        until_streams(&class, 0).await;
     }
     browser.close().await;
 }

@@ -1,20 +1,33 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use axum::Json;
+use axum::{Extension, Json};
+use slicehub_app::api::ssr::{Action, RequestAuth};
+use slicehub_core::auth::authorize;
 use slicehub_core::health;
 
 use crate::serve::AppState;
 
 /// 200 while the database works (Docker or GPU problems show as `degraded`), else 503.
-/// `event_streams` counts the open `/api/sessions/events` connections (open session pages).
-pub async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
+/// Anyone (a load balancer, a monitor) learns the status and which part works; what each
+/// part is and where it lives (addresses, versions, the GPU backend) and `event_streams`,
+/// the open `/api/sessions/events` connections, only an administrator's login sees.
+pub async fn healthz(State(state): State<AppState>, Extension(auth): Extension<RequestAuth>) -> impl IntoResponse {
     let report = health::check(&state.services).await;
     let code = if report.database.ok {
         StatusCode::OK
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
+    if authorize(&auth.caller, &Action::ViewStatus).is_err() {
+        let body = serde_json::json!({
+            "status": report.status,
+            "database": { "ok": report.database.ok },
+            "docker": { "ok": report.docker.ok },
+            "gpu": { "ok": report.gpu.ok },
+        });
+        return (code, Json(body));
+    }
     let mut body = serde_json::to_value(&report).unwrap_or_default();
     body["event_streams"] = state.event_streams.open().into();
     (code, Json(body))

@@ -14,10 +14,10 @@ pub async fn resolve(
     mut request: Request,
     next: Next,
 ) -> Response {
-    // Scripts, styles and health checks answer the same to everyone: no session lookup
-    // (a database query) for each of them.
+    // Scripts, styles and metrics answer the same to everyone: no session lookup for
+    // each of them.
     let path = request.uri().path();
-    let token = if path.starts_with("/pkg/") || path == "/healthz" || path == crate::metrics::PATH {
+    let token = if path.starts_with("/pkg/") || path == crate::metrics::PATH {
         None
     } else {
         let name = session_cookie(services.config.server_secure_cookies);

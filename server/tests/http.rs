@@ -8,22 +8,43 @@ const BIN: &str = env!("CARGO_BIN_EXE_slicehub");
 async fn healthz_reports_each_part_and_a_down_engine_does_not_stop_the_portal() {
     let portal = Portal::start(
         BIN.as_ref(),
-        &[("SLICEHUB_DOCKER_HOST", "unix:///nonexistent/docker.sock")],
+        &[
+            ("SLICEHUB_DOCKER_HOST", "unix:///nonexistent/docker.sock"),
+            ("SLICEHUB_ADMIN_PASSWORD", "admin-password-1"),
+        ],
     )
     .await;
+    // Anyone learns the status and which part is down, but nothing of what or where.
     let resp = reqwest::get(format!("{}/healthz", portal.url))
         .await
         .unwrap();
     assert_eq!(resp.status(), 200);
-    let body: serde_json::Value = resp.json().await.unwrap();
+    let text = resp.text().await.unwrap();
+    let body: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(body["status"], "degraded", "{body}");
     assert_eq!(body["database"]["ok"], true, "{body}");
     assert_eq!(body["docker"]["ok"], false, "{body}");
+    assert_eq!(body["gpu"]["ok"], true, "{body}");
+    for detail in ["docker.sock", "summary", "SQLite", "version", "gpu_backend", "event_streams"] {
+        assert!(!text.contains(detail), "an anonymous health check shows {detail:?}: {text}");
+    }
+    // The administrator's login sees each part in full.
+    let admin = slicehub_end2end::form::sign_in(&slicehub_end2end::form::client(), &portal.url, "admin", "admin-password-1")
+        .await
+        .expect("admin signs in");
+    let body: serde_json::Value = slicehub_end2end::form::client()
+        .get(format!("{}/healthz", portal.url))
+        .header("cookie", admin)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert!(body["docker"]["summary"]
         .as_str()
         .unwrap()
-        .contains("/nonexistent/docker.sock"));
-    assert_eq!(body["gpu"]["ok"], true, "{body}");
+        .contains("/nonexistent/docker.sock"), "{body}");
     assert_eq!(body["gpu_backend"], "Simulated");
 
     let html = reqwest::get(&portal.url)
