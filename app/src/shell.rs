@@ -4,9 +4,11 @@ use leptos_router::components::{Route, Router, Routes};
 use leptos_router::path;
 
 use crate::components::layout::Layout;
+use crate::pages::admin::audit::AuditPage;
 use crate::pages::admin::users::UsersPage;
 use crate::pages::auth::{account::AccountPage, login::LoginPage};
 use crate::pages::courses::{class::ClassPage, course::CoursePage, list::CoursesPage, policy::PolicyPage};
+use crate::pages::reports::ReportsPage;
 use crate::pages::sessions::SessionsPage;
 use crate::pages::{gpus::GpusPage, home::HomePage, not_found::NotFound, status::StatusPage};
 
@@ -63,6 +65,8 @@ pub fn App() -> impl IntoView {
                         <Route path=path!("/courses/:code/policy") view=PolicyPage/>
                         <Route path=path!("/courses/:code/class") view=ClassPage/>
                         <Route path=path!("/admin/users") view=UsersPage/>
+                        <Route path=path!("/admin/audit") view=AuditPage/>
+                        <Route path=path!("/reports") view=ReportsPage/>
                         <Route path=path!("/gpus") view=GpusPage/>
                         <Route path=path!("/status") view=StatusPage/>
                     </Routes>

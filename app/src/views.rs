@@ -377,3 +377,80 @@ pub struct HistoryPage {
     pub page: u32,
     pub pages: u32,
 }
+
+/// A usage report as its page shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReportPageView {
+    /// The form as it was understood: `week`, `2026-11-23`, `2026-11-29`, `course`, ``.
+    pub period: String,
+    pub from: String,
+    pub to: String,
+    pub group: String,
+    pub course: String,
+    /// The courses the caller may pick; admins may also leave it empty for all of them.
+    pub courses: Vec<String>,
+    pub all_courses: bool,
+    pub period_start_ms: i64,
+    pub period_end_ms: i64,
+    /// `Course`, `User`, …
+    pub group_heading: String,
+    pub rows: Vec<ReportRowView>,
+    pub total: ReportRowView,
+    /// `hour`, `day` or `week`: what one bar of the charts covers.
+    pub bucket: String,
+    pub use_chart: String,
+    pub use_legend: Vec<LegendEntry>,
+    pub gpu_chart: String,
+    /// The CSV link's query, the same as the page's.
+    pub csv_query: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LegendEntry {
+    pub name: String,
+    pub colour: String,
+}
+
+/// One group's numbers, already in words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReportRowView {
+    pub key: String,
+    /// `12.5`
+    pub slice_hours: String,
+    pub memory_hours: String,
+    pub sessions: i64,
+    /// `4 min 10 s`, or `—` when no session got a slice in the period.
+    pub wait_median: String,
+    pub wait_p95: String,
+    pub ended_time_limit: i64,
+    pub ended_quota: i64,
+    pub ended_idle: i64,
+}
+
+/// A page of the audit log, newest first, with the filter as it was understood.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditPageView {
+    pub who: String,
+    pub what: String,
+    pub from: String,
+    pub to: String,
+    /// (action prefix, words) for the "What" list.
+    pub kinds: Vec<(String, String)>,
+    pub entries: Vec<AuditRowView>,
+    /// The `before` of the next (older) page, when there is one.
+    pub older: Option<i64>,
+    /// The filter as a query string, for the CSV link and the next page.
+    pub query: String,
+    /// Why the filter was refused (nothing is listed then).
+    pub problem: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditRowView {
+    pub id: i64,
+    pub at_ms: i64,
+    pub actor: String,
+    pub action: String,
+    pub subject: String,
+    pub detail: String,
+}

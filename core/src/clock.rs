@@ -45,3 +45,10 @@ impl Clock for ManualClock {
         self.now_ms.load(Ordering::SeqCst)
     }
 }
+
+/// An instant for files people open elsewhere: `2026-11-30T00:00:00Z`.
+pub fn iso_utc(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+        .unwrap_or_default()
+}

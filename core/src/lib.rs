@@ -2,6 +2,7 @@
 //! the database (`store`), the GPUs (`gpu`) and the container engine (`runtime`).
 //! Nothing here knows about HTTP or the UI.
 
+pub mod audit_log;
 pub mod auth;
 pub mod clock;
 pub mod config;
@@ -13,6 +14,7 @@ pub mod health;
 pub mod metrics;
 pub mod notebook_access;
 pub mod quotas;
+pub mod reports;
 pub mod runtime;
 pub mod services;
 pub mod sessions;

@@ -76,6 +76,7 @@ fn expected(action: &Action) -> [Outcome; 6] {
         Action::ManageRoster(_) => ADMIN_ONLY,
         Action::AssignInstructor(_) => ADMIN_ONLY,
         Action::ViewGpus | Action::ViewStatus => ADMIN_ONLY,
+        Action::ReadAuditLog | Action::ListAllSessions => ADMIN_ONLY,
         Action::ListOwnSessions => [N, A, A, A, A, M],
         Action::LaunchIn(course) if *course == COURSE_A => [N, A, F, A, A, M],
         Action::LaunchIn(_) => [N, F, A, F, A, M],
@@ -87,6 +88,10 @@ fn expected(action: &Action) -> [Outcome; 6] {
         Action::SetCoursePolicy(_) => ADMIN_ONLY,
         Action::WatchClass(course) if *course == COURSE_A => [N, F, F, A, A, M],
         Action::WatchClass(_) => ADMIN_ONLY,
+        // The report page: admins and anyone who teaches a course.
+        Action::ViewReports => [N, F, F, A, A, M],
+        Action::ReportOn(course) if *course == COURSE_A => [N, F, F, A, A, M],
+        Action::ReportOn(_) => ADMIN_ONLY,
     }
 }
 
@@ -112,9 +117,13 @@ fn variant(action: &Action) -> usize {
         Action::ManageSession { .. } => 16,
         Action::SetCoursePolicy(_) => 17,
         Action::WatchClass(_) => 18,
+        Action::ViewReports => 19,
+        Action::ReportOn(_) => 20,
+        Action::ReadAuditLog => 21,
+        Action::ListAllSessions => 22,
     }
 }
-const VARIANTS: usize = 19;
+const VARIANTS: usize = 23;
 
 fn actions() -> Vec<Action> {
     vec![
@@ -143,6 +152,11 @@ fn actions() -> Vec<Action> {
         Action::SetCoursePolicy(COURSE_B),
         Action::WatchClass(COURSE_A),
         Action::WatchClass(COURSE_B),
+        Action::ViewReports,
+        Action::ReportOn(COURSE_A),
+        Action::ReportOn(COURSE_B),
+        Action::ReadAuditLog,
+        Action::ListAllSessions,
     ]
 }
 

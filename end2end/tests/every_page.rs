@@ -333,6 +333,33 @@ async fn every_page_fits_a_phone_and_passes_axe_for_every_role() {
         "instructor-courses",
     )
     .await;
+
+    // Usage reports: alice's jobs count for the course, the chart draws them, and the
+    // CSV behind the link carries the page's number.
+    visit(&browser, &url, "/reports", ".report-table", "instructor-reports").await;
+    let used = text(&browser, &format!(".report-table tbody tr[data-key=\"{COURSE}\"] .slice-hours")).await;
+    assert!(count(&browser, ".use-chart svg rect").await > 0, "the chart has bars");
+    let href = browser
+        .wait_for(".report-csv")
+        .await
+        .attr("href")
+        .await
+        .unwrap()
+        .unwrap();
+    let csv = client()
+        .get(format!("{url}{href}"))
+        .header("cookie", &cookies[1])
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let line = csv
+        .lines()
+        .find(|l| l.contains(&format!(",course,{COURSE},")))
+        .unwrap_or_else(|| panic!("no {COURSE} line: {csv}"));
+    assert_eq!(line.split(',').nth(4), Some(used.as_str()), "{csv}");
     sign_out(&browser).await;
 
     // The administrator.
@@ -340,6 +367,32 @@ async fn every_page_fits_a_phone_and_passes_axe_for_every_role() {
     visit(&browser, &url, "/", ".gpu-card", "admin-home").await;
     visit(&browser, &url, "/gpus", ".gpu-section", "admin-gpus").await;
     visit(&browser, &url, "/status", ".status", "admin-status").await;
+    visit(&browser, &url, "/reports?period=term&group=gpu", ".gpu-chart", "admin-reports-gpu").await;
+    let gpu = text(&browser, ".report-table tbody th").await;
+    assert!(gpu.starts_with("GPU-"), "admins see GPU UUIDs: {gpu}");
+    // A range that ends before it begins: the form stays, with the reason.
+    visit(
+        &browser,
+        &url,
+        "/reports?period=custom&from=2026-12-01&to=2026-11-01&group=course",
+        ".report-form",
+        "admin-reports-bad-range",
+    )
+    .await;
+    browser.wait_text(".page", "before it begins").await;
+    // The audit log: sign-ins only, then a refused filter that keeps the form.
+    visit(&browser, &url, "/admin/audit?what=login", ".audit-table", "admin-audit").await;
+    let kinds: Vec<String> = {
+        let rows = browser.client.find_all(Locator::Css(".audit-table tbody tr")).await.unwrap();
+        let mut out = Vec::new();
+        for row in rows {
+            out.push(row.attr("data-action").await.unwrap().unwrap_or_default());
+        }
+        out
+    };
+    assert!(!kinds.is_empty() && kinds.iter().all(|k| k.starts_with("login")), "{kinds:?}");
+    visit(&browser, &url, "/admin/audit?from=2026-12-01&to=2026-11-01", ".audit-form", "admin-audit-bad-range").await;
+    browser.wait_text(".page", "before the first").await;
     visit(&browser, &url, "/courses", ".course-grid", "admin-courses").await;
     visit(
         &browser,

@@ -2,6 +2,7 @@
 
 mod accounts_cli;
 mod api_errors;
+mod audit_csv;
 mod check;
 mod cli;
 mod cookies;
@@ -22,6 +23,7 @@ mod session_events;
 mod sessions_cli;
 mod startup;
 mod telemetry;
+mod report_csv;
 mod usage_csv;
 
 use clap::Parser;

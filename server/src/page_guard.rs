@@ -31,6 +31,8 @@ pub fn rule(path: &str) -> PageRule {
         "/gpus" => PageRule::Needs(Action::ViewGpus),
         "/status" => PageRule::Needs(Action::ViewStatus),
         "/admin/users" => PageRule::Needs(Action::ListUsers),
+        "/reports" | "/reports/usage.csv" => PageRule::Needs(Action::ViewReports),
+        "/admin/audit" | "/admin/audit.csv" => PageRule::Needs(Action::ReadAuditLog),
         _ => match path.strip_prefix("/courses/").map(|rest| rest.split_once('/')) {
             Some(None) => PageRule::Course(path["/courses/".len()..].to_string()),
             Some(Some((code, "policy"))) if !code.is_empty() => PageRule::CoursePolicy(code.to_string()),
@@ -93,10 +95,11 @@ fn forbidden(caller: &Caller) -> Response {
         } => (escape(username), *is_admin),
         Caller::Anonymous => (String::new(), false),
     };
-    let admin_links = if admin {
-        r#"<a href="/gpus">GPUs</a><a href="/admin/users">Users</a><a href="/status">Status</a>"#
-    } else {
-        ""
+    let reports = authorize(caller, &Action::ViewReports).is_ok();
+    let admin_links = match (admin, reports) {
+        (true, _) => r#"<a href="/reports">Reports</a><a href="/gpus">GPUs</a><a href="/admin/users">Users</a><a href="/admin/audit">Audit</a><a href="/status">Status</a>"#,
+        (false, true) => r#"<a href="/reports">Reports</a>"#,
+        (false, false) => "",
     };
     let page = format!(
         r##"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use tower_http::trace::TraceLayer;
 
 use crate::error::CliError;
-use crate::{api_errors, csrf, healthz, metrics, proxy, security_headers, session, session_events, startup, usage_csv};
+use crate::{api_errors, audit_csv, csrf, healthz, metrics, proxy, report_csv, security_headers, session, session_events, startup, usage_csv};
 
 /// How long open requests may take to finish after SIGTERM or Ctrl-C.
 const GRACE: std::time::Duration = std::time::Duration::from_secs(4);
@@ -62,6 +62,8 @@ pub fn router(services: Services, shutdown: CancellationToken) -> Router {
         .route(metrics::PATH, get(metrics::scrape))
         .route(session_events::PATH, get(session_events::events))
         .route(usage_csv::PATH, get(usage_csv::download))
+        .route(report_csv::PATH, get(report_csv::download))
+        .route(audit_csv::PATH, get(audit_csv::download))
         .route("/user/{*rest}", any(proxy::door))
         .leptos_routes_with_context(
             &state,

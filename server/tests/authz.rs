@@ -40,6 +40,8 @@ const PAGES: &[(&str, [u16; 6])] = &[
     ("/admin/users", [303, 403, 403, 403, 403, 200]),
     ("/gpus", [303, 403, 403, 403, 403, 200]),
     ("/status", [303, 403, 403, 403, 403, 200]),
+    ("/reports", [303, 403, 403, 200, 200, 200]),
+    ("/admin/audit", [303, 403, 403, 403, 403, 200]),
 ];
 
 /// Other GET endpoints: expected status per caller.
@@ -50,6 +52,9 @@ const ENDPOINTS: &[(&str, [u16; 6])] = &[
     ("/metrics", [404, 404, 404, 404, 404, 404]),
     ("/api/sessions/events", [401, 200, 200, 200, 200, 200]),
     ("/courses/{code}/usage.csv", [303, 403, 403, 200, 403, 200]),
+    // Each instructor gets the courses they teach; admins every course.
+    ("/reports/usage.csv", [303, 403, 403, 200, 200, 200]),
+    ("/admin/audit.csv", [303, 403, 403, 403, 403, 200]),
     // No such session: nobody learns more than 404.
     ("/user/{*rest}", [404, 404, 404, 404, 404, 404]),
 ];
@@ -101,6 +106,17 @@ const FUNCTIONS: &[(&str, &str, [u16; 6])] = &[
     ),
     ("course_policy", "code=CS-101", [401, 403, 403, 200, 403, 200]),
     ("class_dashboard", "code=CS-101", [401, 403, 403, 200, 403, 200]),
+    // By GPU: only admins may see the UUIDs (the content rules below).
+    (
+        "usage_report",
+        "period=week&from=&to=&group=gpu&course=",
+        [401, 403, 403, 200, 200, 200],
+    ),
+    (
+        "usage_report",
+        "period=week&from=&to=&group=user&course=CS-101",
+        [401, 403, 403, 200, 403, 200],
+    ),
     // A refused save (the budget is negative) answers the problems and changes nothing.
     (
         "save_course_policy",
@@ -113,6 +129,7 @@ const FUNCTIONS: &[(&str, &str, [u16; 6])] = &[
         [401, 403, 403, 404, 403, 404],
     ),
     ("list_users", "", [401, 403, 403, 403, 403, 200]),
+    ("audit_log", "who=&what=&from=&to=&before=", [401, 403, 403, 403, 403, 200]),
     (
         "add_account",
         "username=new{n}&display_name=New&email=",
@@ -438,6 +455,28 @@ async fn every_route_answers_each_caller_exactly_as_the_table_says() {
 
     let ivys_class = answer(&portal, &cookies[3], "class_dashboard", "code=CS-101").await;
     assert!(ivys_class.contains(&session), "{ivys_class}");
+
+    // Usage reports: ivy's rows name alice, ian's (who teaches the other course) do not,
+    // whether he asks for all his courses or names hers; the CSV keeps the same line.
+    let by_user = "period=week&from=&to=&group=user&course=";
+    let ivys_report = answer(&portal, &cookies[3], "usage_report", by_user).await;
+    assert!(ivys_report.contains("\"key\":\"alice\""), "{ivys_report}");
+    let ians_report = answer(&portal, &cookies[4], "usage_report", by_user).await;
+    assert!(!ians_report.contains("alice"), "{ians_report}");
+    let ians_try = answer(&portal, &cookies[4], "usage_report", "period=week&from=&to=&group=user&course=CS-101").await;
+    assert!(!ians_try.contains("alice"), "{ians_try}");
+    for (cookie, sees_alice) in [(&cookies[3], true), (&cookies[4], false), (&cookies[5], true)] {
+        let csv = client()
+            .get(format!("{}/reports/usage.csv?period=week&group=user", portal.url))
+            .header("cookie", cookie.as_deref().unwrap())
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert_eq!(csv.contains(",alice,"), sees_alice, "{csv}");
+    }
 
     let mut mismatches = Vec::new();
     let mut check = |what: String, i: usize, status: u16, expected: u16, body: &str| {

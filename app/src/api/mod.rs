@@ -1,11 +1,13 @@
 //! Server functions: check the caller, call core, map the answer to a view type.
 
 pub mod admin;
+pub mod audit;
 pub mod auth;
 pub mod class;
 pub mod courses;
 pub mod instance;
 pub mod policy;
+pub mod reports;
 #[cfg(feature = "ssr")]
 pub mod session_reads;
 pub mod sessions;

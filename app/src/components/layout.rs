@@ -78,14 +78,17 @@ pub fn Layout(children: Children) -> impl IntoView {
 fn SignedInNav(me: Me) -> impl IntoView {
     let logout = ServerAction::<Logout>::new();
     let admin = me.is_admin;
+    let reports = admin || me.teaches_any();
     view! {
         <nav class="nav" aria-label="Main">
             <A href="/" exact=true>"Overview"</A>
             <A href="/sessions">"Sessions"</A>
             <A href="/courses">"Courses"</A>
+            {reports.then(|| view! { <A href="/reports">"Reports"</A> })}
             {admin.then(|| view! {
                 <A href="/gpus">"GPUs"</A>
                 <A href="/admin/users">"Users"</A>
+                <A href="/admin/audit">"Audit"</A>
                 <A href="/status">"Status"</A>
             })}
         </nav>

@@ -4,6 +4,7 @@ pub mod courses;
 pub mod gpus;
 pub mod home;
 pub mod not_found;
+pub mod reports;
 pub mod sessions;
 pub mod status;
 

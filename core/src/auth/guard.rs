@@ -49,6 +49,14 @@ pub enum Action {
     SetCoursePolicy(i64),
     /// The class dashboard: every student's sessions and use, and its CSV.
     WatchClass(i64),
+    /// The usage report page: admins, and instructors of at least one course.
+    ViewReports,
+    /// Usage report rows of one course.
+    ReportOn(i64),
+    /// The audit log page and its CSV.
+    ReadAuditLog,
+    /// Every course's live and recent sessions (the operations page).
+    ListAllSessions,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,15 +122,16 @@ pub fn authorize(caller: &Caller, action: &Action) -> Result<(), Denied> {
         Action::ViewCourse(course) => *is_admin || role_in(course).is_some(),
         Action::ManageRoster(course) => *is_admin || role_in(course) == Some(Role::Instructor),
         Action::AssignInstructor(_) => *is_admin,
-        Action::ViewGpus | Action::ViewStatus => *is_admin,
+        Action::ViewGpus | Action::ViewStatus | Action::ReadAuditLog | Action::ListAllSessions => *is_admin,
         Action::ListOwnSessions => true,
         Action::LaunchIn(course) => *is_admin || role_in(course).is_some(),
         Action::ManageSession { owner, course } => {
             owner == *id || *is_admin || role_in(course) == Some(Role::Instructor)
         }
-        Action::SetCoursePolicy(course) | Action::WatchClass(course) => {
+        Action::SetCoursePolicy(course) | Action::WatchClass(course) | Action::ReportOn(course) => {
             *is_admin || role_in(course) == Some(Role::Instructor)
         }
+        Action::ViewReports => *is_admin || memberships.iter().any(|(_, r)| *r == Role::Instructor),
     };
     if allowed {
         Ok(())

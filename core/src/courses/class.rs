@@ -109,6 +109,7 @@ pub async fn class_view(
 
 /// The students' use as CSV, one row a student, the numbers the class page shows.
 pub fn usage_csv(code: &str, view: &ClassView) -> String {
+    use crate::clock::iso_utc;
     use crate::quotas::hours;
     // Writing to memory cannot fail; a record the writer refused would only be missing.
     let mut out = csv::Writer::from_writer(Vec::new());
@@ -132,8 +133,8 @@ pub fn usage_csv(code: &str, view: &ClassView) -> String {
             code,
             &s.username,
             &s.display_name,
-            &utc(view.period.start_ms),
-            &utc(view.period.end_ms),
+            &iso_utc(view.period.start_ms),
+            &iso_utc(view.period.end_ms),
             &hours(s.used_ms),
             &budget,
             &left,
@@ -142,12 +143,5 @@ pub fn usage_csv(code: &str, view: &ClassView) -> String {
     }
     out.into_inner()
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-        .unwrap_or_default()
-}
-
-/// `2026-11-30T00:00:00Z`
-fn utc(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms)
-        .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
         .unwrap_or_default()
 }

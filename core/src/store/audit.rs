@@ -54,6 +54,64 @@ impl Store {
     }
 }
 
+/// Which audit rows to read: one actor (any case), actions beginning with a prefix, and
+/// `[from_ms, to_ms)`; empty text matches everything.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuditQuery {
+    pub actor: String,
+    pub action_prefix: String,
+    pub from_ms: i64,
+    pub to_ms: i64,
+}
+
+type AuditRow = (i64, i64, String, String, String, String);
+
+/// The filter both reads share, as a literal so the whole SQL text can be `'static`.
+macro_rules! audit_rows {
+    ($tail:literal) => {
+        concat!(
+            "SELECT id, at_ms, actor, action, subject, detail FROM audit_log
+             WHERE ($1 = '' OR lower(actor) = lower($1)) AND action LIKE $2 AND at_ms >= $3 AND at_ms < $4 ",
+            $tail
+        )
+    };
+}
+
+fn entry((id, at_ms, actor, action, subject, detail): AuditRow) -> AuditEntry {
+    AuditEntry { id, at_ms, actor, action, subject, detail }
+}
+
+impl Store {
+    /// At most `limit` matching rows older than row `before` (all when 0), newest first.
+    pub async fn audit_page(&self, query: &AuditQuery, before: i64, limit: i64) -> Result<Vec<AuditEntry>, CoreError> {
+        let rows: Vec<AuditRow> = sqlx::query_as(audit_rows!("AND ($5 = 0 OR id < $5) ORDER BY id DESC LIMIT $6"))
+            .bind(query.actor.clone())
+            .bind(format!("{}%", query.action_prefix))
+            .bind(query.from_ms)
+            .bind(query.to_ms)
+            .bind(before)
+            .bind(limit)
+            .fetch_all(self.pool())
+            .await?;
+        Ok(rows.into_iter().map(entry).collect())
+    }
+
+    /// Every matching row, oldest first, as the database hands them over.
+    pub fn audit_stream(
+        &self,
+        query: &AuditQuery,
+    ) -> impl futures_util::Stream<Item = Result<AuditEntry, CoreError>> + Send + '_ {
+        use futures_util::StreamExt;
+        sqlx::query_as::<_, AuditRow>(audit_rows!("ORDER BY id"))
+            .bind(query.actor.clone())
+            .bind(format!("{}%", query.action_prefix))
+            .bind(query.from_ms)
+            .bind(query.to_ms)
+            .fetch(self.pool())
+            .map(|row| row.map(entry).map_err(CoreError::from))
+    }
+}
+
 /// Writes an audit row on a given connection, so it commits or rolls back with the
 /// transaction the connection is in.
 pub(crate) async fn audit_on(
