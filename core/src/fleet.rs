@@ -60,10 +60,46 @@ pub struct GpuSnapshot {
     pub placeable: Vec<String>,
     /// Set when the GPU's instances could not be read.
     pub error: Option<String>,
+    /// Who drained the GPU: no new session is placed on it while set.
+    pub drained_by: Option<String>,
 }
 
 fn mode_key(uuid: &str) -> String {
     format!("gpu.mode.{uuid}")
+}
+
+fn drain_key(uuid: &str) -> String {
+    format!("gpu.drain.{uuid}")
+}
+
+/// Who drained the GPU, while it is drained.
+pub async fn drained_by(store: &Store, uuid: &str) -> Result<Option<String>, CoreError> {
+    Ok(store.setting(&drain_key(uuid)).await?.filter(|by| !by.is_empty()))
+}
+
+/// Drains GPU `gpu_index` (no new placements; sessions on it run to their end) or returns
+/// it to service, when the queue is served again at once. Audited as `gpu.drain` /
+/// `gpu.undrain`.
+pub async fn set_drained(services: &Services, gpu_index: u32, drained: bool, actor: &str) -> Result<GpuInfo, CoreError> {
+    let info = services
+        .on_gpus(|b| b.list_gpus())
+        .await?
+        .into_iter()
+        .find(|g| g.index == gpu_index)
+        .ok_or_else(|| CoreError::NotFound(format!("There is no GPU {gpu_index}.")))?;
+    mark_drained(&services.store, &info.uuid, drained, actor).await?;
+    if !drained {
+        services.sessions.dispatch().await?;
+    }
+    Ok(info)
+}
+
+/// Records GPU `uuid` as drained or in service, audited.
+pub async fn mark_drained(store: &Store, uuid: &str, drained: bool, actor: &str) -> Result<(), CoreError> {
+    store.set_setting(&drain_key(uuid), if drained { actor } else { "" }).await?;
+    let action = if drained { "gpu.drain" } else { "gpu.undrain" };
+    store.audit(actor, action, uuid, "").await?;
+    Ok(())
 }
 
 pub async fn mode(store: &Store, uuid: &str) -> Result<GpuMode, CoreError> {
@@ -114,6 +150,7 @@ pub async fn snapshot(services: &Services) -> Result<Vec<GpuSnapshot>, CoreError
             })
             .await;
         let mode = mode(&services.store, &info.uuid).await?;
+        let drained_by = drained_by(&services.store, &info.uuid).await?;
         out.push(match read {
             Ok((instances, free_slices, placeable)) => GpuSnapshot {
                 info,
@@ -122,6 +159,7 @@ pub async fn snapshot(services: &Services) -> Result<Vec<GpuSnapshot>, CoreError
                 free_slices,
                 placeable,
                 error: None,
+                drained_by,
             },
             Err(e) => GpuSnapshot {
                 info,
@@ -130,6 +168,7 @@ pub async fn snapshot(services: &Services) -> Result<Vec<GpuSnapshot>, CoreError
                 free_slices: 0,
                 placeable: Vec::new(),
                 error: Some(e.to_string()),
+                drained_by,
             },
         });
     }

@@ -80,6 +80,10 @@ pub enum GpuCommand {
     /// not in it are destroyed, missing ones created), or `dynamic` to let claims create
     /// and destroy instances.
     Layout { index: u32, layout: String },
+    /// Place no new sessions on GPU INDEX; those running on it go on to their end.
+    Drain { index: u32 },
+    /// Return a drained GPU INDEX to service (the serving portal fills it from the queue).
+    Undrain { index: u32 },
     /// Print the GPUs, their MIG profiles with placements, and the MIG instances that exist.
     Inspect {
         /// Print the report as JSON.

@@ -91,6 +91,12 @@ fn run_async(config: Config, command: Command) -> Result<(), CliError> {
             Command::Gpu {
                 command: GpuCommand::Layout { index, layout },
             } => gpu_layout::run(config, index, &layout).await,
+            Command::Gpu {
+                command: GpuCommand::Drain { index },
+            } => gpu_layout::drain(config, index, true).await,
+            Command::Gpu {
+                command: GpuCommand::Undrain { index },
+            } => gpu_layout::drain(config, index, false).await,
         }
     })
 }

@@ -55,6 +55,18 @@ pub async fn read_gpus() -> Result<GpuBoard, ServerFnError> {
     board::board(&services).await
 }
 
+/// Drains GPU `index` (no new sessions on it; those running go on) or returns it to
+/// service.
+#[server(endpoint = "set_gpu_drained")]
+pub async fn set_gpu_drained(index: u32, drained: bool) -> Result<(), ServerFnError> {
+    use super::ssr::{actor, from_core, require, services, Action};
+    let caller = require(Action::OperateGpus).await?;
+    slicehub_core::fleet::set_drained(&services()?, index, drained, &actor(&caller))
+        .await
+        .map_err(from_core)?;
+    Ok(())
+}
+
 #[cfg(feature = "ssr")]
 mod capacity {
     use slicehub_core::gpu::BackendKind;
@@ -185,6 +197,7 @@ mod board {
             free: format!("{} of 8 memory slices", s.free_slices),
             placeable: s.placeable.clone(),
             error: s.error.clone(),
+            drained_by: s.drained_by.clone(),
         }
     }
 }

@@ -20,6 +20,7 @@ pub fn GpuCard(layout: GpuLayoutView, simulated: bool) -> impl IntoView {
                     <div class="gpu-index">{format!("GPU {} · {}", gpu.index, layout.mode)}</div>
                     <h3 class="gpu-name">{gpu.name.clone()}</h3>
                 </div>
+                {layout.drained_by.is_some().then(|| view! { <Badge kind="warn" text="drained" title="No new sessions are placed on this GPU"/> })}
                 {if simulated {
                     view! { <Badge kind="sim" text="simulated" title="No NVIDIA driver here: this GPU exists in configuration only"/> }.into_any()
                 } else {

@@ -4,7 +4,11 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use super::LoadError;
-use crate::api::instance::read_gpus;
+use leptos::form::ActionForm;
+
+use crate::api::instance::{read_gpus, SetGpuDrained};
+use crate::api::message;
+use crate::components::message::ErrorMessage;
 use crate::components::gpu_card::GpuCard;
 use crate::components::time::LocalTime;
 use crate::views::GpuLayoutView;
@@ -15,7 +19,8 @@ const REFRESH: Duration = Duration::from_secs(5);
 #[component]
 pub fn GpusPage() -> impl IntoView {
     let generation = RwSignal::new(0u32);
-    let board = Resource::new(move || generation.get(), |_| read_gpus());
+    let drain = ServerAction::<SetGpuDrained>::new();
+    let board = Resource::new(move || (generation.get(), drain.version().get()), |_| read_gpus());
     Effect::new(move |_| {
         if let Ok(handle) =
             set_interval_with_handle(move || generation.update(|n| *n += 1), REFRESH)
@@ -28,8 +33,11 @@ pub fn GpusPage() -> impl IntoView {
         <h1 class="page-title">"GPUs"</h1>
         <p class="muted">
             "Each GPU is drawn as its 8 memory slices with the MIG instances placed on them. "
-            "Refreshes every 5 seconds."
+            "Refreshes every 5 seconds. A drained GPU takes no new sessions; those on it run to their end."
         </p>
+        <div aria-live="polite">
+            {move || drain.value().get().and_then(Result::err).map(|e| view! { <ErrorMessage text=message(&e)/> })}
+        </div>
         <Transition fallback=|| view! { <div class="card skeleton">"Reading the GPUs…"</div> }>
             {move || Suspend::new(async move {
                 match board.await {
@@ -38,7 +46,7 @@ pub fn GpusPage() -> impl IntoView {
                         let sections = board
                             .gpus
                             .into_iter()
-                            .map(|layout| view! { <GpuSection layout simulated/> })
+                            .map(|layout| view! { <GpuSection layout simulated drain/> })
                             .collect_view();
                         view! {
                             <div class="board-meta">
@@ -57,7 +65,9 @@ pub fn GpusPage() -> impl IntoView {
 }
 
 #[component]
-fn GpuSection(layout: GpuLayoutView, simulated: bool) -> impl IntoView {
+fn GpuSection(layout: GpuLayoutView, simulated: bool, drain: ServerAction<SetGpuDrained>) -> impl IntoView {
+    let index = layout.gpu.index;
+    let drained = layout.drained_by.is_some();
     let rows = layout
         .instances
         .iter()
@@ -78,7 +88,19 @@ fn GpuSection(layout: GpuLayoutView, simulated: bool) -> impl IntoView {
         <section class="gpu-section">
             <GpuCard layout=layout.clone() simulated/>
             <div class="card instances">
-                <h3>"Instances"</h3>
+                <div class="card-head">
+                    <h3>"Instances"</h3>
+                    <ActionForm action=drain attr:class="inline-form drain-form">
+                        <input type="hidden" name="index" value=index.to_string()/>
+                        <input type="hidden" name="drained" value=(!drained).to_string()/>
+                        <button class={if drained { "btn btn-primary btn-small undrain" } else { "btn btn-secondary btn-small drain" }} type="submit">
+                            {if drained { "Return to service" } else { "Drain" }}
+                        </button>
+                    </ActionForm>
+                </div>
+                {layout.drained_by.clone().map(|by| view! {
+                    <p class="drained-note">{format!("Drained by {by}: no new sessions are placed here; those running go on to their end.")}</p>
+                })}
                 {if empty {
                     view! { <p class="muted">"No MIG instances on this GPU."</p> }.into_any()
                 } else {

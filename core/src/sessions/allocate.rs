@@ -55,7 +55,8 @@ fn allocator_states(fleet_now: &[GpuNow]) -> Vec<GpuState<'_>> {
 }
 
 impl Sessions {
-    /// Reads every GPU's instances and mode, and the slices sessions hold.
+    /// Reads every GPU that takes new sessions (not drained): its instances and mode, and
+    /// the slices sessions hold.
     async fn fleet_now(&self) -> Result<Vec<GpuNow>, CoreError> {
         let held = self.inner.store.held_slices().await?;
         let gpus = self.inner.gpus.clone();
@@ -72,6 +73,10 @@ impl Sessions {
         .map_err(|e| CoreError::Gpu(format!("GPU call crashed: {e}")))??;
         let mut fleet_now = Vec::with_capacity(read.len());
         for (info, catalog, instances) in read {
+            // A drained GPU takes no new session; those on it run to their end.
+            if fleet::drained_by(&self.inner.store, &info.uuid).await?.is_some() {
+                continue;
+            }
             let mode = match fleet::mode(&self.inner.store, &info.uuid).await? {
                 GpuMode::Dynamic => Mode::Dynamic,
                 GpuMode::Static(_) => Mode::Static,
