@@ -5,6 +5,7 @@ use leptos_router::path;
 
 use crate::components::layout::Layout;
 use crate::pages::admin::audit::AuditPage;
+use crate::pages::admin::operations::OperationsPage;
 use crate::pages::admin::users::UsersPage;
 use crate::pages::auth::{account::AccountPage, login::LoginPage};
 use crate::pages::courses::{class::ClassPage, course::CoursePage, list::CoursesPage, policy::PolicyPage};
@@ -66,6 +67,7 @@ pub fn App() -> impl IntoView {
                         <Route path=path!("/courses/:code/class") view=ClassPage/>
                         <Route path=path!("/admin/users") view=UsersPage/>
                         <Route path=path!("/admin/audit") view=AuditPage/>
+                        <Route path=path!("/admin/sessions") view=OperationsPage/>
                         <Route path=path!("/reports") view=ReportsPage/>
                         <Route path=path!("/gpus") view=GpusPage/>
                         <Route path=path!("/status") view=StatusPage/>

@@ -67,6 +67,8 @@ pub struct GpuLayoutView {
     pub placeable: Vec<String>,
     /// Set when the GPU could not be read.
     pub error: Option<String>,
+    /// Who drained it: no new session is placed on it while set.
+    pub drained_by: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -453,4 +455,39 @@ pub struct AuditRowView {
     pub action: String,
     pub subject: String,
     pub detail: String,
+}
+
+/// Every course's sessions as the operations page lists them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OperationsPageView {
+    pub course: String,
+    pub user: String,
+    pub gpu: String,
+    pub state: String,
+    pub courses: Vec<String>,
+    /// (index, `GPU 0 · H100 80GB`) for the "GPU" list.
+    pub gpus: Vec<(u32, String)>,
+    /// (word, meaning) for the "State" list.
+    pub states: Vec<(String, String)>,
+    pub sessions: Vec<OperationsRow>,
+    pub recent_days: i64,
+    /// Why the filter was refused (nothing is listed then).
+    pub problem: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OperationsRow {
+    pub id: String,
+    pub username: String,
+    pub course: String,
+    /// `notebook` or `job`
+    pub kind: String,
+    pub profile: String,
+    /// `GPU 0`, once placed.
+    pub gpu: Option<String>,
+    pub state: String,
+    pub live: bool,
+    pub requested_at_ms: i64,
+    pub ended_at_ms: Option<i64>,
+    pub reason: String,
 }

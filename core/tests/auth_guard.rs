@@ -76,7 +76,7 @@ fn expected(action: &Action) -> [Outcome; 6] {
         Action::ManageRoster(_) => ADMIN_ONLY,
         Action::AssignInstructor(_) => ADMIN_ONLY,
         Action::ViewGpus | Action::ViewStatus => ADMIN_ONLY,
-        Action::ReadAuditLog | Action::ListAllSessions => ADMIN_ONLY,
+        Action::ReadAuditLog | Action::ListAllSessions | Action::OperateGpus => ADMIN_ONLY,
         Action::ListOwnSessions => [N, A, A, A, A, M],
         Action::LaunchIn(course) if *course == COURSE_A => [N, A, F, A, A, M],
         Action::LaunchIn(_) => [N, F, A, F, A, M],
@@ -121,9 +121,10 @@ fn variant(action: &Action) -> usize {
         Action::ReportOn(_) => 20,
         Action::ReadAuditLog => 21,
         Action::ListAllSessions => 22,
+        Action::OperateGpus => 23,
     }
 }
-const VARIANTS: usize = 23;
+const VARIANTS: usize = 24;
 
 fn actions() -> Vec<Action> {
     vec![
@@ -157,6 +158,7 @@ fn actions() -> Vec<Action> {
         Action::ReportOn(COURSE_B),
         Action::ReadAuditLog,
         Action::ListAllSessions,
+        Action::OperateGpus,
     ]
 }
 

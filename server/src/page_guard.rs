@@ -33,6 +33,7 @@ pub fn rule(path: &str) -> PageRule {
         "/admin/users" => PageRule::Needs(Action::ListUsers),
         "/reports" | "/reports/usage.csv" => PageRule::Needs(Action::ViewReports),
         "/admin/audit" | "/admin/audit.csv" => PageRule::Needs(Action::ReadAuditLog),
+        "/admin/sessions" => PageRule::Needs(Action::ListAllSessions),
         _ => match path.strip_prefix("/courses/").map(|rest| rest.split_once('/')) {
             Some(None) => PageRule::Course(path["/courses/".len()..].to_string()),
             Some(Some((code, "policy"))) if !code.is_empty() => PageRule::CoursePolicy(code.to_string()),
@@ -97,7 +98,7 @@ fn forbidden(caller: &Caller) -> Response {
     };
     let reports = authorize(caller, &Action::ViewReports).is_ok();
     let admin_links = match (admin, reports) {
-        (true, _) => r#"<a href="/reports">Reports</a><a href="/gpus">GPUs</a><a href="/admin/users">Users</a><a href="/admin/audit">Audit</a><a href="/status">Status</a>"#,
+        (true, _) => r#"<a href="/reports">Reports</a><a href="/admin/sessions">All sessions</a><a href="/gpus">GPUs</a><a href="/admin/users">Users</a><a href="/admin/audit">Audit</a><a href="/status">Status</a>"#,
         (false, true) => r#"<a href="/reports">Reports</a>"#,
         (false, false) => "",
     };

@@ -42,6 +42,7 @@ const PAGES: &[(&str, [u16; 6])] = &[
     ("/status", [303, 403, 403, 403, 403, 200]),
     ("/reports", [303, 403, 403, 200, 200, 200]),
     ("/admin/audit", [303, 403, 403, 403, 403, 200]),
+    ("/admin/sessions", [303, 403, 403, 403, 403, 200]),
 ];
 
 /// Other GET endpoints: expected status per caller.
@@ -130,6 +131,10 @@ const FUNCTIONS: &[(&str, &str, [u16; 6])] = &[
     ),
     ("list_users", "", [401, 403, 403, 403, 403, 200]),
     ("audit_log", "who=&what=&from=&to=&before=", [401, 403, 403, 403, 403, 200]),
+    // Every course's sessions, alice's among them: administrators only.
+    ("operations_sessions", "course=&user=&gpu=&state=", [401, 403, 403, 403, 403, 200]),
+    // Draining GPU 9, which does not exist: the guard answers first.
+    ("set_gpu_drained", "index=9&drained=true", [401, 403, 403, 403, 403, 404]),
     (
         "add_account",
         "username=new{n}&display_name=New&email=",

@@ -6,6 +6,7 @@ pub mod auth;
 pub mod class;
 pub mod courses;
 pub mod instance;
+pub mod operations;
 pub mod policy;
 pub mod reports;
 #[cfg(feature = "ssr")]

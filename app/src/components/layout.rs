@@ -86,6 +86,7 @@ fn SignedInNav(me: Me) -> impl IntoView {
             <A href="/courses">"Courses"</A>
             {reports.then(|| view! { <A href="/reports">"Reports"</A> })}
             {admin.then(|| view! {
+                <A href="/admin/sessions">"All sessions"</A>
                 <A href="/gpus">"GPUs"</A>
                 <A href="/admin/users">"Users"</A>
                 <A href="/admin/audit">"Audit"</A>

@@ -7,4 +7,5 @@ pub mod layout;
 pub mod message;
 pub mod slice_bar;
 pub mod status_panel;
+pub mod stop_reason;
 pub mod time;

@@ -57,6 +57,8 @@ pub enum Action {
     ReadAuditLog,
     /// Every course's live and recent sessions (the operations page).
     ListAllSessions,
+    /// Draining a GPU and returning it to service.
+    OperateGpus,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,7 +124,7 @@ pub fn authorize(caller: &Caller, action: &Action) -> Result<(), Denied> {
         Action::ViewCourse(course) => *is_admin || role_in(course).is_some(),
         Action::ManageRoster(course) => *is_admin || role_in(course) == Some(Role::Instructor),
         Action::AssignInstructor(_) => *is_admin,
-        Action::ViewGpus | Action::ViewStatus | Action::ReadAuditLog | Action::ListAllSessions => *is_admin,
+        Action::ViewGpus | Action::ViewStatus | Action::ReadAuditLog | Action::ListAllSessions | Action::OperateGpus => *is_admin,
         Action::ListOwnSessions => true,
         Action::LaunchIn(course) => *is_admin || role_in(course).is_some(),
         Action::ManageSession { owner, course } => {

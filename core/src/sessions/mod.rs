@@ -13,9 +13,11 @@ mod policy;
 mod quota_stop;
 mod readiness;
 mod reconcile;
+mod search;
 
 pub use allocate::ProfileAvailability;
 pub use reconcile::ReconcileReport;
+pub use search::{find_sessions, SessionFilter, RECENT_DAYS, STATE_FILTERS};
 pub use argv::split_command;
 pub use manager::{ClaimRequest, Sessions, Workload};
 pub use model::{queue_position, GpuSession, SessionEvent, SessionKind, SessionState, SlicePlacement};

@@ -29,14 +29,14 @@ pub struct HeldSlice {
     pub start: u8,
 }
 
-const SELECT: &str = "SELECT s.id, s.user_id, u.username, s.course_id, c.code, s.kind, s.profile,
+pub(super) const SELECT: &str = "SELECT s.id, s.user_id, u.username, s.course_id, c.code, s.kind, s.profile,
         s.image, s.argv, s.state, s.reason, s.gpu_uuid, s.gpu_index, s.profile_id, s.start_slice,
         s.placement, s.created_instance, s.released, s.mig_uuid, s.container, s.notebook_address,
         s.token, s.exit_code, s.log_tail, s.requested_at, s.updated_at, s.ready_at, s.ended_at,
         s.deadline_at
     FROM gpu_sessions s JOIN users u ON u.id = s.user_id JOIN courses c ON c.id = s.course_id";
 
-fn in_list(states: &[SessionState]) -> String {
+pub(super) fn in_list(states: &[SessionState]) -> String {
     states
         .iter()
         .map(|s| format!("'{}'", s.as_str()))
@@ -44,7 +44,7 @@ fn in_list(states: &[SessionState]) -> String {
         .join(", ")
 }
 
-fn session_from(row: &AnyRow) -> Result<GpuSession, CoreError> {
+pub(super) fn session_from(row: &AnyRow) -> Result<GpuSession, CoreError> {
     let state: String = row.try_get("state")?;
     let kind: String = row.try_get("kind")?;
     let argv: String = row.try_get("argv")?;

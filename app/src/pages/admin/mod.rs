@@ -1,2 +1,3 @@
 pub mod users;
 pub mod audit;
+pub mod operations;

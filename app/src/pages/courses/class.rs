@@ -2,7 +2,6 @@
 //! waiting sessions (stop one with a reason the student sees), the queue, and each
 //! student's slice-hours this period with a CSV download.
 
-use leptos::form::ActionForm;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
@@ -12,6 +11,7 @@ use crate::api::message;
 use crate::api::sessions::StopSession;
 use crate::components::badge::Badge;
 use crate::components::message::{ErrorMessage, SuccessMessage};
+use crate::components::stop_reason::StopWithReason;
 use crate::components::time::{utc_text, LocalTime, TimeLeft};
 use crate::pages::sessions::words::badge_of;
 use crate::pages::{count, LoadError};
@@ -112,19 +112,7 @@ fn ClassSessions(sessions: Vec<ClassSessionRow>, stop: ServerAction<StopSession>
                         <LocalTime ms=since utc=utc_text(since)/>
                     </td>
                     <td>{left}</td>
-                    <td class="actions">
-                        <details class="stop-with-reason">
-                            <summary class="btn btn-ghost-dark btn-small">"Stop…"</summary>
-                            <ActionForm action=stop attr:class="form stop-form">
-                                <input type="hidden" name="id" value=id/>
-                                <label>"Reason (the student sees it)"
-                                    <input name="reason" required maxlength="300" placeholder="e.g. the lab is over"/>
-                                </label>
-                                <p class="hint">"Unsaved work in an open notebook is lost."</p>
-                                <button class="btn btn-danger btn-small" type="submit">"Stop session"</button>
-                            </ActionForm>
-                        </details>
-                    </td>
+                    <td class="actions"><StopWithReason id stop/></td>
                 </tr>
             }
         })
