@@ -393,6 +393,28 @@ async fn every_page_fits_a_phone_and_passes_axe_for_every_role() {
     assert!(!kinds.is_empty() && kinds.iter().all(|k| k.starts_with("login")), "{kinds:?}");
     visit(&browser, &url, "/admin/audit?from=2026-12-01&to=2026-11-01", ".audit-form", "admin-audit-bad-range").await;
     browser.wait_text(".page", "before the first").await;
+
+    // All sessions: alice's running job, stopped by the administrator with a reason she
+    // then reads on her own sessions page.
+    start_job(&class, alice, "sleep 600").await;
+    let running = ".ops-sessions tr[data-state=ready]";
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        browser.open(&format!("{url}/admin/sessions?state=live")).await;
+        if count(&browser, running).await == 1 {
+            break;
+        }
+        assert!(std::time::Instant::now() < until, "alice's job never showed as running");
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+    browser.check_page("admin-all-sessions").await;
+    browser.click(&format!("{running} .stop-with-reason summary")).await;
+    browser.fill(&format!("{running} .stop-form input[name=reason]"), "the GPU goes to maintenance").await;
+    browser.click(&format!("{running} .stop-form button[type=submit]")).await;
+    browser.wait_text(".form-ok", "Session stopped").await;
+    browser.wait_for(".ops-sessions tr[data-state=stopping], .ops-sessions tr[data-state=ended]").await;
+    let mine = post(&client(), &url, Some(alice), "my_sessions", String::new()).await.text().await.unwrap();
+    assert!(mine.contains("stopped by admin: the GPU goes to maintenance"), "{mine}");
     visit(&browser, &url, "/courses", ".course-grid", "admin-courses").await;
     visit(
         &browser,
