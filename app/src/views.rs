@@ -80,6 +80,8 @@ pub struct InstanceView {
     pub holder: Option<String>,
     pub mig_uuid: Option<String>,
     pub memory_used: Option<String>,
+    /// `43% busy` at the sampler's last reading, while a session runs on it.
+    pub busy: Option<String>,
 }
 
 /// The signed-in person as the pages see them.
@@ -490,4 +492,12 @@ pub struct OperationsRow {
     pub requested_at_ms: i64,
     pub ended_at_ms: Option<i64>,
     pub reason: String,
+}
+
+/// One sample of a session's slice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActivityPoint {
+    pub at_ms: i64,
+    pub busy_percent: Option<u32>,
+    pub memory_mib: Option<u64>,
 }

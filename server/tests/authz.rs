@@ -171,6 +171,11 @@ const FUNCTIONS: &[(&str, &str, [u16; 6])] = &[
         "id=s-nosuchsession",
         [401, 404, 404, 404, 404, 404],
     ),
+    (
+        "slice_activity",
+        "id=s-nosuchsession",
+        [401, 404, 404, 404, 404, 404],
+    ),
     // Last: it ends the caller's session.
     ("logout", "", [200, 200, 200, 200, 200, 200]),
 ];
@@ -460,6 +465,13 @@ async fn every_route_answers_each_caller_exactly_as_the_table_says() {
 
     let ivys_class = answer(&portal, &cookies[3], "class_dashboard", "code=CS-101").await;
     assert!(ivys_class.contains(&session), "{ivys_class}");
+
+    // A slice's activity is its session's: alice, her instructor and admins read it,
+    // bob and the other course's instructor learn nothing, not even that it exists.
+    for (i, may) in [(1, true), (2, false), (3, true), (4, false), (5, true)] {
+        let resp = post(&client(), &portal.url, cookies[i].as_deref(), "slice_activity", format!("id={session}")).await;
+        assert_eq!(resp.status().as_u16(), if may { 200 } else { 404 }, "{} reading alice's slice activity", CALLERS[i]);
+    }
 
     // Usage reports: ivy's rows name alice, ian's (who teaches the other course) do not,
     // whether he asks for all his courses or names hers; the CSV keeps the same line.

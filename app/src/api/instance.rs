@@ -116,22 +116,24 @@ mod board {
         let holders = holders(services)
             .await
             .map_err(super::super::ssr::from_core)?;
+        let latest = services.sessions.latest_slice_samples();
         Ok(GpuBoard {
             simulated: services.gpus.kind() == BackendKind::Simulated,
             backend: services.gpus.describe(),
             gpus: snapshots
                 .into_iter()
-                .map(|s| layout_view(s, &holders))
+                .map(|s| layout_view(s, &holders, &latest))
                 .collect(),
             refreshed_at: super::super::ssr::clock(),
             refreshed_at_ms: super::super::ssr::now_ms(),
         })
     }
 
-    /// (GPU uuid, profile id, start) → `username · session` for every slice a session holds.
+    /// (GPU uuid, profile id, start) → (`username · session`, session id) for every slice a
+    /// session holds.
     async fn holders(
         services: &Services,
-    ) -> Result<Vec<((String, u32, u8), String)>, slicehub_core::CoreError> {
+    ) -> Result<Vec<((String, u32, u8), (String, String))>, slicehub_core::CoreError> {
         use slicehub_core::sessions::SessionState;
         let live: Vec<SessionState> = SessionState::ALL
             .into_iter()
@@ -146,7 +148,7 @@ mod board {
                 let p = s.placement?;
                 Some((
                     (p.gpu_uuid, p.profile_id, p.start),
-                    format!("{} · {}", s.username, s.id),
+                    (format!("{} · {}", s.username, s.id), s.id),
                 ))
             })
             .collect())
@@ -156,26 +158,34 @@ mod board {
         format!("{:.0} GB", mib as f64 / 1024.0)
     }
 
-    fn layout_view(s: GpuSnapshot, holders: &[((String, u32, u8), String)]) -> GpuLayoutView {
+    fn layout_view(
+        s: GpuSnapshot,
+        holders: &[((String, u32, u8), (String, String))],
+        latest: &std::collections::HashMap<String, slicehub_core::sessions::SliceNow>,
+    ) -> GpuLayoutView {
         let instances = s
             .instances
             .iter()
             .map(|placed| {
                 let i = &placed.instance;
+                let holder = holders
+                    .iter()
+                    .find(|((gpu, profile, start), _)| {
+                        *gpu == s.info.uuid && *profile == i.placement.profile_id && *start == i.placement.start
+                    })
+                    .map(|(_, who)| who);
+                let sample = holder.and_then(|(_, id)| latest.get(id)).map(|now| now.sample);
                 InstanceView {
                     profile: i.profile_name.clone(),
                     start: i.placement.start,
                     size: placed.memory_slices,
-                    holder: holders
-                        .iter()
-                        .find(|((gpu, profile, start), _)| {
-                            *gpu == s.info.uuid
-                                && *profile == i.placement.profile_id
-                                && *start == i.placement.start
-                        })
-                        .map(|(_, who)| who.clone()),
+                    holder: holder.map(|(who, _)| who.clone()),
                     mig_uuid: i.mig_uuid.clone(),
-                    memory_used: i.memory_used_mib.map(|m| format!("{m} MiB")),
+                    memory_used: sample
+                        .and_then(|s| s.memory_mib)
+                        .or(i.memory_used_mib)
+                        .map(|m| format!("{m} MiB")),
+                    busy: sample.and_then(|s| s.busy_percent).map(|b| format!("{b}% busy")),
                 }
             })
             .collect();

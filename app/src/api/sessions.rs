@@ -209,6 +209,20 @@ pub async fn stop_session(id: String, reason: Option<String>) -> Result<(), Serv
     Ok(())
 }
 
+/// How busy the session's slice has been and how much memory it used, oldest first (the
+/// sampler's last readings; empty unless the session runs).
+#[server(endpoint = "slice_activity")]
+pub async fn slice_activity(id: String) -> Result<Vec<crate::views::ActivityPoint>, ServerFnError> {
+    use super::ssr::services;
+    let (_caller, session) = ssr_views::session_for_caller(&id).await?;
+    Ok(services()?
+        .sessions
+        .slice_samples(&session.id)
+        .into_iter()
+        .map(|s| crate::views::ActivityPoint { at_ms: s.at_ms, busy_percent: s.busy_percent, memory_mib: s.memory_mib })
+        .collect())
+}
+
 /// The last lines a session's container printed: live while it runs, kept after.
 #[server(endpoint = "session_logs")]
 pub async fn session_logs(id: String) -> Result<String, ServerFnError> {

@@ -78,6 +78,7 @@ fn GpuSection(layout: GpuLayoutView, simulated: bool, drain: ServerAction<SetGpu
                     <td>{if i.size <= 1 { i.start.to_string() } else { format!("{}–{}", i.start, i.start + i.size - 1) }}</td>
                     <td>{i.holder.clone().unwrap_or_else(|| "free".to_string())}</td>
                     <td>{i.memory_used.clone().unwrap_or_else(|| "—".to_string())}</td>
+                    <td class="busy">{i.busy.clone().unwrap_or_else(|| "—".to_string())}</td>
                     <td class="mono">{i.mig_uuid.clone().unwrap_or_else(|| "—".to_string())}</td>
                 </tr>
             }
@@ -113,6 +114,7 @@ fn GpuSection(layout: GpuLayoutView, simulated: bool, drain: ServerAction<SetGpu
                                     <th>"Memory slices"</th>
                                     <th>"Held by"</th>
                                     <th>"Memory used"</th>
+                                    <th>"Activity"</th>
                                     <th>"MIG device"</th>
                                 </tr>
                             </thead>

@@ -391,6 +391,16 @@ pub static KEYS: &[KeySpec] = &[
         },
     },
     KeySpec {
+        key: "sessions.sample_seconds",
+        default: "10",
+        expected: "a whole number of seconds from 1 to 3600",
+        doc: "How often each running session's slice activity and memory are sampled.",
+        apply: |c, v| {
+            c.sessions_sample_seconds = whole_number(v, 1, 3_600)?;
+            Ok(())
+        },
+    },
+    KeySpec {
         key: "sessions.cpus_per_compute_slice",
         default: "2",
         expected: "a number of CPUs from 0.1 to 64",

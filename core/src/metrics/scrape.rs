@@ -13,6 +13,10 @@ pub(super) struct Gauges {
     queue_oldest_wait: GaugeVec,
     slices_held: IntGaugeVec,
     slices_free: IntGaugeVec,
+    gpu_utilization: IntGaugeVec,
+    gpu_memory_utilization: IntGaugeVec,
+    slice_busy: IntGaugeVec,
+    slice_memory: IntGaugeVec,
     /// One scrape at a time: each resets the gauges before setting them.
     scraping: tokio::sync::Mutex<()>,
 }
@@ -41,6 +45,26 @@ impl Gauges {
                 "How many more sessions of a profile would fit on the GPUs now.",
                 &["profile"],
             ),
+            gpu_utilization: int_gauges(
+                "slicehub_gpu_utilization_percent",
+                "Each GPU's utilization at the last sample, where the GPU reports it (not with MIG on).",
+                &["gpu"],
+            ),
+            gpu_memory_utilization: int_gauges(
+                "slicehub_gpu_memory_utilization_percent",
+                "Each GPU's memory-controller utilization at the last sample, where reported.",
+                &["gpu"],
+            ),
+            slice_busy: int_gauges(
+                "slicehub_slice_busy_percent",
+                "How busy each running session's slice was at the last sample (simulated GPUs: its container's CPU, percent of one core).",
+                &["gpu", "slice", "course"],
+            ),
+            slice_memory: int_gauges(
+                "slicehub_slice_memory_used_bytes",
+                "Memory each running session's slice used at the last sample (simulated GPUs: its container's).",
+                &["gpu", "slice", "course"],
+            ),
             scraping: tokio::sync::Mutex::new(()),
         }
     }
@@ -52,6 +76,10 @@ impl Gauges {
             Box::new(self.queue_oldest_wait.clone()),
             Box::new(self.slices_held.clone()),
             Box::new(self.slices_free.clone()),
+            Box::new(self.gpu_utilization.clone()),
+            Box::new(self.gpu_memory_utilization.clone()),
+            Box::new(self.slice_busy.clone()),
+            Box::new(self.slice_memory.clone()),
         ]
     }
 }
@@ -87,6 +115,32 @@ pub async fn render(services: &Services) -> Result<String, CoreError> {
     gauges.slices_free.reset();
     for f in &free {
         gauges.slices_free.with_label_values(&[f.profile.as_str()]).set(i64::from(f.free));
+    }
+
+    gauges.gpu_utilization.reset();
+    gauges.gpu_memory_utilization.reset();
+    for (index, busy) in services.sessions.gpu_busy() {
+        let gpu = index.to_string();
+        if let Some(p) = busy.gpu_percent {
+            gauges.gpu_utilization.with_label_values(&[gpu.as_str()]).set(i64::from(p));
+        }
+        if let Some(p) = busy.memory_percent {
+            gauges.gpu_memory_utilization.with_label_values(&[gpu.as_str()]).set(i64::from(p));
+        }
+    }
+    gauges.slice_busy.reset();
+    gauges.slice_memory.reset();
+    let courses = store.live_session_courses().await?;
+    for (id, now) in services.sessions.latest_slice_samples() {
+        let gpu = now.gpu_index.to_string();
+        let course = courses.get(&id).map(String::as_str).unwrap_or("");
+        let labels = [gpu.as_str(), now.slice.as_str(), course];
+        if let Some(p) = now.sample.busy_percent {
+            gauges.slice_busy.with_label_values(&labels).set(i64::from(p));
+        }
+        if let Some(mib) = now.sample.memory_mib {
+            gauges.slice_memory.with_label_values(&labels).set((mib * 1024 * 1024) as i64);
+        }
     }
 
     let mut text = Vec::new();

@@ -5,9 +5,11 @@ pub mod firewall;
 mod launch;
 mod network;
 mod observe;
+mod usage;
 pub mod spec;
 
 pub use engine::{Engine, EngineStatus};
 pub use launch::Created;
 pub use network::SessionNetwork;
 pub use observe::{ContainerDeath, ContainerStatus, EngineHost, ManagedContainer};
+pub use usage::ContainerUsage;

@@ -68,6 +68,8 @@ pub(super) struct Inner {
     /// One queue pass at a time; a request during a pass makes it run once more.
     pub dispatching: Mutex<()>,
     pub dispatch_again: std::sync::atomic::AtomicBool,
+    /// The slice samples of running sessions (`activity`).
+    pub activity: std::sync::Mutex<super::activity::ActivityState>,
 }
 
 impl Sessions {
@@ -95,6 +97,7 @@ impl Sessions {
                 dispatches: std::sync::atomic::AtomicBool::new(true),
                 dispatching: Mutex::new(()),
                 dispatch_again: std::sync::atomic::AtomicBool::new(false),
+                activity: std::sync::Mutex::new(Default::default()),
             }),
         }
     }

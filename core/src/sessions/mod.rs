@@ -1,6 +1,7 @@
 //! The claim → launch → stop lifecycle of GPU sessions, and the reconciler that keeps the
 //! database, Docker and the GPUs in agreement.
 
+mod activity;
 mod allocate;
 mod argv;
 mod finish;
@@ -15,6 +16,7 @@ mod readiness;
 mod reconcile;
 mod search;
 
+pub use activity::{SliceNow, SliceSample, KEPT_SAMPLES};
 pub use allocate::ProfileAvailability;
 pub use reconcile::ReconcileReport;
 pub use search::{find_sessions, SessionFilter, RECENT_DAYS, STATE_FILTERS};

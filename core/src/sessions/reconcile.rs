@@ -204,8 +204,8 @@ impl Sessions {
     }
 
     /// Recovers from the last run (before returning, so no new claim can be mistaken for
-    /// a launch the restart cut off), then reconciles every `sessions.reconcile_seconds`
-    /// and follows the engine's container deaths in the background.
+    /// a launch the restart cut off), then reconciles every `sessions.reconcile_seconds`,
+    /// follows the engine's container deaths and samples the slices in the background.
     pub async fn start_background(&self) {
         match self.recover_after_restart().await {
             Ok(report) => tracing::info!(?report, "sessions recovered after start"),
@@ -229,6 +229,7 @@ impl Sessions {
         });
         let this = self.clone();
         tokio::spawn(async move { this.follow_container_deaths().await });
+        self.start_sampling();
     }
 
     async fn follow_container_deaths(&self) {

@@ -28,6 +28,16 @@ pub struct HeldCount {
 }
 
 impl Store {
+    /// The course code of every live session, by session id.
+    pub async fn live_session_courses(&self) -> Result<std::collections::HashMap<String, String>, CoreError> {
+        let rows: Vec<(String, String)> = sqlx::query_as(
+            "SELECT s.id, c.code FROM gpu_sessions s JOIN courses c ON c.id = s.course_id WHERE s.live = 1",
+        )
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows.into_iter().collect())
+    }
+
     pub async fn live_session_counts(&self) -> Result<Vec<StateCount>, CoreError> {
         Ok(sqlx::query_as(
             "SELECT s.state AS state, c.code AS course, COUNT(*) AS sessions

@@ -69,6 +69,7 @@ pub fn SessionCard(session: SessionView, stop: ServerAction<StopSession>) -> imp
             <p class="hint now">{words::now(&s)}</p>
             {matches!(s.state.as_str(), "requested" | "queued").then(|| view! { <super::arrival::NotifyWhenReady/> })}
             {stop_warning}
+            {(s.state == "ready").then(|| view! { <super::activity::SliceActivity id=s.id.clone()/> })}
             {logs}
             <Disclosure summary="Details" class="session-details">
                 <SessionDetails session=s.clone()/>

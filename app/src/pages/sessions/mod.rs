@@ -1,6 +1,7 @@
 //! The student's dashboard: start a notebook or a training job on a slice, follow it as
 //! it starts, read a job's output, stop; past sessions folded into a paged history.
 
+mod activity;
 mod arrival;
 mod card;
 mod launch;

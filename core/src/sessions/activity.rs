@@ -1,0 +1,172 @@
+//! How busy each running session's slice is and how much memory it uses, sampled by one
+//! loop every `sessions.sample_seconds` (never per request) and kept in memory for the
+//! last [`KEPT_SAMPLES`] readings.
+//!
+//! On NVML GPUs memory is the MIG instance's own; activity is the whole GPU's utilization
+//! while MIG is off (the session has the GPU), and not read per MIG instance yet (that
+//! needs GPM samples per instance, which the lent H100 cannot show with MIG disabled). On
+//! simulated GPUs both come from the session's container: its CPU use in percent of one
+//! core (capped at 100) and its memory, so the path runs end to end without a GPU.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::manager::Sessions;
+use super::SessionState;
+use crate::gpu::{BackendKind, GpuUtilization, MigInstance, MigMode};
+use crate::runtime::ContainerUsage;
+use crate::CoreError;
+
+pub const KEPT_SAMPLES: usize = 60;
+
+/// One reading of a session's slice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SliceSample {
+    pub at_ms: i64,
+    /// Percent busy; `None` where it cannot be read (the first simulated reading, MIG
+    /// instances on NVML).
+    pub busy_percent: Option<u32>,
+    pub memory_mib: Option<u64>,
+}
+
+/// The newest sample of a running session, with where its slice is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SliceNow {
+    pub session_id: String,
+    pub gpu_index: u32,
+    /// `3g.40gb@4`: the profile and its first memory slice.
+    pub slice: String,
+    pub sample: SliceSample,
+}
+
+struct Series {
+    gpu_index: u32,
+    slice: String,
+    samples: VecDeque<SliceSample>,
+}
+
+#[derive(Default)]
+pub(super) struct ActivityState {
+    series: HashMap<String, Series>,
+    last_usage: HashMap<String, ContainerUsage>,
+    gpus: Vec<(u32, GpuUtilization)>,
+}
+
+/// What one pass reads of the GPUs: each GPU's utilization and MIG mode, and its instances.
+type GpuReading = Vec<(u32, MigMode, GpuUtilization, Vec<MigInstance>)>;
+
+impl Sessions {
+    /// Samples every ready session's slice once; returns how many were sampled.
+    pub async fn sample_slices(&self) -> Result<usize, CoreError> {
+        let running = self.inner.store.gpu_sessions_in(&[SessionState::Ready]).await?;
+        let gpus = self.inner.gpus.clone();
+        let simulated = gpus.kind() == BackendKind::Simulated;
+        let reading: GpuReading = tokio::task::spawn_blocking(move || {
+            let mut out = Vec::new();
+            for info in gpus.list_gpus()? {
+                let busy = gpus.utilization(info.index).unwrap_or_default();
+                let instances = gpus.instances(info.index).unwrap_or_default();
+                out.push((info.index, info.mig_mode, busy, instances));
+            }
+            Ok::<_, CoreError>(out)
+        })
+        .await
+        .map_err(|e| CoreError::Gpu(format!("GPU call crashed: {e}")))??;
+        let now = crate::store::now_ms();
+        let mut taken = Vec::with_capacity(running.len());
+        let mut usages = Vec::new();
+        for session in &running {
+            let (Some(container), Some(placement)) = (&session.container, &session.placement) else { continue };
+            let sample = if simulated {
+                let usage = match self.inner.engine.usage(container).await {
+                    Ok(usage) => usage,
+                    Err(e) => {
+                        tracing::debug!(session = %session.id, error = %e, "slice sample: container use not read");
+                        None
+                    }
+                };
+                let earlier = self.activity_state().last_usage.get(&session.id).copied();
+                if let Some(usage) = usage {
+                    usages.push((session.id.clone(), usage));
+                }
+                SliceSample {
+                    at_ms: now,
+                    busy_percent: usage
+                        .zip(earlier)
+                        .and_then(|(now, before)| now.cpu_percent_since(&before))
+                        .map(|p| p.clamp(0.0, 100.0).round() as u32),
+                    memory_mib: usage.and_then(|u| u.memory_bytes).map(|b| b / (1024 * 1024)),
+                }
+            } else {
+                let gpu = reading.iter().find(|(index, ..)| *index == placement.gpu_index);
+                SliceSample {
+                    at_ms: now,
+                    busy_percent: gpu.filter(|(_, mode, ..)| *mode != MigMode::Enabled).and_then(|(_, _, busy, _)| busy.gpu_percent),
+                    memory_mib: gpu.and_then(|(.., instances)| {
+                        instances
+                            .iter()
+                            .find(|i| i.placement.profile_id == placement.profile_id && i.placement.start == placement.start)
+                            .and_then(|i| i.memory_used_mib)
+                    }),
+                }
+            };
+            let slice = format!("{}@{}", session.profile, placement.start);
+            taken.push((session.id.clone(), placement.gpu_index, slice, sample));
+        }
+        let mut state = self.activity_state();
+        state.series.retain(|id, _| taken.iter().any(|(t, ..)| t == id));
+        state.last_usage.retain(|id, _| taken.iter().any(|(t, ..)| t == id));
+        state.last_usage.extend(usages);
+        for (id, gpu_index, slice, sample) in taken.iter().cloned() {
+            let series = state.series.entry(id).or_insert_with(|| Series { gpu_index, slice, samples: VecDeque::new() });
+            series.samples.push_back(sample);
+            while series.samples.len() > KEPT_SAMPLES {
+                series.samples.pop_front();
+            }
+        }
+        state.gpus = reading.into_iter().map(|(index, _, busy, _)| (index, busy)).collect();
+        Ok(taken.len())
+    }
+
+    /// The session's samples, oldest first (empty unless it is running).
+    pub fn slice_samples(&self, session_id: &str) -> Vec<SliceSample> {
+        self.activity_state().series.get(session_id).map(|s| s.samples.iter().copied().collect()).unwrap_or_default()
+    }
+
+    /// The newest sample of every running session, by session id.
+    pub fn latest_slice_samples(&self) -> HashMap<String, SliceNow> {
+        self.activity_state()
+            .series
+            .iter()
+            .filter_map(|(id, s)| {
+                let now = SliceNow { session_id: id.clone(), gpu_index: s.gpu_index, slice: s.slice.clone(), sample: *s.samples.back()? };
+                Some((id.clone(), now))
+            })
+            .collect()
+    }
+
+    /// Each GPU's utilization at the last pass.
+    pub fn gpu_busy(&self) -> Vec<(u32, GpuUtilization)> {
+        self.activity_state().gpus.clone()
+    }
+
+    fn activity_state(&self) -> std::sync::MutexGuard<'_, ActivityState> {
+        self.inner.activity.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Samples every `sessions.sample_seconds`, for as long as the process runs.
+    pub(super) fn start_sampling(&self) {
+        let this = self.clone();
+        tokio::spawn(async move {
+            let period = Duration::from_secs(u64::from(this.inner.config.sessions_sample_seconds.max(1)));
+            loop {
+                tokio::time::sleep(period).await;
+                if let Err(e) = this.sample_slices().await {
+                    tracing::warn!(error = %e, "slice sampling pass failed");
+                }
+            }
+        });
+    }
+}
