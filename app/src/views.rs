@@ -501,3 +501,24 @@ pub struct ActivityPoint {
     pub busy_percent: Option<u32>,
     pub memory_mib: Option<u64>,
 }
+
+/// What an administrator's home page sums up: sessions by state, the queue, and what
+/// needs attention.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OperationsOverview {
+    /// (`running`, 12), (`waiting`, 3), … only states with sessions.
+    pub sessions: Vec<(String, i64)>,
+    /// (profile, waiting, `waited 4 min` of the oldest).
+    pub queue: Vec<(String, i64, String)>,
+    pub alerts: Vec<String>,
+}
+
+/// A course the caller teaches, as their home page lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TeachingCourse {
+    pub code: String,
+    pub title: String,
+    pub students: usize,
+    pub running: usize,
+    pub waiting: usize,
+}

@@ -202,7 +202,8 @@ async fn every_page_fits_a_phone_and_passes_axe_for_every_role() {
     browser.click(".session-history .session-details summary").await;
     browser.check_page("student-history").await;
 
-    visit(&browser, &url, "/", ".status", "student-home").await;
+    // A student's home is their sessions: launch cards, what runs, the budget.
+    visit(&browser, &url, "/", ".launch", "student-home").await;
     visit(
         &browser,
         &url,
@@ -304,6 +305,9 @@ async fn every_page_fits_a_phone_and_passes_axe_for_every_role() {
 
     // The instructor.
     browser.sign_in(&url, "bob", &password_of("bob")).await;
+    visit(&browser, &url, "/", ".teaching", "instructor-home").await;
+    let class = text(&browser, &format!(".teaching[data-course=\"{COURSE}\"]")).await;
+    assert!(class.contains("Class dashboard") && class.contains("1 student"), "{class}");
     visit(
         &browser,
         &url,
@@ -365,6 +369,8 @@ async fn every_page_fits_a_phone_and_passes_axe_for_every_role() {
     // The administrator.
     browser.sign_in(&url, "admin", ADMIN_PASSWORD).await;
     visit(&browser, &url, "/", ".gpu-card", "admin-home").await;
+    let ops = text(&browser, ".ops-summary").await;
+    assert!(ops.contains("Sessions now") && ops.contains("Needs attention"), "{ops}");
     visit(&browser, &url, "/gpus", ".gpu-section", "admin-gpus").await;
     visit(&browser, &url, "/status", ".status", "admin-status").await;
     visit(&browser, &url, "/reports?period=term&group=gpu", ".gpu-chart", "admin-reports-gpu").await;

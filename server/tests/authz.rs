@@ -131,6 +131,10 @@ const FUNCTIONS: &[(&str, &str, [u16; 6])] = &[
     ),
     ("list_users", "", [401, 403, 403, 403, 403, 200]),
     ("audit_log", "who=&what=&from=&to=&before=", [401, 403, 403, 403, 403, 200]),
+    // Home pages: the operations summary is the administrators'; a class summary lists
+    // only the caller's own classes (none for students).
+    ("operations_summary", "", [401, 403, 403, 403, 403, 200]),
+    ("teaching_summary", "", [401, 200, 200, 200, 200, 200]),
     // Every course's sessions, alice's among them: administrators only.
     ("operations_sessions", "course=&user=&gpu=&state=", [401, 403, 403, 403, 403, 200]),
     // Draining GPU 9, which does not exist: the guard answers first.

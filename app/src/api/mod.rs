@@ -5,6 +5,7 @@ pub mod audit;
 pub mod auth;
 pub mod class;
 pub mod courses;
+pub mod home;
 pub mod instance;
 pub mod operations;
 pub mod policy;

@@ -1,13 +1,41 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use super::{instance_resource, LoadError};
+use super::sessions::SessionsPage;
+use super::{count, instance_resource, LoadError};
+use crate::api::home::{operations_summary, teaching_summary};
 use crate::components::badge::Badge;
 use crate::components::{gpu_card::GpuCard, status_panel::StatusPanel};
-use crate::views::{GpuBoard, GpuCapacity};
+use crate::shell::CurrentUser;
+use crate::views::{GpuBoard, GpuCapacity, Me, OperationsOverview};
 
+/// Each role lands somewhere of its own: a student on their sessions (launch cards,
+/// what runs, what is left of the budget), an instructor on their classes, an
+/// administrator on the operations summary; anyone else on what SliceHub is and what is
+/// free.
 #[component]
 pub fn HomePage() -> impl IntoView {
+    let user = use_context::<CurrentUser>();
+    view! {
+        <Transition fallback=|| view! { <div class="card skeleton">"Loading…"</div> }>
+            {move || Suspend::new(async move {
+                let me = match user {
+                    Some(CurrentUser(me)) => me.await.ok().flatten(),
+                    None => None,
+                };
+                match me {
+                    Some(me) if me.is_admin => view! { <AdminHome/> }.into_any(),
+                    Some(me) if me.teaches_any() => view! { <InstructorHome me/> }.into_any(),
+                    Some(me) if !me.must_change_password => view! { <SessionsPage/> }.into_any(),
+                    _ => view! { <PublicHome/> }.into_any(),
+                }
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn PublicHome() -> impl IntoView {
     let (status, recheck) = instance_resource();
     view! {
         <Title text=""/>
@@ -32,16 +60,10 @@ pub fn HomePage() -> impl IntoView {
             {move || Suspend::new(async move {
                 match status.await {
                     Ok(status) => {
-                        let gpus = match status.board.clone() {
-                            Some(board) => view! { <GpuBoardSummary board/> }.into_any(),
-                            None => {
-                                let capacity = status.capacity.clone();
-                                view! { <CapacitySummary capacity/> }.into_any()
-                            }
-                        };
+                        let capacity = status.capacity.clone();
                         view! {
                             <StatusPanel status on_recheck=recheck/>
-                            {gpus}
+                            <CapacitySummary capacity/>
                         }
                         .into_any()
                     }
@@ -49,6 +71,118 @@ pub fn HomePage() -> impl IntoView {
                 }
             })}
         </Transition>
+    }
+}
+
+/// The administrator's operations summary: the checks, sessions and queue, what needs
+/// attention, and every GPU.
+#[component]
+fn AdminHome() -> impl IntoView {
+    let (status, recheck) = instance_resource();
+    let summary = Resource::new(|| (), |_| operations_summary());
+    view! {
+        <Title text="Operations"/>
+        <h1 class="page-title">"Operations"</h1>
+        <Transition fallback=|| view! { <div class="card skeleton">"Reading sessions and GPUs…"</div> }>
+            {move || Suspend::new(async move {
+                match summary.await {
+                    Ok(summary) => view! { <OperationsCard summary/> }.into_any(),
+                    Err(error) => view! { <LoadError error/> }.into_any(),
+                }
+            })}
+        </Transition>
+        <Transition fallback=|| view! { <div class="card skeleton">"Checking the database, Docker and GPUs…"</div> }>
+            {move || Suspend::new(async move {
+                match status.await {
+                    Ok(status) => {
+                        let board = status.board.clone();
+                        view! {
+                            <StatusPanel status on_recheck=recheck/>
+                            {board.map(|board| view! { <GpuBoardSummary board/> })}
+                        }
+                        .into_any()
+                    }
+                    Err(error) => view! { <LoadError error/> }.into_any(),
+                }
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn OperationsCard(summary: OperationsOverview) -> impl IntoView {
+    let sessions = if summary.sessions.is_empty() {
+        "No session is running or waiting.".to_string()
+    } else {
+        summary.sessions.iter().map(|(word, n)| format!("{n} {word}")).collect::<Vec<_>>().join(" · ")
+    };
+    let queue = summary
+        .queue
+        .iter()
+        .map(|(profile, n, waited)| view! { <li>{format!("{n} waiting for {profile} ({waited})")}</li> })
+        .collect_view();
+    let alerts = summary
+        .alerts
+        .iter()
+        .map(|a| view! { <li class="alert-line">{a.clone()}</li> })
+        .collect_view();
+    let calm = summary.alerts.is_empty();
+    view! {
+        <section class="card ops-summary">
+            <div class="card-head">
+                <h2 class="card-title">"Sessions now"</h2>
+                <a class="btn btn-secondary btn-small" href="/admin/sessions">"All sessions"</a>
+            </div>
+            <p class="ops-counts">{sessions}</p>
+            {(!summary.queue.is_empty()).then(|| view! { <ul class="ops-queue">{queue}</ul> })}
+            <h3 class="ops-alerts-title">"Needs attention"</h3>
+            {if calm {
+                view! { <p class="muted ops-calm">"Nothing: every GPU reads, none is drained, no stop is stuck."</p> }.into_any()
+            } else {
+                view! { <ul class="ops-alerts" role="alert">{alerts}</ul> }.into_any()
+            }}
+        </section>
+    }
+}
+
+/// An instructor's classes, each with what runs and waits now and the ways in.
+#[component]
+fn InstructorHome(me: Me) -> impl IntoView {
+    let courses = Resource::new(|| (), |_| teaching_summary());
+    view! {
+        <Title text="Your classes"/>
+        <h1 class="page-title">{format!("Your classes, {}", me.display_name)}</h1>
+        <Transition fallback=|| view! { <div class="card skeleton">"Reading your classes…"</div> }>
+            {move || Suspend::new(async move {
+                match courses.await {
+                    Ok(list) => {
+                        let cards = list
+                            .into_iter()
+                            .map(|c| view! {
+                                <article class="card teaching" data-course=c.code.clone()>
+                                    <p class="eyebrow">{c.code.clone()}</p>
+                                    <h2 class="card-title">{c.title.clone()}</h2>
+                                    <p class="muted">{format!(
+                                        "{} · {} running · {} waiting",
+                                        count(c.students, "student", "students"),
+                                        c.running,
+                                        c.waiting
+                                    )}</p>
+                                    <div class="button-row">
+                                        <a class="btn btn-primary btn-small" href=format!("/courses/{}/class", c.code)>"Class dashboard"</a>
+                                        <a class="btn btn-secondary btn-small" href=format!("/courses/{}/policy", c.code)>"Policy and quota"</a>
+                                        <a class="btn btn-secondary btn-small" href=format!("/reports?course={}", c.code)>"Usage report"</a>
+                                    </div>
+                                </article>
+                            })
+                            .collect_view();
+                        view! { <div class="course-grid">{cards}</div> }.into_any()
+                    }
+                    Err(error) => view! { <LoadError error/> }.into_any(),
+                }
+            })}
+        </Transition>
+        <p class="muted"><a href="/sessions">"Your own GPU sessions →"</a></p>
     }
 }
 

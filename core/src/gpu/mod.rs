@@ -54,6 +54,12 @@ pub trait GpuBackend: Send + Sync {
     /// Busy percentages where the GPU reports them (not with MIG enabled on most drivers).
     fn utilization(&self, gpu_index: u32) -> Result<GpuUtilization, CoreError>;
 
+    /// Whether the GPU keeps GPM samples (Hopper and newer), which can tell each MIG
+    /// instance's activity apart. The simulated backend has none.
+    fn gpm_supported(&self, _gpu_index: u32) -> bool {
+        false
+    }
+
     /// Problems the driver knows of cheaply (pages or rows waiting for retirement or remapping).
     fn health(&self, gpu_index: u32) -> Result<GpuHealth, CoreError>;
 }

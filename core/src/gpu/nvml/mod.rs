@@ -293,6 +293,10 @@ impl GpuBackend for NvmlBackend {
         }
     }
 
+    fn gpm_supported(&self, gpu_index: u32) -> bool {
+        self.device(gpu_index).ok().and_then(|d| d.gpm_support().ok()).unwrap_or(false)
+    }
+
     fn health(&self, gpu_index: u32) -> Result<GpuHealth, CoreError> {
         let device = self.device(gpu_index)?;
         let mut problems = Vec::new();

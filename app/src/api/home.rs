@@ -1,0 +1,99 @@
+//! What each role's home page sums up: administrators the operations, instructors their
+//! classes.
+
+use leptos::prelude::*;
+
+use crate::views::{OperationsOverview, TeachingCourse};
+
+/// Stopping longer than this means the container could not be removed yet.
+#[cfg(feature = "ssr")]
+const STUCK_STOPPING_MS: i64 = 120_000;
+
+#[server(endpoint = "operations_summary")]
+pub async fn operations_summary() -> Result<OperationsOverview, ServerFnError> {
+    use super::ssr::{from_core, now_ms, require, services, Action};
+    use slicehub_core::fleet;
+    use slicehub_core::sessions::SessionState;
+    require(Action::ListAllSessions).await?;
+    let services = services()?;
+    let store = &services.store;
+    let now = now_ms();
+    let mut sessions: Vec<(String, i64)> = Vec::new();
+    for count in store.live_session_counts().await.map_err(from_core)? {
+        let word = match count.state.as_str() {
+            "ready" => "running",
+            "queued" => "waiting",
+            "stopping" => "stopping",
+            _ => "starting",
+        };
+        match sessions.iter_mut().find(|(w, _)| w == word) {
+            Some((_, n)) => *n += count.sessions,
+            None => sessions.push((word.to_string(), count.sessions)),
+        }
+    }
+    let queue = store
+        .queue_counts()
+        .await
+        .map_err(from_core)?
+        .into_iter()
+        .map(|q| (q.profile, q.waiting, format!("waited {} min", (now - q.oldest_requested_at).max(0) / 60_000)))
+        .collect();
+    let mut alerts = Vec::new();
+    if let Some(fallback) = &services.gpu_fallback_reason {
+        if fallback.nvml_failed {
+            alerts.push(format!("NVML failed, so the portal runs on simulated GPUs: {}", fallback.reason));
+        }
+    }
+    match fleet::snapshot(&services).await {
+        Ok(gpus) => {
+            for gpu in gpus {
+                if let Some(e) = gpu.error {
+                    alerts.push(format!("GPU {} cannot be read: {e}", gpu.info.index));
+                }
+                if let Some(by) = gpu.drained_by {
+                    alerts.push(format!("GPU {} is drained (by {by}): it takes no new sessions.", gpu.info.index));
+                }
+            }
+        }
+        Err(e) => alerts.push(format!("The GPUs cannot be read: {e}")),
+    }
+    let stuck = store
+        .gpu_sessions_in(&[SessionState::Stopping])
+        .await
+        .map_err(from_core)?
+        .into_iter()
+        .filter(|s| now - s.updated_at_ms > STUCK_STOPPING_MS)
+        .count();
+    if stuck > 0 {
+        alerts.push(format!(
+            "{stuck} session(s) have been stopping for over 2 minutes: their containers could not be removed yet, so their slices stay held."
+        ));
+    }
+    Ok(OperationsOverview { sessions, queue, alerts })
+}
+
+#[server(endpoint = "teaching_summary")]
+pub async fn teaching_summary() -> Result<Vec<TeachingCourse>, ServerFnError> {
+    use super::ssr::{from_core, require, services, Action, Caller};
+    use slicehub_core::store::Role;
+    let caller = require(Action::ListOwnCourses).await?;
+    let Caller::User { id, .. } = caller else { return Ok(Vec::new()) };
+    let services = services()?;
+    let store = &services.store;
+    let mut out = Vec::new();
+    for (course, role) in store.courses_of_user(id).await.map_err(from_core)? {
+        if role != Role::Instructor {
+            continue;
+        }
+        let live = store.live_sessions_of_course(course.id).await.map_err(from_core)?;
+        let members = store.course_members(course.id).await.map_err(from_core)?;
+        out.push(TeachingCourse {
+            students: members.iter().filter(|m| m.role == Role::Student).count(),
+            running: live.iter().filter(|s| s.state.as_str() == "ready").count(),
+            waiting: live.iter().filter(|s| s.state.as_str() == "queued").count(),
+            code: course.code,
+            title: course.title,
+        });
+    }
+    Ok(out)
+}
