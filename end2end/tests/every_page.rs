@@ -306,8 +306,8 @@ async fn every_page_fits_a_phone_and_passes_axe_for_every_role() {
     // The instructor.
     browser.sign_in(&url, "bob", &password_of("bob")).await;
     visit(&browser, &url, "/", ".teaching", "instructor-home").await;
-    let class = text(&browser, &format!(".teaching[data-course=\"{COURSE}\"]")).await;
-    assert!(class.contains("Class dashboard") && class.contains("1 student"), "{class}");
+    let teaching = text(&browser, &format!(".teaching[data-course=\"{COURSE}\"]")).await;
+    assert!(teaching.contains("Class dashboard") && teaching.contains("1 student"), "{teaching}");
     visit(
         &browser,
         &url,
