@@ -113,8 +113,20 @@ impl Sessions {
                     if running.contains(&session.id) {
                         continue;
                     }
+                    // Not running in the list read above, but that list may predate the
+                    // session's own launch: only a container that is not running now (or
+                    // gone) ends it. A running one reports exit code 0 and would end a
+                    // job that has just begun.
                     let code = match &session.container {
-                        Some(name) => engine.status(name).await.ok().flatten().and_then(|s| s.exit_code),
+                        Some(name) => match engine.status(name).await {
+                            Ok(Some(status)) if status.running => continue,
+                            Ok(Some(status)) => status.exit_code,
+                            Ok(None) => None,
+                            Err(e) => {
+                                tracing::warn!(session = %session.id, error = %e, "reconcile: container state unreadable");
+                                continue;
+                            }
+                        },
                         None => None,
                     };
                     match self.container_exited(&session.id, code).await {
