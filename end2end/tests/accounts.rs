@@ -68,7 +68,7 @@ async fn each_role_sees_its_own_portal() {
     browser.wait_text(".who-name", "Administrator").await;
     assert_eq!(
         nav_links(&browser).await,
-        ["Overview", "Sessions", "Courses", "GPUs", "Users", "Status"]
+        ["Overview", "Sessions", "Courses", "Reports", "All sessions", "GPUs", "Users", "Audit", "Status"]
     );
     browser.screenshot("admin-home").await;
     browser.open(&format!("{url}/gpus")).await;
@@ -166,7 +166,7 @@ async fn each_role_sees_its_own_portal() {
         .expect("sam's one-time password is in the download")
         .trim()
         .to_string();
-    assert_eq!(nav_links(&browser).await, ["Overview", "Sessions", "Courses"]);
+    assert_eq!(nav_links(&browser).await, ["Overview", "Sessions", "Courses", "Reports"]);
     sign_out(&browser).await;
 
     // A student sees their course and nothing of the administration.
