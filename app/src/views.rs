@@ -398,6 +398,8 @@ pub struct ReportPageView {
     pub period_end_ms: i64,
     /// `Course`, `User`, …
     pub group_heading: String,
+    /// `By course`, `By GPU`, …
+    pub group_title: String,
     pub rows: Vec<ReportRowView>,
     pub total: ReportRowView,
     /// `hour`, `day` or `week`: what one bar of the charts covers.

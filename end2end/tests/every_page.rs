@@ -61,7 +61,8 @@ async fn start_job(class: &Classroom, cookie: &str, command: &str) {
 
 #[tokio::test]
 async fn every_page_fits_a_phone_and_passes_axe_for_every_role() {
-    let class = Classroom::start(&built_portal(), &[]).await;
+    // The slice sampler every second, so a running job's card shows its activity soon.
+    let class = Classroom::start(&built_portal(), &[("SLICEHUB_SESSIONS_SAMPLE_SECONDS", "1")]).await;
     let url = class.portal.url.clone();
     class.portal.cli(
         &[
@@ -143,6 +144,10 @@ async fn every_page_fits_a_phone_and_passes_axe_for_every_role() {
         0,
         "past sessions are folded"
     );
+    // The running job's slice: a live chart and what it uses (a sleeping job is idle).
+    let activity = browser.wait_text(".live-sessions .activity-now", "% busy").await;
+    assert!(activity.contains("memory"), "{activity}");
+    browser.check_page("student-slice-activity").await;
     let hint = text(&browser, ".launch-job").await;
     assert!(hint.contains("home folder"), "{hint}");
     browser.check_page("student-sessions").await;
@@ -372,6 +377,15 @@ async fn every_page_fits_a_phone_and_passes_axe_for_every_role() {
     let ops = text(&browser, ".ops-summary").await;
     assert!(ops.contains("Sessions now") && ops.contains("Needs attention"), "{ops}");
     visit(&browser, &url, "/gpus", ".gpu-section", "admin-gpus").await;
+    // Draining a GPU says who drained it, on the card and above its instances; back in
+    // service, both go.
+    browser.click(".gpu-section button.drain").await;
+    browser.wait_text(".drained-note", "Drained by admin").await;
+    browser.wait_text(".gpu-card .badge", "drained").await;
+    browser.check_page("admin-gpu-drained").await;
+    browser.click(".gpu-section button.undrain").await;
+    browser.wait_for(".gpu-section button.drain").await;
+    assert_eq!(count(&browser, ".drained-note").await, 0);
     visit(&browser, &url, "/status", ".status", "admin-status").await;
     visit(&browser, &url, "/reports?period=term&group=gpu", ".gpu-chart", "admin-reports-gpu").await;
     let gpu = text(&browser, ".report-table tbody th").await;

@@ -205,7 +205,8 @@ mod board {
             mode: s.mode.label(),
             instances,
             free: format!("{} of 8 memory slices", s.free_slices),
-            placeable: s.placeable.clone(),
+            // A drained GPU places nothing, whatever room it has.
+            placeable: if s.drained_by.is_some() { Vec::new() } else { s.placeable.clone() },
             error: s.error.clone(),
             drained_by: s.drained_by.clone(),
         }

@@ -73,6 +73,7 @@ pub async fn usage_report(
         period_start_ms: q.from_ms,
         period_end_ms: q.to_ms,
         group_heading: q.group.heading().to_string(),
+        group_title: q.group.title().to_string(),
         rows: report.rows.iter().map(row).collect(),
         total: row(&report.total),
         bucket: match report.bucket_ms {

@@ -14,9 +14,9 @@ use crate::views::{ReportPageView, ReportRowView};
 
 const PERIODS: [(&str, &str); 4] = [
     ("day", "Today"),
-    ("week", "This week (from Monday)"),
-    ("term", "Term (the last 16 weeks)"),
-    ("custom", "Custom range"),
+    ("week", "This week"),
+    ("term", "Term (16 weeks)"),
+    ("custom", "Custom days"),
 ];
 const GROUPS: [(&str, &str); 5] = [
     ("course", "Course"),
@@ -39,7 +39,8 @@ pub fn ReportsPage() -> impl IntoView {
         <h1 class="page-title">"Usage reports"</h1>
         <p class="muted">
             "Counted from the usage ledger in compute-slice-hours: one compute slice (the "
-            <i>"N"</i>"g of a slice size) for one hour, so a 3g slice for an hour is 3. Periods are whole days in UTC."
+            <i>"N"</i>"g of a slice size) for one hour, so a 3g slice for an hour is 3. Periods are whole days in UTC; "
+            "a week begins on Monday, a term is the last 16 weeks."
         </p>
         <Transition fallback=|| view! { <div class="card skeleton">"Loading…"</div> }>
             {move || Suspend::new(async move {
@@ -132,7 +133,7 @@ fn Report(report: ReportPageView) -> impl IntoView {
         <div class="stack">
             <section class="card">
                 <div class="card-head">
-                    <h2 class="card-title">{format!("By {}", heading.to_lowercase())}</h2>
+                    <h2 class="card-title">{report.group_title.clone()}</h2>
                     <a class="btn btn-secondary btn-small report-csv" href=csv download="">"Download CSV"</a>
                 </div>
                 {if empty {

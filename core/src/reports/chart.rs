@@ -15,7 +15,7 @@ pub const PALETTE: [&str; 8] = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56
 const WIDTH: f64 = 720.0;
 const LEFT: f64 = 52.0;
 const RIGHT: f64 = 8.0;
-const TOP: f64 = 10.0;
+const TOP: f64 = 20.0;
 const BOTTOM: f64 = 24.0;
 const HOUR_MS: f64 = 3_600_000.0;
 /// A GPU has seven compute slices.
@@ -54,6 +54,11 @@ pub fn stacked_use_svg(buckets: &[i64], bucket_ms: i64, series: &[Series], title
             number(value)
         );
     }
+    let _ = write!(
+        svg,
+        r#"<text x="4" y="{:.1}" font-size="11" fill="currentColor">slice-hours</text>"#,
+        TOP - 8.0
+    );
     let slot = plot_w / buckets.len().max(1) as f64;
     for (i, start) in buckets.iter().enumerate() {
         let mut base = TOP + plot_h;
@@ -175,9 +180,15 @@ fn nice_ceiling(value: f64) -> f64 {
     [1.0, 2.0, 5.0, 10.0].into_iter().map(|m| m * power).find(|c| *c >= value).unwrap_or(10.0 * power)
 }
 
+/// Enough decimals to tell small values apart: `12`, `0.5`, `0.0025`.
 fn number(value: f64) -> String {
-    let text = format!("{value:.2}");
-    text.trim_end_matches('0').trim_end_matches('.').to_string()
+    let decimals = if value > 0.0 && value < 1.0 { (2.0 - value.log10().floor()).min(8.0) as usize } else { 2 };
+    let text = format!("{value:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
 }
 
 /// `14:00` for hours, `25 Nov` for days and weeks (UTC).

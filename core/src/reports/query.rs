@@ -48,6 +48,17 @@ impl GroupBy {
         }
     }
 
+    /// `By course`, `By GPU`, … for the table's title.
+    pub fn title(self) -> &'static str {
+        match self {
+            GroupBy::Course => "By course",
+            GroupBy::User => "By user",
+            GroupBy::Profile => "By slice size",
+            GroupBy::Gpu => "By GPU",
+            GroupBy::Image => "By image",
+        }
+    }
+
     /// The column heading for the group.
     pub fn heading(self) -> &'static str {
         match self {
@@ -69,8 +80,6 @@ pub enum ReportPeriod {
 }
 
 impl ReportPeriod {
-    pub const ALL: [ReportPeriod; 4] = [ReportPeriod::Day, ReportPeriod::Week, ReportPeriod::Term, ReportPeriod::Custom];
-
     pub fn parse(text: &str) -> Result<ReportPeriod, CoreError> {
         match text.trim() {
             "" | "week" => Ok(ReportPeriod::Week),
@@ -90,15 +99,6 @@ impl ReportPeriod {
             ReportPeriod::Week => "week",
             ReportPeriod::Term => "term",
             ReportPeriod::Custom => "custom",
-        }
-    }
-
-    pub fn words(self) -> &'static str {
-        match self {
-            ReportPeriod::Day => "Today",
-            ReportPeriod::Week => "This week (from Monday)",
-            ReportPeriod::Term => "Term (the last 16 weeks)",
-            ReportPeriod::Custom => "Custom range",
         }
     }
 }
