@@ -1,13 +1,13 @@
-//! One pass over the ledger for a period: a row per group with its compute-slice-hours,
-//! GPU-memory-hours, sessions, queue waits and end causes, the same for all rows together,
-//! and the use over time by course and by GPU for the charts. An interval counts only
-//! for its part inside the period; one still open runs until now.
+//! A report for a period, summed up by the database: a row per group with its
+//! compute-slice-hours, GPU-memory-hours, sessions, queue waits and end causes, the same
+//! for all rows together, and the use over time by course and by GPU for the charts. An
+//! interval counts only for its part inside the period; one still open runs until now.
 
 use std::collections::HashMap;
 
 use super::query::{GroupBy, ReportQuery};
 use crate::quotas::compute_slices;
-use crate::store::{Store, UsageSpan};
+use crate::store::{BucketSums, Store, UsageKey, UsageWindow};
 use crate::CoreError;
 
 const HOUR_MS: i64 = 3_600_000;
@@ -57,26 +57,6 @@ pub struct UsageReport {
     pub by_gpu: Vec<Series>,
 }
 
-enum EndCause {
-    TimeLimit,
-    Quota,
-    Idle,
-}
-
-/// Why a session ended, for the report's three counted causes. The words are the
-/// reasons the reconciler and the quota stop write (`sessions::reconcile`, `quota_stop`).
-fn end_cause(reason: &str) -> Option<EndCause> {
-    if reason.starts_with("stopped at the course's time limit") {
-        Some(EndCause::TimeLimit)
-    } else if reason.starts_with("quota used up") {
-        Some(EndCause::Quota)
-    } else if reason.starts_with("idle") {
-        Some(EndCause::Idle)
-    } else {
-        None
-    }
-}
-
 /// GB of GPU memory of a profile name: `3g.40gb` → 40, `1g.10gb+me` → 10.
 pub fn memory_gb(profile: &str) -> i64 {
     profile
@@ -84,53 +64,6 @@ pub fn memory_gb(profile: &str) -> i64 {
         .and_then(|(_, rest)| rest.split("gb").next())
         .and_then(|n| n.parse().ok())
         .unwrap_or(0)
-}
-
-#[derive(Default)]
-struct Tally {
-    row: ReportRow,
-    waits: Vec<i64>,
-}
-
-impl Tally {
-    fn add(&mut self, span: &UsageSpan, inside_ms: i64, query: &ReportQuery) {
-        let row = &mut self.row;
-        row.slice_ms += inside_ms * compute_slices(&span.profile);
-        row.memory_gb_s += inside_ms * memory_gb(&span.profile) / 1000;
-        let started_inside = (query.from_ms..query.to_ms).contains(&span.started_at_ms);
-        if inside_ms > 0 || started_inside {
-            row.sessions += 1;
-        }
-        if started_inside {
-            self.waits.push((span.started_at_ms - span.requested_at_ms).max(0));
-        }
-        if let (Some(end), Some(reason)) = (span.ended_at_ms, &span.end_reason) {
-            if (query.from_ms..query.to_ms).contains(&end) {
-                match end_cause(reason) {
-                    Some(EndCause::TimeLimit) => row.ended_time_limit += 1,
-                    Some(EndCause::Quota) => row.ended_quota += 1,
-                    Some(EndCause::Idle) => row.ended_idle += 1,
-                    None => {}
-                }
-            }
-        }
-    }
-
-    fn finish(mut self, key: String) -> ReportRow {
-        self.waits.sort_unstable();
-        self.row.wait_p50_ms = nearest_rank(&self.waits, 50);
-        self.row.wait_p95_ms = nearest_rank(&self.waits, 95);
-        self.row.key = key;
-        self.row
-    }
-}
-
-fn nearest_rank(sorted: &[i64], percent: usize) -> Option<i64> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let rank = (sorted.len() * percent).div_ceil(100).max(1);
-    sorted.get(rank - 1).copied()
 }
 
 /// Hours for a day, days up to two months, weeks beyond.
@@ -142,7 +75,18 @@ fn bucket_ms(query: &ReportQuery) -> i64 {
     }
 }
 
-/// The report of `query` at `now_ms`, limited to `courses` when given.
+fn usage_key(group: GroupBy) -> UsageKey {
+    match group {
+        GroupBy::Course => UsageKey::Course,
+        GroupBy::User => UsageKey::User,
+        GroupBy::Profile => UsageKey::Profile,
+        GroupBy::Gpu => UsageKey::Gpu,
+        GroupBy::Image => UsageKey::Image,
+    }
+}
+
+/// The report of `query` at `now_ms`, limited to `courses` when given: five grouped
+/// queries, whatever the number of ledger rows.
 pub async fn usage_report(
     store: &Store,
     query: &ReportQuery,
@@ -151,49 +95,76 @@ pub async fn usage_report(
 ) -> Result<UsageReport, CoreError> {
     let step = bucket_ms(query);
     let buckets: Vec<i64> = (query.from_ms..query.to_ms).step_by(step as usize).collect();
-    let mut groups: HashMap<String, Tally> = HashMap::new();
-    let mut total = Tally::default();
-    let mut by_course: HashMap<String, Vec<i64>> = HashMap::new();
-    let mut by_gpu: HashMap<String, Vec<i64>> = HashMap::new();
-    let until = query.to_ms.min(now_ms);
-    store
-        .each_usage_span(query.from_ms, query.to_ms, courses, |span| {
-            let start = span.started_at_ms.max(query.from_ms);
-            let end = span.ended_at_ms.unwrap_or(until).min(query.to_ms).max(start);
-            let key = match query.group {
-                GroupBy::Course => span.course_code.clone(),
-                GroupBy::User => span.username.clone(),
-                GroupBy::Profile => span.profile.clone(),
-                GroupBy::Gpu => span.gpu_uuid.clone(),
-                GroupBy::Image => span.image.clone(),
-            };
-            groups.entry(key).or_default().add(&span, end - start, query);
-            total.add(&span, end - start, query);
-            let slices = compute_slices(&span.profile);
-            let course = by_course.entry(span.course_code.clone()).or_insert_with(|| vec![0; buckets.len()]);
-            let gpu = by_gpu.entry(span.gpu_uuid.clone()).or_insert_with(|| vec![0; buckets.len()]);
-            let first = ((start - query.from_ms) / step) as usize;
-            for (i, bucket) in buckets.iter().enumerate().skip(first) {
-                let inside = end.min(bucket + step) - start.max(*bucket);
-                if inside <= 0 {
-                    break;
-                }
-                course[i] += inside * slices;
-                gpu[i] += inside * slices;
-            }
-        })
-        .await?;
-    let mut rows: Vec<ReportRow> = groups.into_iter().map(|(key, tally)| tally.finish(key)).collect();
+    let window = UsageWindow { from_ms: query.from_ms, to_ms: query.to_ms, until_ms: query.to_ms.min(now_ms), courses };
+    let key = usage_key(query.group);
+
+    let mut groups: HashMap<String, ReportRow> = HashMap::new();
+    let mut total = ReportRow { key: "total".into(), ..ReportRow::default() };
+    for t in store.usage_totals(&window, key).await? {
+        for row in [groups.entry(t.key.clone()).or_insert_with(|| ReportRow { key: t.key.clone(), ..ReportRow::default() }), &mut total] {
+            row.slice_ms += t.held_ms * compute_slices(&t.profile);
+            row.memory_gb_s += t.held_ms * memory_gb(&t.profile) / 1000;
+            row.sessions += t.sessions;
+            row.ended_time_limit += t.ended_time_limit;
+            row.ended_quota += t.ended_quota;
+            row.ended_idle += t.ended_idle;
+        }
+    }
+    for w in store.wait_ranks(&window, Some(key), &[50, 95]).await? {
+        if let Some(row) = w.key.as_ref().and_then(|k| groups.get_mut(k)) {
+            set_wait(row, w.percent, w.wait_ms);
+        }
+    }
+    for w in store.wait_ranks(&window, None, &[50, 95]).await? {
+        set_wait(&mut total, w.percent, w.wait_ms);
+    }
+    let mut rows: Vec<ReportRow> = groups.into_values().collect();
     rows.sort_by(|a, b| b.slice_ms.cmp(&a.slice_ms).then_with(|| a.key.cmp(&b.key)));
+
+    let spread = |sums: Vec<BucketSums>| {
+        let mut out: HashMap<String, Vec<i64>> = HashMap::new();
+        for b in sums {
+            let values = out.entry(b.key.clone()).or_insert_with(|| vec![0; buckets.len()]);
+            spread_over(values, &b, query.from_ms, step, compute_slices(&b.profile));
+        }
+        series(out)
+    };
     Ok(UsageReport {
         query: *query,
         rows,
-        total: total.finish("total".into()),
+        total,
+        by_course: spread(store.usage_buckets(&window, UsageKey::Course, step).await?),
+        by_gpu: spread(store.usage_buckets(&window, UsageKey::Gpu, step).await?),
         buckets,
         bucket_ms: step,
-        by_course: series(by_course),
-        by_gpu: series(by_gpu),
     })
+}
+
+fn set_wait(row: &mut ReportRow, percent: i64, wait_ms: i64) {
+    match percent {
+        50 => row.wait_p50_ms = Some(wait_ms),
+        _ => row.wait_p95_ms = Some(wait_ms),
+    }
+}
+
+/// Shares the time of intervals that begin in bucket `first` and end in bucket `last`
+/// out among the buckets, exactly: the first gets each interval's part up to its end, the
+/// last each part from its start, and every bucket between them is held throughout.
+fn spread_over(values: &mut [i64], b: &BucketSums, from_ms: i64, step: i64, slices: i64) {
+    let bucket_start = |k: i64| from_ms + k * step;
+    let (first, last) = (b.first as usize, b.last as usize);
+    if first >= values.len() || last >= values.len() {
+        return;
+    }
+    if first == last {
+        values[first] += (b.end_sum - b.start_sum) * slices;
+        return;
+    }
+    values[first] += (b.intervals * bucket_start(b.first + 1) - b.start_sum) * slices;
+    values[last] += (b.end_sum - b.intervals * bucket_start(b.last)) * slices;
+    for value in &mut values[first + 1..last] {
+        *value += b.intervals * step * slices;
+    }
 }
 
 /// Largest first, then by name.

@@ -24,7 +24,7 @@ pub use gpu_sessions::{HeldSlice, NewGpuSession};
 pub use notebook_access::{GrantRow, RedeemedTicket};
 pub use policies::PolicyRow;
 pub use quotas::UsageInterval;
-pub use reports::UsageSpan;
+pub use reports::{BucketSums, UsageKey, UsageTotals, UsageWindow, WaitAtRank};
 pub use session_search::SessionSearch;
 pub use sessions::StoredSession;
 pub use usage::UsageRow;

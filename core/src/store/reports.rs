@@ -1,80 +1,221 @@
-//! The usage ledger read for reports: every interval that overlaps a period, streamed one
-//! row at a time so a term of data never sits in memory.
-
-use futures_util::TryStreamExt;
+//! The usage ledger summed up for reports inside the database: a few grouped queries per
+//! report, whatever the number of rows, so a term of a large class is never streamed
+//! through the portal. Each interval counts only for its part inside the period; one still
+//! open runs until `until_ms`.
 
 use super::Store;
 use crate::CoreError;
 
-/// One ledger row with the names a report shows and when its session was asked for.
+/// The period a report reads, and whose rows.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UsageSpan {
-    pub session_id: String,
-    pub user_id: i64,
-    pub username: String,
-    pub course_id: i64,
-    pub course_code: String,
-    pub gpu_uuid: String,
-    pub profile: String,
-    pub image: String,
-    pub requested_at_ms: i64,
-    pub started_at_ms: i64,
-    pub ended_at_ms: Option<i64>,
-    pub end_reason: Option<String>,
+pub struct UsageWindow<'a> {
+    pub from_ms: i64,
+    pub to_ms: i64,
+    /// Where open intervals end: now, or the period's end if that is earlier.
+    pub until_ms: i64,
+    /// Only these courses' rows when given (an empty list matches nothing).
+    pub courses: Option<&'a [i64]>,
 }
 
-type SpanRow = (String, i64, String, i64, String, String, String, String, i64, i64, Option<i64>, Option<String>);
+/// What a report groups by, as the SQL that names a row's group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UsageKey {
+    Course,
+    User,
+    Profile,
+    Gpu,
+    Image,
+}
 
-impl Store {
-    /// Calls `each` for every ledger interval that overlaps `[from_ms, to_ms)`, limited to
-    /// `courses` when given (an empty list matches nothing).
-    pub async fn each_usage_span(
-        &self,
-        from_ms: i64,
-        to_ms: i64,
-        courses: Option<&[i64]>,
-        mut each: impl FnMut(UsageSpan),
-    ) -> Result<(), CoreError> {
-        if courses.is_some_and(|c| c.is_empty()) {
-            return Ok(());
+impl UsageKey {
+    fn sql(self) -> &'static str {
+        match self {
+            UsageKey::Course => "c.code",
+            UsageKey::User => "us.username",
+            UsageKey::Profile => "u.profile",
+            UsageKey::Gpu => "u.gpu_uuid",
+            UsageKey::Image => "u.image",
         }
-        let course_filter = match courses {
-            Some(ids) => {
-                let marks: Vec<String> = (0..ids.len()).map(|i| format!("${}", i + 3)).collect();
-                format!(" AND u.course_id IN ({})", marks.join(", "))
-            }
-            None => String::new(),
-        };
-        let sql = format!(
-            "SELECT u.session_id, u.user_id, us.username, u.course_id, c.code, u.gpu_uuid,
-                    u.profile, u.image, s.requested_at, u.started_at, u.ended_at, u.end_reason
-             FROM usage_ledger u
-             JOIN gpu_sessions s ON s.id = u.session_id
-             JOIN users us ON us.id = u.user_id
-             JOIN courses c ON c.id = u.course_id
-             WHERE u.started_at < $1 AND (u.ended_at IS NULL OR u.ended_at >= $2){course_filter}"
-        );
-        let mut query = sqlx::query_as::<_, SpanRow>(&sql).bind(to_ms).bind(from_ms);
-        for id in courses.unwrap_or_default() {
+    }
+}
+
+/// One group's intervals of one profile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageTotals {
+    pub key: String,
+    pub profile: String,
+    /// Intervals that held their slice in the period (or began in it).
+    pub sessions: i64,
+    /// Milliseconds held inside the period, all intervals together.
+    pub held_ms: i64,
+    /// Intervals that ended in the period at the time limit, with the quota used up, idle.
+    pub ended_time_limit: i64,
+    pub ended_quota: i64,
+    pub ended_idle: i64,
+}
+
+/// Intervals of one group and profile whose part inside the period begins in bucket
+/// `first` and ends in bucket `last`, with the sums of those parts' starts and ends, which
+/// is all it takes to share their time out among the buckets exactly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BucketSums {
+    pub key: String,
+    pub profile: String,
+    pub first: i64,
+    pub last: i64,
+    pub intervals: i64,
+    pub start_sum: i64,
+    pub end_sum: i64,
+}
+
+/// The queue wait (claim to slice) at a nearest rank of a group, for the sessions that got
+/// their slice in the period: `percent` 50 is the median.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WaitAtRank {
+    /// `None` for all groups together.
+    pub key: Option<String>,
+    pub percent: i64,
+    pub wait_ms: i64,
+}
+
+const FROM: &str = "FROM usage_ledger u JOIN users us ON us.id = u.user_id JOIN courses c ON c.id = u.course_id";
+/// The part of an interval inside the period: its start and its end ($1 = from,
+/// $2 = to, $3 = until).
+const START: &str = "(CASE WHEN u.started_at > $1 THEN u.started_at ELSE $1 END)";
+const RAW_END: &str = "(CASE WHEN u.ended_at IS NULL THEN $3 WHEN u.ended_at < $2 THEN u.ended_at ELSE $2 END)";
+
+fn end() -> String {
+    format!("(CASE WHEN {RAW_END} < {START} THEN {START} ELSE {RAW_END} END)")
+}
+
+/// `WHERE` for intervals overlapping the period, and the course filter from `$first`.
+fn overlapping(window: &UsageWindow, first: usize) -> String {
+    format!(
+        "WHERE u.started_at < $2 AND (u.ended_at IS NULL OR u.ended_at >= $1){}",
+        course_filter(window, first)
+    )
+}
+
+fn course_filter(window: &UsageWindow, first: usize) -> String {
+    match window.courses {
+        Some(ids) => {
+            let marks: Vec<String> = (0..ids.len()).map(|i| format!("${}", i + first)).collect();
+            format!(" AND u.course_id IN ({})", marks.join(", "))
+        }
+        None => String::new(),
+    }
+}
+
+/// Ended in the period with a reason that begins with `prefix` (the words the reconciler
+/// and the quota stop write), as 1 or 0.
+fn ended_with(prefix: &str) -> String {
+    format!("CASE WHEN u.ended_at >= $1 AND u.ended_at < $2 AND u.end_reason LIKE '{prefix}%' THEN 1 ELSE 0 END")
+}
+
+macro_rules! bind_all {
+    ($query:expr, $window:expr, $($value:expr),*) => {{
+        let mut query = $query$(.bind($value))*;
+        for id in $window.courses.unwrap_or_default() {
             query = query.bind(*id);
         }
-        let mut rows = query.fetch(self.pool());
-        while let Some(r) = rows.try_next().await? {
-            each(UsageSpan {
-                session_id: r.0,
-                user_id: r.1,
-                username: r.2,
-                course_id: r.3,
-                course_code: r.4,
-                gpu_uuid: r.5,
-                profile: r.6,
-                image: r.7,
-                requested_at_ms: r.8,
-                started_at_ms: r.9,
-                ended_at_ms: r.10,
-                end_reason: r.11,
-            });
+        query
+    }};
+}
+
+impl Store {
+    /// Per group and profile: sessions, time held and end causes in the period.
+    pub async fn usage_totals(&self, window: &UsageWindow<'_>, key: UsageKey) -> Result<Vec<UsageTotals>, CoreError> {
+        if window.courses.is_some_and(|c| c.is_empty()) {
+            return Ok(Vec::new());
         }
-        Ok(())
+        let end = end();
+        let sql = format!(
+            "SELECT {key}, u.profile,
+                    CAST(SUM(CASE WHEN {end} > {START} OR u.started_at >= $1 THEN 1 ELSE 0 END) AS BIGINT),
+                    CAST(SUM({end} - {START}) AS BIGINT),
+                    CAST(SUM({}) AS BIGINT), CAST(SUM({}) AS BIGINT), CAST(SUM({}) AS BIGINT)
+             {FROM} {} GROUP BY 1, 2",
+            ended_with("stopped at the course''s time limit"),
+            ended_with("quota used up"),
+            ended_with("idle"),
+            overlapping(window, 4),
+            key = key.sql(),
+        );
+        let query = sqlx::query_as::<_, (String, String, i64, i64, i64, i64, i64)>(&sql);
+        let rows = bind_all!(query, window, window.from_ms, window.to_ms, window.until_ms)
+            .fetch_all(self.pool())
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| UsageTotals {
+                key: r.0,
+                profile: r.1,
+                sessions: r.2,
+                held_ms: r.3,
+                ended_time_limit: r.4,
+                ended_quota: r.5,
+                ended_idle: r.6,
+            })
+            .collect())
+    }
+
+    /// Per group and profile, the intervals' parts inside the period by the buckets of
+    /// `bucket_ms` (from the period's start) they begin and end in.
+    pub async fn usage_buckets(&self, window: &UsageWindow<'_>, key: UsageKey, bucket_ms: i64) -> Result<Vec<BucketSums>, CoreError> {
+        if window.courses.is_some_and(|c| c.is_empty()) {
+            return Ok(Vec::new());
+        }
+        let end = end();
+        let sql = format!(
+            "SELECT {key}, u.profile, ({START} - $1) / $4, ({end} - 1 - $1) / $4, COUNT(*),
+                    CAST(SUM({START}) AS BIGINT), CAST(SUM({end}) AS BIGINT)
+             {FROM} {} AND {end} > {START} GROUP BY 1, 2, 3, 4",
+            overlapping(window, 5),
+            key = key.sql(),
+        );
+        let query = sqlx::query_as::<_, (String, String, i64, i64, i64, i64, i64)>(&sql);
+        let rows = bind_all!(query, window, window.from_ms, window.to_ms, window.until_ms, bucket_ms)
+            .fetch_all(self.pool())
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| BucketSums { key: r.0, profile: r.1, first: r.2, last: r.3, intervals: r.4, start_sum: r.5, end_sum: r.6 })
+            .collect())
+    }
+
+    /// The queue waits at the nearest ranks of `percents` of each group (`key`), or of all
+    /// groups together (`None`), over the sessions that got their slice in the period.
+    pub async fn wait_ranks(&self, window: &UsageWindow<'_>, key: Option<UsageKey>, percents: &[i64]) -> Result<Vec<WaitAtRank>, CoreError> {
+        if window.courses.is_some_and(|c| c.is_empty()) || percents.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (group, partition) = match key {
+            Some(key) => (key.sql(), format!("PARTITION BY {}", key.sql())),
+            None => ("''", String::new()),
+        };
+        let wait = "(CASE WHEN u.started_at > s.requested_at THEN u.started_at - s.requested_at ELSE 0 END)";
+        let ranks: Vec<String> = percents.iter().map(|p| format!("rn = (n * {p} + 99) / 100")).collect();
+        let sql = format!(
+            "SELECT k, w, rn, n FROM (
+                SELECT {group} AS k, {wait} AS w,
+                       ROW_NUMBER() OVER ({partition} ORDER BY {wait}) AS rn,
+                       COUNT(*) OVER ({partition}) AS n
+                {FROM} JOIN gpu_sessions s ON s.id = u.session_id
+                WHERE u.started_at >= $1 AND u.started_at < $2{}
+             ) ranked WHERE {}",
+            course_filter(window, 3),
+            ranks.join(" OR ")
+        );
+        let query = sqlx::query_as::<_, (String, i64, i64, i64)>(&sql);
+        let rows = bind_all!(query, window, window.from_ms, window.to_ms).fetch_all(self.pool()).await?;
+        let mut out = Vec::new();
+        for (k, wait_ms, rn, n) in rows {
+            for p in percents {
+                if rn == (n * p + 99) / 100 {
+                    out.push(WaitAtRank { key: key.map(|_| k.clone()), percent: *p, wait_ms });
+                }
+            }
+        }
+        Ok(out)
     }
 }
