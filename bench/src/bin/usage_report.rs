@@ -125,6 +125,6 @@ async fn main() {
     store.migrate().await.unwrap();
     measure("PostgreSQL", &store, rows).await;
     store.close().await;
-    admin.execute_admin(&format!("DROP DATABASE {name}")).await.unwrap();
+    admin.execute_admin(&format!("DROP DATABASE {name} WITH (FORCE)")).await.unwrap();
     admin.close().await;
 }

@@ -85,7 +85,7 @@ fn usage_key(group: GroupBy) -> UsageKey {
     }
 }
 
-/// The report of `query` at `now_ms`, limited to `courses` when given: five grouped
+/// The report of `query` at `now_ms`, limited to `courses` when given: four grouped
 /// queries, whatever the number of ledger rows.
 pub async fn usage_report(
     store: &Store,
@@ -110,13 +110,14 @@ pub async fn usage_report(
             row.ended_idle += t.ended_idle;
         }
     }
-    for w in store.wait_ranks(&window, Some(key), &[50, 95]).await? {
-        if let Some(row) = w.key.as_ref().and_then(|k| groups.get_mut(k)) {
+    for w in store.wait_ranks(&window, key, &[50, 95]).await? {
+        let row = match &w.key {
+            Some(k) => groups.get_mut(k),
+            None => Some(&mut total),
+        };
+        if let Some(row) = row {
             set_wait(row, w.percent, w.wait_ms);
         }
-    }
-    for w in store.wait_ranks(&window, None, &[50, 95]).await? {
-        set_wait(&mut total, w.percent, w.wait_ms);
     }
     let mut rows: Vec<ReportRow> = groups.into_values().collect();
     rows.sort_by(|a, b| b.slice_ms.cmp(&a.slice_ms).then_with(|| a.key.cmp(&b.key)));

@@ -78,7 +78,15 @@ pub struct WaitAtRank {
     pub wait_ms: i64,
 }
 
-const FROM: &str = "FROM usage_ledger u JOIN users us ON us.id = u.user_id JOIN courses c ON c.id = u.course_id";
+/// The ledger, joined to users or courses only where the group names them (a join costs
+/// a lookup per row).
+fn from(key: Option<UsageKey>) -> &'static str {
+    match key {
+        Some(UsageKey::User) => "FROM usage_ledger u JOIN users us ON us.id = u.user_id",
+        Some(UsageKey::Course) => "FROM usage_ledger u JOIN courses c ON c.id = u.course_id",
+        _ => "FROM usage_ledger u",
+    }
+}
 /// The part of an interval inside the period: its start and its end ($1 = from,
 /// $2 = to, $3 = until).
 const START: &str = "(CASE WHEN u.started_at > $1 THEN u.started_at ELSE $1 END)";
@@ -134,10 +142,11 @@ impl Store {
                     CAST(SUM(CASE WHEN {end} > {START} OR u.started_at >= $1 THEN 1 ELSE 0 END) AS BIGINT),
                     CAST(SUM({end} - {START}) AS BIGINT),
                     CAST(SUM({}) AS BIGINT), CAST(SUM({}) AS BIGINT), CAST(SUM({}) AS BIGINT)
-             {FROM} {} GROUP BY 1, 2",
+             {} {} GROUP BY 1, 2",
             ended_with("stopped at the course''s time limit"),
             ended_with("quota used up"),
             ended_with("idle"),
+            from(Some(key)),
             overlapping(window, 4),
             key = key.sql(),
         );
@@ -169,7 +178,8 @@ impl Store {
         let sql = format!(
             "SELECT {key}, u.profile, ({START} - $1) / $4, ({end} - 1 - $1) / $4, COUNT(*),
                     CAST(SUM({START}) AS BIGINT), CAST(SUM({end}) AS BIGINT)
-             {FROM} {} AND {end} > {START} GROUP BY 1, 2, 3, 4",
+             {} {} AND {end} > {START} GROUP BY 1, 2, 3, 4",
+            from(Some(key)),
             overlapping(window, 5),
             key = key.sql(),
         );
@@ -183,36 +193,43 @@ impl Store {
             .collect())
     }
 
-    /// The queue waits at the nearest ranks of `percents` of each group (`key`), or of all
-    /// groups together (`None`), over the sessions that got their slice in the period.
-    pub async fn wait_ranks(&self, window: &UsageWindow<'_>, key: Option<UsageKey>, percents: &[i64]) -> Result<Vec<WaitAtRank>, CoreError> {
+    /// The queue waits at the nearest ranks of `percents`, of each group (`key` set) and
+    /// of all groups together (`key` `None`), over the sessions that got their slice in
+    /// the period; one sort of those sessions for both.
+    pub async fn wait_ranks(&self, window: &UsageWindow<'_>, key: UsageKey, percents: &[i64]) -> Result<Vec<WaitAtRank>, CoreError> {
         if window.courses.is_some_and(|c| c.is_empty()) || percents.is_empty() {
             return Ok(Vec::new());
         }
-        let (group, partition) = match key {
-            Some(key) => (key.sql(), format!("PARTITION BY {}", key.sql())),
-            None => ("''", String::new()),
-        };
         let wait = "(CASE WHEN u.started_at > s.requested_at THEN u.started_at - s.requested_at ELSE 0 END)";
-        let ranks: Vec<String> = percents.iter().map(|p| format!("rn = (n * {p} + 99) / 100")).collect();
+        let ranks: Vec<String> = percents
+            .iter()
+            .map(|p| format!("rn = (n * {p} + 99) / 100 OR rn_all = (n_all * {p} + 99) / 100"))
+            .collect();
         let sql = format!(
-            "SELECT k, w, rn, n FROM (
+            "SELECT k, w, rn, n, rn_all, n_all FROM (
                 SELECT {group} AS k, {wait} AS w,
-                       ROW_NUMBER() OVER ({partition} ORDER BY {wait}) AS rn,
-                       COUNT(*) OVER ({partition}) AS n
-                {FROM} JOIN gpu_sessions s ON s.id = u.session_id
+                       ROW_NUMBER() OVER (PARTITION BY {group} ORDER BY {wait}) AS rn,
+                       COUNT(*) OVER (PARTITION BY {group}) AS n,
+                       ROW_NUMBER() OVER (ORDER BY {wait}) AS rn_all,
+                       COUNT(*) OVER () AS n_all
+                {} JOIN gpu_sessions s ON s.id = u.session_id
                 WHERE u.started_at >= $1 AND u.started_at < $2{}
              ) ranked WHERE {}",
+            from(Some(key)),
             course_filter(window, 3),
-            ranks.join(" OR ")
+            ranks.join(" OR "),
+            group = key.sql(),
         );
-        let query = sqlx::query_as::<_, (String, i64, i64, i64)>(&sql);
+        let query = sqlx::query_as::<_, (String, i64, i64, i64, i64, i64)>(&sql);
         let rows = bind_all!(query, window, window.from_ms, window.to_ms).fetch_all(self.pool()).await?;
         let mut out = Vec::new();
-        for (k, wait_ms, rn, n) in rows {
+        for (k, wait_ms, rn, n, rn_all, n_all) in rows {
             for p in percents {
                 if rn == (n * p + 99) / 100 {
-                    out.push(WaitAtRank { key: key.map(|_| k.clone()), percent: *p, wait_ms });
+                    out.push(WaitAtRank { key: Some(k.clone()), percent: *p, wait_ms });
+                }
+                if rn_all == (n_all * p + 99) / 100 {
+                    out.push(WaitAtRank { key: None, percent: *p, wait_ms });
                 }
             }
         }
