@@ -131,6 +131,12 @@ async fn sampler(services: &Services) {
     for _ in 0..20 {
         let t = Instant::now();
         let sampled = services.sessions.sample_slices().await.unwrap();
+        if sampled != 56 {
+            for id in &ids {
+                let s = services.sessions.session(id).await.unwrap();
+                println!("{id}: {} {}", s.state.as_str(), s.reason);
+            }
+        }
         assert_eq!(sampled, 56);
         walls.push(t.elapsed().as_secs_f64());
     }

@@ -75,18 +75,29 @@ impl Sessions {
         .await
         .map_err(|e| CoreError::Gpu(format!("GPU call crashed: {e}")))??;
         let now = crate::store::now_ms();
-        let mut taken = Vec::with_capacity(running.len());
-        let mut usages = Vec::new();
-        for session in &running {
-            let (Some(container), Some(placement)) = (&session.container, &session.placement) else { continue };
-            let sample = if simulated {
-                let usage = match self.inner.engine.usage(container).await {
+        // The engine takes about a second per reading whatever is asked, so all of the
+        // containers are read at once: a pass lasts one reading, not one per session.
+        let readings: HashMap<String, Option<ContainerUsage>> = if simulated {
+            let reads = running.iter().filter_map(|s| Some((s.id.clone(), s.container.clone()?))).map(|(id, container)| async move {
+                let usage = match self.inner.engine.usage(&container).await {
                     Ok(usage) => usage,
                     Err(e) => {
-                        tracing::debug!(session = %session.id, error = %e, "slice sample: container use not read");
+                        tracing::debug!(session = %id, error = %e, "slice sample: container use not read");
                         None
                     }
                 };
+                (id, usage)
+            });
+            futures_util::future::join_all(reads).await.into_iter().collect()
+        } else {
+            HashMap::new()
+        };
+        let mut taken = Vec::with_capacity(running.len());
+        let mut usages = Vec::new();
+        for session in &running {
+            let (Some(_), Some(placement)) = (&session.container, &session.placement) else { continue };
+            let sample = if simulated {
+                let usage = readings.get(&session.id).copied().flatten();
                 let earlier = self.activity_state().last_usage.get(&session.id).copied();
                 if let Some(usage) = usage {
                     usages.push((session.id.clone(), usage));
