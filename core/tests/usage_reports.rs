@@ -93,6 +93,12 @@ fn spans() -> Vec<Span> {
     out
 }
 
+/// A plain account's id.
+async fn account(store: &Store, name: &str) -> i64 {
+    let new = NewUserRow { username: name, display_name: name, email: None, password_hash: "x", is_admin: false, must_change_password: false };
+    store.insert_user(&new).await.unwrap().id
+}
+
 struct Ledger {
     users: HashMap<&'static str, i64>,
     courses: HashMap<&'static str, i64>,
@@ -101,18 +107,7 @@ struct Ledger {
 async fn write_ledger(store: &Store, spans: &[Span]) -> Ledger {
     let mut users = HashMap::new();
     for name in USERS {
-        let user = store
-            .insert_user(&NewUserRow {
-                username: name,
-                display_name: name,
-                email: None,
-                password_hash: "x",
-                is_admin: false,
-                must_change_password: false,
-            })
-            .await
-            .unwrap();
-        users.insert(name, user.id);
+        users.insert(name, account(store, name).await);
     }
     let mut courses = HashMap::new();
     for code in COURSES {
@@ -262,20 +257,10 @@ async fn reports_add_up_to_the_ledger(store: Store) {
     assert_eq!(&lines[0][0], "2026-11-23T00:00:00Z");
 
     // An instructor of CS-101: only its rows, and GPUs without their UUIDs.
-    let ivy = store
-        .insert_user(&NewUserRow {
-            username: "ivy",
-            display_name: "Ivy",
-            email: None,
-            password_hash: "x",
-            is_admin: false,
-            must_change_password: false,
-        })
-        .await
-        .unwrap();
-    store.set_member_role(cs, ivy.id, Role::Instructor).await.unwrap();
+    let ivy = account(&store, "ivy").await;
+    store.set_member_role(cs, ivy, Role::Instructor).await.unwrap();
     let caller = Caller::User {
-        id: ivy.id,
+        id: ivy,
         username: "ivy".into(),
         is_admin: false,
         must_change_password: false,

@@ -49,6 +49,12 @@ pub fn client() -> reqwest::Client {
 }
 
 /// POSTs a form body to `/api/FUNCTION` from the portal's own origin.
+/// The body of a GET of `url` with the login cookie `cookie`.
+pub async fn get_text(url: &str, cookie: &str) -> String {
+    let resp = client().get(url).header("cookie", cookie).send().await.expect("GET answered");
+    resp.text().await.expect("a body")
+}
+
 pub async fn post(
     client: &reqwest::Client,
     url: &str,

@@ -9,15 +9,8 @@ use slicehub_end2end::Browser;
 
 /// The count is for administrators: anonymous health checks learn only the status.
 async fn open_streams(class: &Classroom) -> u64 {
-    let health: serde_json::Value = slicehub_end2end::form::client()
-        .get(format!("{}/healthz", class.portal.url))
-        .header("cookie", &class.admin)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let health: serde_json::Value =
+        serde_json::from_str(&slicehub_end2end::form::get_text(&format!("{}/healthz", class.portal.url), &class.admin).await).unwrap();
     health["event_streams"].as_u64().expect("healthz counts event streams")
 }
 

@@ -8,7 +8,7 @@
 use fantoccini::Locator;
 use slicehub_end2end::classroom::{password_of, Classroom, ADMIN_PASSWORD, COURSE};
 use slicehub_end2end::cli::built_portal;
-use slicehub_end2end::form::{client, post, urlencode};
+use slicehub_end2end::form::{client, get_text, post, urlencode};
 use slicehub_end2end::Browser;
 
 const BUSYBOX: &str = "slicehub/busybox:offline";
@@ -355,15 +355,7 @@ async fn every_page_fits_a_phone_and_passes_axe_for_every_role() {
         .await
         .unwrap()
         .unwrap();
-    let csv = client()
-        .get(format!("{url}{href}"))
-        .header("cookie", &cookies[1])
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let csv = get_text(&format!("{url}{href}"), &cookies[1]).await;
     let line = csv
         .lines()
         .find(|l| l.contains(&format!(",course,{COURSE},")))

@@ -11,7 +11,7 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use slicehub_end2end::form::{base64, client, post, sign_in, urlencode};
+use slicehub_end2end::form::{base64, client, get_text, post, sign_in, urlencode};
 use slicehub_end2end::Portal;
 
 const BIN: &str = env!("CARGO_BIN_EXE_slicehub");
@@ -487,15 +487,7 @@ async fn every_route_answers_each_caller_exactly_as_the_table_says() {
     let ians_try = answer(&portal, &cookies[4], "usage_report", "period=week&from=&to=&group=user&course=CS-101").await;
     assert!(!ians_try.contains("alice"), "{ians_try}");
     for (cookie, sees_alice) in [(&cookies[3], true), (&cookies[4], false), (&cookies[5], true)] {
-        let csv = client()
-            .get(format!("{}/reports/usage.csv?period=week&group=user", portal.url))
-            .header("cookie", cookie.as_deref().unwrap())
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let csv = get_text(&format!("{}/reports/usage.csv?period=week&group=user", portal.url), cookie.as_deref().unwrap()).await;
         assert_eq!(csv.contains(",alice,"), sees_alice, "{csv}");
     }
 

@@ -32,15 +32,8 @@ async fn healthz_reports_each_part_and_a_down_engine_does_not_stop_the_portal() 
     let admin = slicehub_end2end::form::sign_in(&slicehub_end2end::form::client(), &portal.url, "admin", "admin-password-1")
         .await
         .expect("admin signs in");
-    let body: serde_json::Value = slicehub_end2end::form::client()
-        .get(format!("{}/healthz", portal.url))
-        .header("cookie", admin)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let body: serde_json::Value =
+        serde_json::from_str(&slicehub_end2end::form::get_text(&format!("{}/healthz", portal.url), &admin).await).unwrap();
     assert!(body["docker"]["summary"]
         .as_str()
         .unwrap()
