@@ -7,7 +7,7 @@ use std::convert::Infallible;
 
 use axum::body::Body;
 use axum::extract::{Query, State};
-use axum::http::{header, StatusCode};
+use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use slicehub_core::audit_log::{audit_csv_line, AuditForm, AUDIT_CSV_HEADER};
 
@@ -20,11 +20,7 @@ pub async fn download(State(state): State<AppState>, Query(fields): Query<HashMa
     let form = AuditForm { who: field("who"), what: field("what"), from: field("from"), to: field("to") };
     let query = match form.query() {
         Ok(query) => query,
-        Err(slicehub_core::CoreError::InvalidRequest(m)) => return (StatusCode::BAD_REQUEST, m).into_response(),
-        Err(e) => {
-            tracing::warn!(error = %e, "audit CSV refused");
-            return (StatusCode::BAD_REQUEST, "The filter could not be read.").into_response();
-        }
+        Err(e) => return slicehub_app::api::ssr::answer_for(e).into_response(),
     };
     let (lines, mut received) = tokio::sync::mpsc::channel::<String>(64);
     let store = state.services.store.clone();

@@ -4,12 +4,11 @@
 use std::collections::HashMap;
 
 use axum::extract::{Query, State};
-use axum::http::{header, StatusCode};
+use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
-use slicehub_app::api::ssr::RequestAuth;
+use slicehub_app::api::ssr::{answer_for, RequestAuth};
 use slicehub_core::reports::{report_csv, report_for, ReportForm};
-use slicehub_core::CoreError;
 
 use crate::serve::AppState;
 
@@ -45,20 +44,6 @@ pub async fn download(
             )
                 .into_response()
         }
-        Err(e) => refused(e),
-    }
-}
-
-/// Plain words with the status core's error calls for; internals only go to the log.
-fn refused(e: CoreError) -> Response {
-    match e {
-        CoreError::InvalidRequest(m) => (StatusCode::BAD_REQUEST, m).into_response(),
-        CoreError::NotFound(m) => (StatusCode::NOT_FOUND, m).into_response(),
-        CoreError::Auth(m) => (StatusCode::UNAUTHORIZED, m).into_response(),
-        CoreError::NoPermission(m) => (StatusCode::FORBIDDEN, m).into_response(),
-        other => {
-            tracing::warn!(error = %other, "usage report CSV failed");
-            (StatusCode::SERVICE_UNAVAILABLE, "The usage could not be read now; try again in a moment.").into_response()
-        }
+        Err(e) => answer_for(e).into_response(),
     }
 }

@@ -490,6 +490,13 @@ async fn every_route_answers_each_caller_exactly_as_the_table_says() {
         let csv = get_text(&format!("{}/reports/usage.csv?period=week&group=user", portal.url), cookie.as_deref().unwrap()).await;
         assert_eq!(csv.contains(",alice,"), sees_alice, "{csv}");
     }
+    // Bad fields in a CSV link: 400 with the form's own words, nothing of the internals.
+    for path in ["/reports/usage.csv?period=month", "/admin/audit.csv?from=30%2F11%2F2026"] {
+        let resp = client().get(format!("{}{path}", portal.url)).header("cookie", cookies[5].as_deref().unwrap()).send().await.unwrap();
+        assert_eq!(resp.status(), 400, "{path}");
+        let words = resp.text().await.unwrap();
+        assert!(words.contains("Unknown period") || words.contains("is not a date"), "{path}: {words}");
+    }
 
     let mut mismatches = Vec::new();
     let mut check = |what: String, i: usize, status: u16, expected: u16, body: &str| {

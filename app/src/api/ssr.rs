@@ -35,6 +35,14 @@ pub fn fail(status: StatusCode, message: impl Into<String>) -> ServerFnError {
 /// Core's error as an answer: bad input 400, missing 404, conflicts 409, anything the
 /// operator must fix 503. The words are core's, which never include secrets.
 pub fn from_core(e: CoreError) -> ServerFnError {
+    let (status, text) = answer_for(e);
+    fail(status, text)
+}
+
+/// The status and the words a person gets for core's error, for server functions and plain
+/// handlers alike. What the operator must fix goes to the log; the person who clicked gets
+/// words without the database's, Docker's or NVML's own.
+pub fn answer_for(e: CoreError) -> (StatusCode, String) {
     let status = match &e {
         CoreError::InvalidRequest(_) | CoreError::Config(_) => StatusCode::BAD_REQUEST,
         CoreError::NotFound(_) => StatusCode::NOT_FOUND,
@@ -50,8 +58,6 @@ pub fn from_core(e: CoreError) -> ServerFnError {
         | CoreError::Conflict(m)
         | CoreError::Auth(m)
         | CoreError::NoPermission(m) => m,
-        // What the operator must fix goes to the log; the person who clicked gets words
-        // without the database's, Docker's or NVML's own.
         other => {
             tracing::warn!(error = %other, "a request failed on a part the portal depends on");
             match other {
@@ -67,7 +73,7 @@ pub fn from_core(e: CoreError) -> ServerFnError {
             .to_string()
         }
     };
-    fail(status, text)
+    (status, text)
 }
 
 pub use slicehub_core::auth::{Action, Caller};

@@ -92,13 +92,14 @@ impl Sessions {
         } else {
             HashMap::new()
         };
+        let earlier_usage = self.activity_state().last_usage.clone();
         let mut taken = Vec::with_capacity(running.len());
         let mut usages = Vec::new();
         for session in &running {
             let (Some(_), Some(placement)) = (&session.container, &session.placement) else { continue };
             let sample = if simulated {
                 let usage = readings.get(&session.id).copied().flatten();
-                let earlier = self.activity_state().last_usage.get(&session.id).copied();
+                let earlier = earlier_usage.get(&session.id).copied();
                 if let Some(usage) = usage {
                     usages.push((session.id.clone(), usage));
                 }
