@@ -31,6 +31,17 @@ pub fn allocate_with(
     profile: &str,
     policy: Policy,
 ) -> Result<Decision, MigError> {
+    allocate_avoiding(gpus, profile, policy, &[])
+}
+
+/// [`allocate_with`] that never touches the memory slices in `avoid[i]` of GPU `i`
+/// (slices kept for someone else; GPUs past the end of `avoid` have none kept).
+pub fn allocate_avoiding(
+    gpus: &[GpuState<'_>],
+    profile: &str,
+    policy: Policy,
+    avoid: &[u8],
+) -> Result<Decision, MigError> {
     let mut occupancies: Vec<Option<Occupancy>> = Vec::with_capacity(gpus.len());
     let mut best: Option<Candidate> = None;
     let mut runner_up: Option<Candidate> = None;
@@ -52,6 +63,8 @@ pub fn allocate_with(
         any_has_profile = true;
         let Some(occupancy) = occupancy else { continue };
         let p = &gpu.catalog.profiles()[index];
+        let kept = avoid.get(gpu_index).copied().unwrap_or(0);
+        let touches_kept = |start: u8| p.mask_at(start).is_none_or(|m| m & kept != 0);
 
         let mut offer = |candidate: Candidate| {
             let key = candidate.key(policy);
@@ -72,7 +85,7 @@ pub fn allocate_with(
             used_compute: occupancy.compute,
         };
         for placement in gpu.free_instances() {
-            if placement.profile_id == p.id {
+            if placement.profile_id == p.id && !touches_kept(placement.start) {
                 offer(Candidate {
                     start: placement.start,
                     ..base
@@ -85,7 +98,7 @@ pub fn allocate_with(
                 Policy::FirstFit => 0,
             };
             for &start in &p.starts {
-                if !occupancy.fits(p, index, start) {
+                if !occupancy.fits(p, index, start) || touches_kept(start) {
                     continue;
                 }
                 let loss = match policy {
@@ -107,6 +120,13 @@ pub fn allocate_with(
     }
 
     let Some(best) = best else {
+        if avoid.iter().any(|&m| m != 0) && allocate_with(gpus, profile, policy).is_ok() {
+            return Err(MigError::NoRoom {
+                profile: profile.to_string(),
+                reason: "the free slices are kept for claims waiting longer or for a booked lab"
+                    .to_string(),
+            });
+        }
         return Err(no_room(gpus, profile, any_has_profile));
     };
     let placement = Placement::new(best.profile_id, best.start);

@@ -28,12 +28,16 @@ mod enumerate;
 mod error;
 mod gpu;
 mod layout;
+mod queue;
 mod static_layouts;
 
-pub use allocator::{allocate, allocate_with, Policy};
+pub use allocator::{allocate, allocate_avoiding, allocate_with, Policy};
 pub use catalog::{Catalog, CatalogData, Profile, COMPUTE_SLICES, MAX_PROFILES, MEMORY_SLICES};
 pub use enumerate::{enumerate_layouts, maximal_layouts};
 pub use error::MigError;
 pub use gpu::{release, Action, Decision, GpuState, Mode};
 pub use layout::{Layout, Placement};
+pub use queue::{
+    earliest_start, expected_starts, place_now, serve, Hold, Slot, Step, Waiting, Window,
+};
 pub use static_layouts::StaticLayout;

@@ -1,0 +1,384 @@
+//! Waiting claims in time: when a claim can start at the latest, and whether a claim may
+//! start now without pushing back a slot kept for another one.
+//!
+//! Every waiting claim keeps a [`Window`]: memory slices of one GPU from its latest start
+//! for as long as it may run. Nobody else is placed on those slices if they could still
+//! be running when the window opens ([`place_now`]); the holders there now end by then
+//! ([`earliest_start`] only opens a window after their [`Hold`]s end). So a claim starts
+//! at its window at the latest, or earlier if room frees up sooner.
+
+use crate::allocator::allocate_avoiding;
+use crate::error::MigError;
+use crate::gpu::{Decision, GpuState, Mode};
+use crate::layout::Placement;
+use crate::Policy;
+
+/// A held placement and the latest moment it is given back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hold {
+    pub gpu: usize,
+    pub placement: Placement,
+    pub until_ms: i64,
+}
+
+/// Memory slices of one GPU kept for someone during `[from_ms, until_ms)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    pub gpu: usize,
+    pub mask: u8,
+    pub from_ms: i64,
+    pub until_ms: i64,
+}
+
+impl Window {
+    pub fn overlaps(&self, from_ms: i64, until_ms: i64) -> bool {
+        self.from_ms < until_ms && from_ms < self.until_ms
+    }
+}
+
+/// Where and when a claim can start at the latest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Slot {
+    pub at_ms: i64,
+    pub decision: Decision,
+}
+
+impl Slot {
+    /// The window this slot keeps for a claim running `duration_ms`.
+    pub fn window(&self, gpus: &[GpuState<'_>], duration_ms: i64) -> Window {
+        let gpu = self.decision.gpu_index;
+        let mask = gpus
+            .get(gpu)
+            .and_then(|g| {
+                g.catalog
+                    .profile_by_id(self.decision.placement.profile_id)
+                    .ok()
+            })
+            .and_then(|p| p.mask_at(self.decision.placement.start))
+            .unwrap_or(0xff);
+        Window {
+            gpu,
+            mask,
+            from_ms: self.at_ms,
+            until_ms: self.at_ms.saturating_add(duration_ms),
+        }
+    }
+}
+
+/// The slices each GPU must keep free for a claim running during `[from_ms, until_ms)`.
+fn kept(gpu_count: usize, windows: &[Window], from_ms: i64, until_ms: i64) -> Vec<u8> {
+    let mut masks = vec![0u8; gpu_count];
+    for w in windows.iter().filter(|w| w.overlaps(from_ms, until_ms)) {
+        if let Some(m) = masks.get_mut(w.gpu) {
+            *m |= w.mask;
+        }
+    }
+    masks
+}
+
+/// Places a claim that would run `duration_ms` from `now_ms`, touching no window it could
+/// still be running in.
+pub fn place_now(
+    gpus: &[GpuState<'_>],
+    windows: &[Window],
+    profile: &str,
+    now_ms: i64,
+    duration_ms: i64,
+    policy: Policy,
+) -> Result<Decision, MigError> {
+    let avoid = kept(
+        gpus.len(),
+        windows,
+        now_ms,
+        now_ms.saturating_add(duration_ms),
+    );
+    allocate_avoiding(gpus, profile, policy, &avoid)
+}
+
+/// The first moment from `now_ms` at which the claim fits for `duration_ms`, assuming every
+/// hold runs to its `until_ms` and every window is taken. `None` if it never fits (no GPU
+/// has the profile, or a placement with no known end is in the way for good).
+pub fn earliest_start(
+    gpus: &[GpuState<'_>],
+    holds: &[Hold],
+    windows: &[Window],
+    profile: &str,
+    now_ms: i64,
+    duration_ms: i64,
+    policy: Policy,
+) -> Option<Slot> {
+    let mut moments: Vec<i64> = std::iter::once(now_ms)
+        .chain(holds.iter().map(|h| h.until_ms))
+        .chain(windows.iter().map(|w| w.until_ms))
+        .filter(|&t| t >= now_ms)
+        .collect();
+    moments.sort_unstable();
+    moments.dedup();
+    for at_ms in moments {
+        let then: Vec<GpuState<'_>> = gpus
+            .iter()
+            .enumerate()
+            .map(|(i, gpu)| state_at(gpu, i, holds, at_ms))
+            .collect();
+        match place_now(&then, windows, profile, at_ms, duration_ms, policy) {
+            Ok(decision) => return Some(Slot { at_ms, decision }),
+            Err(MigError::NoRoom { .. }) => continue,
+            Err(_) => return None,
+        }
+    }
+    None
+}
+
+/// A GPU at `at_ms`: the holds that end by then are given back.
+fn state_at<'c>(gpu: &GpuState<'c>, index: usize, holds: &[Hold], at_ms: i64) -> GpuState<'c> {
+    let mut then = gpu.clone();
+    for hold in holds
+        .iter()
+        .filter(|h| h.gpu == index && h.until_ms <= at_ms)
+    {
+        if let Some(i) = then.held.iter().position(|&p| p == hold.placement) {
+            then.held.swap_remove(i);
+            if then.mode == Mode::Dynamic {
+                let _ = then.layout.remove(gpu.catalog, hold.placement);
+            }
+        }
+    }
+    then
+}
+
+/// A claim waiting for a slice, in the order claims are served (oldest first).
+#[derive(Debug, Clone, Copy)]
+pub struct Waiting<'a> {
+    pub profile: &'a str,
+    /// How long it may hold its slice once placed (time limit and start-up).
+    pub duration_ms: i64,
+    /// The window kept for it so far.
+    pub window: Option<Window>,
+    /// Whether this pass may place it (a short-lived process keeps a window instead).
+    pub may_place: bool,
+}
+
+/// What [`serve`] decided for one waiting claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// It starts now here.
+    Place(Decision),
+    /// It keeps waiting; this window is kept for it (the same as before, or earlier).
+    Wait(Window),
+    /// It cannot be placed or given a latest start (no GPU has the profile, or a holder
+    /// with no known end is in the way).
+    NoSlot(MigError),
+}
+
+/// One pass over the waiting claims, oldest first: a claim starts now if it fits without
+/// touching a window kept for another claim it could still be running in; otherwise it
+/// keeps its window, or an earlier one if room freed up. Placements are applied to `gpus`
+/// and `holds` as they are made. A window is never moved later unless its slices were
+/// not free when it opened (a holder ran past its end, or its GPU went away).
+pub fn serve(
+    gpus: &mut [GpuState<'_>],
+    holds: &mut Vec<Hold>,
+    waiting: &[Waiting<'_>],
+    kept_for_others: &[Window],
+    now_ms: i64,
+    policy: Policy,
+) -> Vec<Step> {
+    let mut windows: Vec<Option<Window>> = waiting.iter().map(|w| w.window).collect();
+    let mut steps = Vec::with_capacity(waiting.len());
+    for (i, claim) in waiting.iter().enumerate() {
+        let others: Vec<Window> = windows
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != i)
+            .filter_map(|(_, w)| *w)
+            .chain(kept_for_others.iter().copied())
+            .collect();
+        let step = match place_now(
+            gpus,
+            &others,
+            claim.profile,
+            now_ms,
+            claim.duration_ms,
+            policy,
+        ) {
+            Ok(decision) if claim.may_place => match gpus[decision.gpu_index].apply(&decision) {
+                Ok(()) => {
+                    holds.push(Hold {
+                        gpu: decision.gpu_index,
+                        placement: decision.placement,
+                        until_ms: now_ms.saturating_add(claim.duration_ms),
+                    });
+                    Step::Place(decision)
+                }
+                Err(e) => Step::NoSlot(e),
+            },
+            Ok(decision) => Step::Wait(
+                Slot {
+                    at_ms: now_ms,
+                    decision,
+                }
+                .window(gpus, claim.duration_ms),
+            ),
+            Err(MigError::NoRoom { .. }) => {
+                match earliest_start(
+                    gpus,
+                    holds,
+                    &others,
+                    claim.profile,
+                    now_ms,
+                    claim.duration_ms,
+                    policy,
+                ) {
+                    Some(slot) => {
+                        let fresh = slot.window(gpus, claim.duration_ms);
+                        match claim.window {
+                            Some(old) if old.from_ms > now_ms && old.from_ms <= fresh.from_ms => {
+                                Step::Wait(old)
+                            }
+                            _ => Step::Wait(fresh),
+                        }
+                    }
+                    None => Step::NoSlot(MigError::NoRoom {
+                        profile: claim.profile.to_string(),
+                        reason: "no GPU will have room for it while the present sessions run"
+                            .to_string(),
+                    }),
+                }
+            }
+            Err(e) => Step::NoSlot(e),
+        };
+        windows[i] = match &step {
+            Step::Wait(w) => Some(*w),
+            _ => None,
+        };
+        steps.push(step);
+    }
+    steps
+}
+
+/// When each waiting claim (profile, expected length) would likely start if every holder
+/// ends at its expected end: claims are taken oldest first, each where it first fits.
+pub fn expected_starts(
+    gpus: &[GpuState<'_>],
+    holds: &[Hold],
+    waiting: &[(&str, i64)],
+    now_ms: i64,
+    policy: Policy,
+) -> Vec<Option<i64>> {
+    let mut taken: Vec<Window> = Vec::new();
+    waiting
+        .iter()
+        .map(|&(profile, duration_ms)| {
+            let slot = earliest_start(gpus, holds, &taken, profile, now_ms, duration_ms, policy)?;
+            taken.push(slot.window(gpus, duration_ms));
+            Some(slot.at_ms)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{allocate, Catalog};
+
+    const MIN: i64 = 60_000;
+
+    fn h100() -> &'static Catalog {
+        Catalog::for_model("NVIDIA H100 80GB HBM3").unwrap()
+    }
+
+    #[test]
+    fn a_full_gpu_frees_up_when_its_first_holder_must_end() {
+        let catalog = h100();
+        let mut gpus = vec![GpuState::dynamic(catalog)];
+        let mut holds = Vec::new();
+        for i in 0..7 {
+            let d = allocate(&gpus, "1g.10gb").unwrap();
+            gpus[0].apply(&d).unwrap();
+            holds.push(Hold {
+                gpu: 0,
+                placement: d.placement,
+                until_ms: (60 - i) * MIN,
+            });
+        }
+        let slot = earliest_start(
+            &gpus,
+            &holds,
+            &[],
+            "1g.10gb",
+            0,
+            30 * MIN,
+            Policy::default(),
+        )
+        .unwrap();
+        assert_eq!(slot.at_ms, 54 * MIN);
+        // A 3g needs four memory slices of one half: the last of those holders ends at 57.
+        let big = earliest_start(
+            &gpus,
+            &holds,
+            &[],
+            "3g.40gb",
+            0,
+            30 * MIN,
+            Policy::default(),
+        )
+        .unwrap();
+        assert!(
+            big.at_ms >= 54 * MIN && big.at_ms <= 60 * MIN,
+            "{}",
+            big.at_ms
+        );
+    }
+
+    #[test]
+    fn a_newer_claim_starts_now_only_if_it_ends_before_a_kept_window_opens() {
+        let catalog = h100();
+        let mut gpus = vec![GpuState::dynamic(catalog)];
+        let d = allocate(&gpus, "4g.40gb").unwrap();
+        gpus[0].apply(&d).unwrap();
+        let holds = [Hold {
+            gpu: 0,
+            placement: d.placement,
+            until_ms: 60 * MIN,
+        }];
+        // A 7g waits for the whole GPU: its window opens at 60.
+        let slot = earliest_start(
+            &gpus,
+            &holds,
+            &[],
+            "7g.80gb",
+            0,
+            120 * MIN,
+            Policy::default(),
+        )
+        .unwrap();
+        assert_eq!(slot.at_ms, 60 * MIN);
+        let windows = [slot.window(&gpus, 120 * MIN)];
+        // A 3g for 30 minutes ends before 60: it may start on the free half now.
+        assert!(place_now(&gpus, &windows, "3g.40gb", 0, 30 * MIN, Policy::default()).is_ok());
+        // For 90 minutes it would push the 7g back: it waits.
+        let refused = place_now(&gpus, &windows, "3g.40gb", 0, 90 * MIN, Policy::default());
+        assert!(
+            matches!(refused, Err(MigError::NoRoom { ref reason, .. }) if reason.contains("kept")),
+            "{refused:?}"
+        );
+        // Its own latest start is after the 7g's window closes.
+        let later = earliest_start(
+            &gpus,
+            &holds,
+            &windows,
+            "3g.40gb",
+            0,
+            90 * MIN,
+            Policy::default(),
+        )
+        .unwrap();
+        assert_eq!(later.at_ms, 180 * MIN);
+    }
+
+    #[test]
+    fn a_profile_no_gpu_has_never_gets_a_slot() {
+        let gpus = vec![GpuState::dynamic(h100())];
+        assert!(earliest_start(&gpus, &[], &[], "9g.999gb", 0, MIN, Policy::default()).is_none());
+    }
+}
