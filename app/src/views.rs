@@ -295,6 +295,8 @@ pub struct ClassSessionRow {
     pub state: String,
     /// 1 = placed next among the claims of its size; only while queued.
     pub queue_position: Option<u32>,
+    /// While queued: when it starts.
+    pub eta: Option<Eta>,
     pub requested_at_ms: i64,
     pub ready_at_ms: Option<i64>,
     /// When it will be stopped (time limit), once ready.
@@ -320,6 +322,18 @@ pub struct ProfileOption {
     pub name: String,
     pub free: u32,
     pub queued: u32,
+    /// When a claim made now would start, if none is free.
+    pub wait: Option<Eta>,
+}
+
+/// When a waiting claim starts: about (if sessions last as long as recent ones did) and at
+/// the latest (if every session runs to its limit; the queue keeps this promise).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Eta {
+    pub about_ms: i64,
+    pub about: String,
+    pub latest_ms: i64,
+    pub latest: String,
 }
 
 /// One of the caller's GPU sessions.
@@ -363,6 +377,8 @@ pub struct SessionView {
     pub open_url: Option<String>,
     /// While queued: 1 = placed next among the claims of its size.
     pub queue_position: Option<u32>,
+    /// While queued: when it starts.
+    pub eta: Option<Eta>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -5,6 +5,7 @@
 pub mod bare;
 pub mod optimum;
 pub mod process;
+pub mod queue_replay;
 pub mod rng;
 pub mod simulate;
 pub mod statics;

@@ -130,11 +130,57 @@ async fn a_student_runs_a_job_then_a_notebook_and_stops_it() {
     }
     browser.sign_in(&portal.url, "alice", &password_of("alice")).await;
     browser.open(&format!("{}/sessions", portal.url)).await;
-    browser.wait_text(".launch", "1g.10gb — none free, you would wait").await;
+    browser
+        .wait_text(".launch", "1g.10gb — none free, you would wait")
+        .await;
+    // Before she claims, the form says when a claim would start.
+    let offer = browser
+        .wait_text(".launch .launch-waits", "No 1g.10gb slice is free now")
+        .await;
+    assert!(
+        offer.contains("a claim made now would start") && offer.contains("at the latest"),
+        "{offer}"
+    );
     run_job(&browser, "sleep 600").await;
-    let waiting = browser.wait_text(".live-sessions .session[data-state=queued]", "next in line").await;
-    assert!(waiting.contains("Waiting for a free 1g.10gb slice: you are next in line."), "{waiting}");
-    assert_eq!(browser.client.title().await.unwrap(), "My sessions · SliceHub");
+    let waiting = browser
+        .wait_text(".live-sessions .session[data-state=queued]", "next in line")
+        .await;
+    assert!(
+        waiting.contains("Waiting for a free 1g.10gb slice: you are next in line."),
+        "{waiting}"
+    );
+    // ...and when it will start: at the latest when the first filler's time limit is up.
+    assert!(
+        waiting.contains("Expected start:") && waiting.contains("at the latest"),
+        "{waiting}"
+    );
+    let eta = browser
+        .wait_for(".live-sessions .session[data-state=queued] .queue-eta .eta")
+        .await;
+    let read = |name: &'static str| {
+        let eta = eta.clone();
+        async move {
+            eta.attr(name)
+                .await
+                .unwrap()
+                .unwrap()
+                .parse::<i64>()
+                .unwrap()
+        }
+    };
+    let (about, latest) = (read("data-about-ms").await, read("data-latest-ms").await);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    assert!(
+        now < about && about <= latest,
+        "about {about}, latest {latest}, now {now}"
+    );
+    assert_eq!(
+        browser.client.title().await.unwrap(),
+        "My sessions · SliceHub"
+    );
     browser.check_page("sessions-queued").await;
     let resp = post(&client(), &portal.url, Some(admin), "stop_session", format!("id={}", fillers[0])).await;
     assert_eq!(resp.status(), 200);

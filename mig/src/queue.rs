@@ -95,7 +95,8 @@ pub fn place_now(
     allocate_avoiding(gpus, profile, policy, &avoid)
 }
 
-/// The first moment from `now_ms` at which the claim fits for `duration_ms`, assuming every
+/// The first moment from `now_ms` (or a later moment it must not start before) at which
+/// the claim fits for `duration_ms`, assuming every
 /// hold runs to its `until_ms` and every window is taken. `None` if it never fits (no GPU
 /// has the profile, or a placement with no known end is in the way for good).
 pub fn earliest_start(
@@ -156,6 +157,9 @@ pub struct Waiting<'a> {
     pub window: Option<Window>,
     /// Whether this pass may place it (a short-lived process keeps a window instead).
     pub may_place: bool,
+    /// Whether it may be given a window if it has none (only the first claims in line
+    /// are, so a pass stays cheap with a thousand waiting).
+    pub may_plan: bool,
 }
 
 /// What [`serve`] decided for one waiting claim.
@@ -165,9 +169,20 @@ pub enum Step {
     Place(Decision),
     /// It keeps waiting; this window is kept for it (the same as before, or earlier).
     Wait(Window),
+    /// It keeps waiting without a window yet (too far back in line to plan).
+    WaitUnplanned,
     /// It cannot be placed or given a latest start (no GPU has the profile, or a holder
     /// with no known end is in the way).
     NoSlot(MigError),
+}
+
+/// How a pass treats windows it already kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replan {
+    /// Look for an earlier window for every claim (after sessions ended).
+    All,
+    /// Keep every window as it is (a new claim changes no older one's start).
+    None,
 }
 
 /// One pass over the waiting claims, oldest first: a claim starts now if it fits without
@@ -181,11 +196,26 @@ pub fn serve(
     waiting: &[Waiting<'_>],
     kept_for_others: &[Window],
     now_ms: i64,
+    replan: Replan,
     policy: Policy,
 ) -> Vec<Step> {
     let mut windows: Vec<Option<Window>> = waiting.iter().map(|w| w.window).collect();
     let mut steps = Vec::with_capacity(waiting.len());
+    // The shortest claim of each profile that found no room: a later one at least as long
+    // finds none either (it must avoid that claim's window too).
+    let mut no_room: Vec<(&str, i64)> = Vec::new();
     for (i, claim) in waiting.iter().enumerate() {
+        let current = windows[i];
+        // Only for claims without a window: one with a window may fit in its own slots.
+        let known_full = current.is_none()
+            && no_room
+                .iter()
+                .any(|&(p, d)| p == claim.profile && claim.duration_ms >= d);
+        let keeps_window = current.is_some_and(|w| w.from_ms > now_ms) && replan == Replan::None;
+        if known_full && !claim.may_plan {
+            steps.push(Step::WaitUnplanned);
+            continue;
+        }
         let others: Vec<Window> = windows
             .iter()
             .enumerate()
@@ -193,14 +223,22 @@ pub fn serve(
             .filter_map(|(_, w)| *w)
             .chain(kept_for_others.iter().copied())
             .collect();
-        let step = match place_now(
-            gpus,
-            &others,
-            claim.profile,
-            now_ms,
-            claim.duration_ms,
-            policy,
-        ) {
+        let now = if known_full {
+            Err(MigError::NoRoom {
+                profile: claim.profile.to_string(),
+                reason: String::new(),
+            })
+        } else {
+            place_now(
+                gpus,
+                &others,
+                claim.profile,
+                now_ms,
+                claim.duration_ms,
+                policy,
+            )
+        };
+        let step = match now {
             Ok(decision) if claim.may_place => match gpus[decision.gpu_index].apply(&decision) {
                 Ok(()) => {
                     holds.push(Hold {
@@ -219,30 +257,56 @@ pub fn serve(
                 }
                 .window(gpus, claim.duration_ms),
             ),
-            Err(MigError::NoRoom { .. }) => {
-                match earliest_start(
+            Err(MigError::NoRoom { .. })
+                if replan == Replan::All && claim.may_place && !known_full =>
+            {
+                match take_ahead_of_later(
                     gpus,
                     holds,
-                    &others,
-                    claim.profile,
+                    &windows,
+                    i,
+                    waiting,
+                    kept_for_others,
                     now_ms,
-                    claim.duration_ms,
                     policy,
                 ) {
-                    Some(slot) => {
-                        let fresh = slot.window(gpus, claim.duration_ms);
-                        match claim.window {
-                            Some(old) if old.from_ms > now_ms && old.from_ms <= fresh.from_ms => {
-                                Step::Wait(old)
-                            }
-                            _ => Step::Wait(fresh),
-                        }
+                    Some(taken) => {
+                        holds.push(taken.hold);
+                        gpus[taken.decision.gpu_index] = taken.gpu;
+                        windows = taken.windows;
+                        Step::Place(taken.decision)
                     }
-                    None => Step::NoSlot(MigError::NoRoom {
-                        profile: claim.profile.to_string(),
-                        reason: "no GPU will have room for it while the present sessions run"
-                            .to_string(),
-                    }),
+                    None => plan(
+                        gpus,
+                        holds,
+                        &others,
+                        claim,
+                        current,
+                        keeps_window,
+                        now_ms,
+                        not_before(&windows, waiting, i).max(now_ms),
+                        policy,
+                    ),
+                }
+            }
+            Err(MigError::NoRoom { .. }) => {
+                if current.is_none() {
+                    no_room.push((claim.profile, claim.duration_ms));
+                }
+                if current.is_none() && !claim.may_plan {
+                    Step::WaitUnplanned
+                } else {
+                    plan(
+                        gpus,
+                        holds,
+                        &others,
+                        claim,
+                        current,
+                        keeps_window,
+                        now_ms,
+                        not_before(&windows, waiting, i).max(now_ms),
+                        policy,
+                    )
                 }
             }
             Err(e) => Step::NoSlot(e),
@@ -254,6 +318,151 @@ pub fn serve(
         steps.push(step);
     }
     steps
+}
+
+/// Claims of one size are promised in the order they came: claim `i`'s window opens no
+/// earlier than an older one's of its profile.
+fn not_before(windows: &[Option<Window>], waiting: &[Waiting<'_>], i: usize) -> i64 {
+    windows[..i]
+        .iter()
+        .zip(waiting)
+        .filter(|(_, w)| w.profile == waiting[i].profile)
+        .filter_map(|(window, _)| window.map(|w| w.from_ms))
+        .max()
+        .unwrap_or(i64::MIN)
+}
+
+/// A waiting claim's window: the one it has if it keeps it, else the earliest from
+/// `from_ms` it can get, never later than the one it had.
+#[allow(clippy::too_many_arguments)]
+fn plan(
+    gpus: &[GpuState<'_>],
+    holds: &[Hold],
+    others: &[Window],
+    claim: &Waiting<'_>,
+    current: Option<Window>,
+    keeps_window: bool,
+    now_ms: i64,
+    from_ms: i64,
+    policy: Policy,
+) -> Step {
+    if let (Some(old), true) = (current, keeps_window) {
+        return Step::Wait(old);
+    }
+    match earliest_start(
+        gpus,
+        holds,
+        others,
+        claim.profile,
+        from_ms,
+        claim.duration_ms,
+        policy,
+    ) {
+        Some(slot) => {
+            let fresh = slot.window(gpus, claim.duration_ms);
+            match current {
+                Some(old) if old.from_ms > now_ms && old.from_ms <= fresh.from_ms => {
+                    Step::Wait(old)
+                }
+                _ => Step::Wait(fresh),
+            }
+        }
+        None => Step::NoSlot(MigError::NoRoom {
+            profile: claim.profile.to_string(),
+            reason: "no GPU will have room for it while the present sessions run".to_string(),
+        }),
+    }
+}
+
+/// What [`take_ahead_of_later`] found: the claim starts now, later claims move windows.
+struct TakenAhead<'c> {
+    decision: Decision,
+    gpu: GpuState<'c>,
+    hold: Hold,
+    windows: Vec<Option<Window>>,
+}
+
+/// When room frees up early it may lie in a later claim's window. Claim `i` (older) may
+/// take it now if every later claim whose window it touches gets another window that
+/// opens no later than its own did; otherwise nothing changes.
+#[allow(clippy::too_many_arguments)]
+fn take_ahead_of_later<'c>(
+    gpus: &[GpuState<'c>],
+    holds: &[Hold],
+    windows: &[Option<Window>],
+    i: usize,
+    waiting: &[Waiting<'_>],
+    kept_for_others: &[Window],
+    now_ms: i64,
+    policy: Policy,
+) -> Option<TakenAhead<'c>> {
+    let claim = &waiting[i];
+    let until_ms = now_ms.saturating_add(claim.duration_ms);
+    let earlier: Vec<Window> = windows[..i]
+        .iter()
+        .flatten()
+        .copied()
+        .chain(kept_for_others.iter().copied())
+        .collect();
+    let decision = place_now(
+        gpus,
+        &earlier,
+        claim.profile,
+        now_ms,
+        claim.duration_ms,
+        policy,
+    )
+    .ok()?;
+    let mut trial: Vec<GpuState<'c>> = gpus.to_vec();
+    trial[decision.gpu_index].apply(&decision).ok()?;
+    let hold = Hold {
+        gpu: decision.gpu_index,
+        placement: decision.placement,
+        until_ms,
+    };
+    let mut trial_holds = holds.to_vec();
+    trial_holds.push(hold);
+    let taken = Slot {
+        at_ms: now_ms,
+        decision: decision.clone(),
+    }
+    .window(gpus, claim.duration_ms);
+    let mut moved: Vec<Option<Window>> = windows.to_vec();
+    moved[i] = None;
+    for j in i + 1..waiting.len() {
+        let Some(old) = moved[j] else { continue };
+        if old.gpu != taken.gpu || old.mask & taken.mask == 0 || !old.overlaps(now_ms, until_ms) {
+            continue;
+        }
+        let others: Vec<Window> = moved
+            .iter()
+            .enumerate()
+            .filter(|&(k, _)| k != j)
+            .filter_map(|(_, w)| *w)
+            .chain(kept_for_others.iter().copied())
+            .collect();
+        let slot = earliest_start(
+            &trial,
+            &trial_holds,
+            &others,
+            waiting[j].profile,
+            now_ms,
+            waiting[j].duration_ms,
+            policy,
+        )?;
+        let fresh = slot.window(&trial, waiting[j].duration_ms);
+        if fresh.from_ms > old.from_ms {
+            return None;
+        }
+        moved[j] = Some(fresh);
+    }
+    let gpu = trial.swap_remove(decision.gpu_index);
+    Some(TakenAhead {
+        decision,
+        gpu,
+        hold,
+        windows: moved,
+    })
 }
 
 /// When each waiting claim (profile, expected length) would likely start if every holder

@@ -3,9 +3,11 @@
 //! time it was shown, and that time never moves later while it waits.
 
 use proptest::prelude::*;
-use slicehub_mig::{serve, Catalog, GpuState, Hold, Policy, Step, Waiting, Window};
+use slicehub_mig::{serve, Catalog, GpuState, Hold, Policy, Replan, Step, Waiting, Window};
 
 const MIN: i64 = 60_000;
+/// Claims planned at a time, fewer than the portal's so the tests reach the rest.
+const PLANNED: usize = 6;
 const PROFILES: [&str; 5] = ["1g.10gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"];
 
 #[derive(Debug, Clone)]
@@ -71,6 +73,7 @@ fn run(gpus_count: usize, static_layout: bool, claims: &[Claim]) -> Vec<Outcome>
         moments.dedup();
         let Some(&next) = moments.first() else { break };
         now = next;
+        let before = running.len();
         running.retain(|(_, hold, ends)| {
             if *ends > now {
                 return true;
@@ -82,16 +85,33 @@ fn run(gpus_count: usize, static_layout: bool, claims: &[Claim]) -> Vec<Outcome>
         let order: Vec<usize> = (0..claims.len())
             .filter(|&i| claims[i].arrival <= now && outcomes[i].started.is_none())
             .collect();
+        // A pass after sessions ended looks for earlier windows; one for arrivals keeps
+        // them. Only the first claims in line are planned, as in the portal.
+        let replan = if running.len() < before {
+            Replan::All
+        } else {
+            Replan::None
+        };
         let waiting: Vec<Waiting<'_>> = order
             .iter()
-            .map(|&i| Waiting {
+            .enumerate()
+            .map(|(position, &i)| Waiting {
                 profile: claims[i].profile,
                 duration_ms: claims[i].limit,
                 window: windows[i],
                 may_place: true,
+                may_plan: position < PLANNED,
             })
             .collect();
-        let steps = serve(&mut gpus, &mut holds, &waiting, &[], now, Policy::default());
+        let steps = serve(
+            &mut gpus,
+            &mut holds,
+            &waiting,
+            &[],
+            now,
+            replan,
+            Policy::default(),
+        );
         for (&i, step) in order.iter().zip(steps) {
             match step {
                 Step::Place(decision) => {
@@ -119,6 +139,10 @@ fn run(gpus_count: usize, static_layout: bool, claims: &[Claim]) -> Vec<Outcome>
                     windows[i] = Some(window);
                     moments.push(window.from_ms);
                 }
+                Step::WaitUnplanned => assert!(
+                    outcomes[i].first_bound.is_none(),
+                    "claim {i} lost its window"
+                ),
                 Step::NoSlot(e) => panic!("claim {i} got no slot: {e}"),
             }
         }
@@ -171,4 +195,10 @@ fn a_full_class_waits_and_every_claim_keeps_its_promise() {
     check(&outcomes).unwrap();
     let waited = outcomes.iter().filter(|o| o.first_bound.is_some()).count();
     assert_eq!(waited, 23, "7 start at once, the rest wait");
+    // Same size, same limit: the first slices to free up early go to the longest-waiting
+    // claims, whichever slices their windows were on.
+    let starts: Vec<i64> = outcomes.iter().map(|o| o.started.unwrap()).collect();
+    let mut order: Vec<usize> = (7..30).collect();
+    order.sort_by_key(|&i| (starts[i], i));
+    assert_eq!(order[..2], [7, 8], "served out of order: {starts:?}");
 }

@@ -23,6 +23,15 @@ pub async fn class_dashboard(code: String) -> Result<ClassPageView, ServerFnErro
         .iter()
         .map(|s| (s.username.as_str(), s.display_name.as_str()))
         .collect();
+    let estimates = if view.sessions.iter().any(|c| c.queue_position.is_some()) {
+        services
+            .sessions
+            .queue_estimates()
+            .await
+            .map_err(from_core)?
+    } else {
+        std::collections::HashMap::new()
+    };
     let sessions = view
         .sessions
         .iter()
@@ -36,6 +45,10 @@ pub async fn class_dashboard(code: String) -> Result<ClassPageView, ServerFnErro
                 profile: s.profile.clone(),
                 state: s.state.as_str().to_string(),
                 queue_position: c.queue_position.map(|p| p as u32),
+                eta: estimates
+                    .get(&s.id)
+                    .copied()
+                    .map(super::sessions::ssr_views::eta_view),
                 requested_at_ms: s.requested_at_ms,
                 ready_at_ms: s.ready_at_ms,
                 ends_at_ms: c.ends_at_ms,

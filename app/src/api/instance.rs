@@ -94,6 +94,7 @@ mod capacity {
                     name: a.profile,
                     free: a.free,
                     queued: a.queued,
+                    wait: None,
                 })
                 .collect(),
         }

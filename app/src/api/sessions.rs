@@ -21,12 +21,11 @@ pub async fn launch_options() -> Result<Vec<LaunchCourse>, ServerFnError> {
         .known_profiles()
         .await
         .map_err(from_core)?;
-    // One read of the GPUs answers every course's profiles.
-    let availability = services
-        .sessions
-        .availability(&known)
-        .await
-        .map_err(from_core)?;
+    // One read of the GPUs answers every course with the same time limit.
+    let mut by_limit: std::collections::HashMap<
+        i64,
+        Vec<slicehub_core::sessions::ProfileAvailability>,
+    > = std::collections::HashMap::new();
     let mut out = Vec::new();
     for (course, _role) in services
         .store
@@ -37,10 +36,25 @@ pub async fn launch_options() -> Result<Vec<LaunchCourse>, ServerFnError> {
         let policy = policy_of(&services.store, &services.config, course.id)
             .await
             .map_err(from_core)?;
-        let budget = slicehub_core::quotas::budget_at(&services.store, &policy, course.id, id, super::ssr::now_ms())
-            .await
-            .map_err(from_core)?
-            .map(super::policy::ssr::budget_view);
+        let budget = slicehub_core::quotas::budget_at(
+            &services.store,
+            &policy,
+            course.id,
+            id,
+            super::ssr::now_ms(),
+        )
+        .await
+        .map_err(from_core)?
+        .map(super::policy::ssr::budget_view);
+        if !by_limit.contains_key(&policy.max_minutes) {
+            let availability = services
+                .sessions
+                .availability_for(&known, policy.max_minutes, true)
+                .await
+                .map_err(from_core)?;
+            by_limit.insert(policy.max_minutes, availability);
+        }
+        let availability = &by_limit[&policy.max_minutes];
         out.push(LaunchCourse {
             budget,
             course_id: course.id,
@@ -53,6 +67,7 @@ pub async fn launch_options() -> Result<Vec<LaunchCourse>, ServerFnError> {
                     name: a.profile.clone(),
                     free: a.free,
                     queued: a.queued,
+                    wait: a.wait.map(ssr_views::eta_view),
                 })
                 .collect(),
             images: policy.images,
@@ -89,6 +104,15 @@ pub async fn my_sessions() -> Result<Vec<SessionView>, ServerFnError> {
     } else {
         Vec::new()
     };
+    let estimates = if queued.is_empty() {
+        std::collections::HashMap::new()
+    } else {
+        services
+            .sessions
+            .queue_estimates()
+            .await
+            .map_err(from_core)?
+    };
     let places: std::collections::HashMap<String, u32> = sessions
         .iter()
         .filter_map(|s| queue_position(&queued, s).map(|p| (s.id.clone(), p as u32)))
@@ -98,7 +122,10 @@ pub async fn my_sessions() -> Result<Vec<SessionView>, ServerFnError> {
     for view in &mut views {
         view.warn_before_ms = warn;
         view.queue_position = places.get(&view.id).copied();
-        let Some(&at) = quota_ends.get(&view.id) else { continue };
+        view.eta = estimates.get(&view.id).copied().map(ssr_views::eta_view);
+        let Some(&at) = quota_ends.get(&view.id) else {
+            continue;
+        };
         if view.ends_at_ms.is_some_and(|deadline| at < deadline) {
             view.ends_at_ms = Some(at);
             view.ends_at = Some(ssr_views::clock_of(at));
@@ -247,6 +274,16 @@ pub(crate) mod ssr_views {
     use super::super::ssr::{fail, request_auth, services, Action, Caller};
     use crate::views::{SessionStep, SessionView};
 
+    /// A queue estimate as the pages show it.
+    pub fn eta_view(e: slicehub_core::sessions::QueueEstimate) -> crate::views::Eta {
+        crate::views::Eta {
+            about_ms: e.about_ms,
+            about: clock_of(e.about_ms),
+            latest_ms: e.latest_ms,
+            latest: clock_of(e.latest_ms),
+        }
+    }
+
     /// `HH:MM:SS UTC` of an epoch-millisecond time.
     pub fn clock_of(ms: i64) -> String {
         match time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000) {
@@ -332,6 +369,7 @@ pub(crate) mod ssr_views {
         SessionView {
             open_url,
             queue_position: None,
+            eta: None,
             placement: session
                 .placement
                 .as_ref()

@@ -23,6 +23,20 @@ pub fn LocalTime(
     view! { <time datetime=iso(ms) title=utc>{move || text.get()}</time> }
 }
 
+/// When a waiting claim starts, in the reader's time: `about 14:05, at the latest 14:40`
+/// (only the latter when they fall in the same minute).
+#[component]
+pub fn EtaText(eta: crate::views::Eta) -> impl IntoView {
+    let same_minute = eta.about_ms / 60_000 == eta.latest_ms / 60_000;
+    let about = (!same_minute)
+        .then(|| view! { "about " <LocalTime ms=eta.about_ms utc=eta.about.clone()/> ", " });
+    view! {
+        <span class="eta" data-about-ms=eta.about_ms data-latest-ms=eta.latest_ms>
+            {about} "at the latest " <LocalTime ms=eta.latest_ms utc=eta.latest.clone()/>
+        </span>
+    }
+}
+
 /// How many minutes are left until `deadline_ms`, counting down while the page is open.
 #[component]
 pub fn TimeLeft(deadline_ms: i64, initial: String) -> impl IntoView {

@@ -3,10 +3,10 @@
 //! word on who holds which memory slice.
 
 use serde::Serialize;
-use slicehub_mig::{allocate, Catalog, GpuState, Layout, MigError, Mode, Placement};
+use slicehub_mig::{place_now, Catalog, GpuState, Layout, Mode, Placement, Policy, Window};
 
+use super::eta::QueueEstimate;
 use super::manager::Sessions;
-use super::model::{SessionState, SlicePlacement};
 use crate::fleet::{self, GpuMode};
 use crate::gpu::GpuInfo;
 use crate::store::HeldSlice;
@@ -19,30 +19,21 @@ pub struct ProfileAvailability {
     pub free: u32,
     /// Sessions of this profile waiting in the queue.
     pub queued: u32,
-}
-
-/// What [`Sessions::place`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Placed {
-    /// The session holds a slice and is `allocating`.
-    Yes,
-    /// No slice of its profile is free; it is `queued`.
-    NoRoom,
-    /// It was no longer waiting (stopped, or placed by someone else).
-    NotWaiting,
+    /// When a claim made now would start, if none is free.
+    pub wait: Option<QueueEstimate>,
 }
 
 /// One GPU with everything a decision needs.
-struct GpuNow {
-    info: GpuInfo,
-    catalog: Catalog,
+pub(super) struct GpuNow {
+    pub info: GpuInfo,
+    pub catalog: Catalog,
     mode: Mode,
     layout: Layout,
     held: Vec<Placement>,
 }
 
 /// The GPUs as the pure allocator takes them.
-fn allocator_states(fleet_now: &[GpuNow]) -> Vec<GpuState<'_>> {
+pub(super) fn allocator_states(fleet_now: &[GpuNow]) -> Vec<GpuState<'_>> {
     fleet_now
         .iter()
         .map(|g| GpuState {
@@ -57,7 +48,7 @@ fn allocator_states(fleet_now: &[GpuNow]) -> Vec<GpuState<'_>> {
 impl Sessions {
     /// Reads every GPU that takes new sessions (not drained): its instances and mode, and
     /// the slices sessions hold.
-    async fn fleet_now(&self) -> Result<Vec<GpuNow>, CoreError> {
+    pub(super) async fn fleet_now(&self) -> Result<Vec<GpuNow>, CoreError> {
         let held = self.inner.store.held_slices().await?;
         let gpus = self.inner.gpus.clone();
         let read = tokio::task::spawn_blocking(move || {
@@ -105,80 +96,62 @@ impl Sessions {
         Ok(fleet_now)
     }
 
-    /// Places a requested or queued session on a free slice, holding it in the database.
-    pub(super) async fn place(&self, id: &str) -> Result<Placed, CoreError> {
-        let _one_at_a_time = self.inner.allocation.lock().await;
-        let session = self.session(id).await?;
-        if !matches!(session.state, SessionState::Requested | SessionState::Queued) {
-            return Ok(Placed::NotWaiting);
-        }
-        let fleet_now = self.fleet_now().await?;
-        let states = allocator_states(&fleet_now);
-        let decision = match allocate(&states, &session.profile) {
-            Ok(decision) => decision,
-            Err(MigError::NoRoom { reason, .. }) => {
-                if session.state == SessionState::Requested {
-                    let detail = format!("no {} slice is free ({reason}); waiting in the queue", session.profile);
-                    let event = self.inner.store.transition(id, SessionState::Queued, &detail).await?;
-                    self.publish(event);
-                }
-                return Ok(Placed::NoRoom);
-            }
-            Err(e) => {
-                self.fail(id, &format!("cannot place {}: {e}", session.profile)).await?;
-                return Ok(Placed::NotWaiting);
-            }
-        };
-        let gpu = &fleet_now[decision.gpu_index];
-        let profile = gpu
-            .catalog
-            .profile_by_id(decision.placement.profile_id)
-            .map_err(|e| CoreError::Gpu(e.to_string()))?;
-        let mask = profile.mask_at(decision.placement.start).unwrap_or(0);
-        let slices: Vec<u8> = (0..8u8).filter(|bit| mask & (1 << bit) != 0).collect();
-        let placement = SlicePlacement {
-            gpu_uuid: gpu.info.uuid.clone(),
-            gpu_index: gpu.info.index,
-            profile_id: decision.placement.profile_id,
-            start: decision.placement.start,
-            label: decision.placement.describe(&gpu.catalog),
-        };
-        let created = decision.action == slicehub_mig::Action::Create;
-        let detail = format!("GPU {} slice {}: {}", gpu.info.index, placement.label, decision.explanation);
-        let event = self
-            .inner
-            .store
-            .hold_slice(id, &placement, &slices, created, &detail)
-            .await?;
-        Ok(if self.publish(event) {
-            Placed::Yes
-        } else {
-            Placed::NotWaiting
-        })
-    }
-
-    /// For each profile, how many more sessions would fit now and how many wait.
+    /// For each profile, how many more sessions with the instance's default time limit
+    /// would start now and how many wait.
     pub async fn availability(
         &self,
         profiles: &[String],
     ) -> Result<Vec<ProfileAvailability>, CoreError> {
-        let fleet_now = self.fleet_now().await?;
-        let queued = self.inner.store.gpu_sessions_in(&[SessionState::Queued]).await?;
+        let minutes = i64::from(self.inner.config.sessions_max_minutes);
+        self.availability_for(profiles, minutes, false).await
+    }
+
+    /// For each profile, how many more sessions of `max_minutes` would start now without
+    /// pushing back a waiting one, how many wait, and (with `with_waits`, for profiles
+    /// with none free) when a claim made now would start.
+    pub async fn availability_for(
+        &self,
+        profiles: &[String],
+        max_minutes: i64,
+        with_waits: bool,
+    ) -> Result<Vec<ProfileAvailability>, CoreError> {
+        let queue = self.queue_now(with_waits).await?;
+        let hold_ms = self.hold_for_minutes(max_minutes);
+        let windows: Vec<Window> = queue.windows.values().map(|(w, _)| *w).collect();
         let mut out = Vec::with_capacity(profiles.len());
         for profile in profiles {
-            let mut states = allocator_states(&fleet_now);
+            let mut states = queue.states();
             let mut free = 0u32;
             while free < 64 {
-                let Ok(decision) = allocate(&states, profile) else { break };
+                let Ok(decision) = place_now(
+                    &states,
+                    &windows,
+                    profile,
+                    queue.now_ms,
+                    hold_ms,
+                    Policy::default(),
+                ) else {
+                    break;
+                };
                 if states[decision.gpu_index].apply(&decision).is_err() {
                     break;
                 }
                 free += 1;
             }
+            let wait = if with_waits && free == 0 {
+                self.wait_in(&queue, profile, hold_ms)
+            } else {
+                None
+            };
             out.push(ProfileAvailability {
                 profile: profile.clone(),
                 free,
-                queued: queued.iter().filter(|s| &s.profile == profile).count() as u32,
+                queued: queue
+                    .waiting
+                    .iter()
+                    .filter(|s| &s.profile == profile)
+                    .count() as u32,
+                wait,
             });
         }
         Ok(out)

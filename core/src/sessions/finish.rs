@@ -4,9 +4,9 @@
 
 use slicehub_mig::Placement;
 
-use super::allocate::Placed;
 use super::manager::Sessions;
 use super::model::{GpuSession, SessionKind, SessionState};
+use super::queue::Placed;
 use crate::store::now_ms;
 use crate::CoreError;
 
@@ -187,9 +187,8 @@ impl Sessions {
         });
     }
 
-    /// Places every waiting session that fits now, oldest first, and launches it. Once a
-    /// profile finds no room, later sessions of that profile wait (first come, first
-    /// served per profile). Returns how many were placed.
+    /// Places every waiting session that may start now (see `queue.rs`) and launches it.
+    /// Returns how many were placed.
     pub async fn dispatch(&self) -> Result<usize, CoreError> {
         use std::sync::atomic::Ordering;
         let Ok(_one_pass) = self.inner.dispatching.try_lock() else {
@@ -199,23 +198,10 @@ impl Sessions {
         let mut placed = 0;
         loop {
             self.inner.dispatch_again.store(false, Ordering::SeqCst);
-            let waiting = self
-                .inner
-                .store
-                .gpu_sessions_in(&[SessionState::Requested, SessionState::Queued])
-                .await?;
-            let mut full: Vec<String> = Vec::new();
-            for session in waiting {
-                if full.contains(&session.profile) {
-                    continue;
-                }
-                match self.place(&session.id).await? {
-                    Placed::Yes => {
-                        self.spawn_launch(session.id);
-                        placed += 1;
-                    }
-                    Placed::NoRoom => full.push(session.profile),
-                    Placed::NotWaiting => {}
+            for (id, outcome) in self.serve_queue(None).await? {
+                if outcome == Placed::Yes {
+                    self.spawn_launch(id);
+                    placed += 1;
                 }
             }
             if !self.inner.dispatch_again.load(Ordering::SeqCst) {

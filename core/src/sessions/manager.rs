@@ -2,9 +2,9 @@ use std::sync::Arc;
 
 use tokio::sync::{broadcast, Mutex};
 
-use super::allocate::Placed;
 use super::model::{GpuSession, SessionEvent, SessionKind};
 use super::policy::policy_of;
+use super::queue::Placed;
 use crate::auth::tokens::new_session_token;
 use crate::config::Config;
 use crate::gpu::GpuBackend;
@@ -70,6 +70,10 @@ pub(super) struct Inner {
     pub dispatch_again: std::sync::atomic::AtomicBool,
     /// The slice samples of running sessions (`activity`).
     pub activity: std::sync::Mutex<super::activity::ActivityState>,
+    /// State changes of all sessions in this process.
+    pub all_changes: std::sync::atomic::AtomicU64,
+    /// The last queue estimates, with the change count and moment they were made for.
+    pub estimates: std::sync::Mutex<Option<super::eta::Remembered>>,
 }
 
 impl Sessions {
@@ -98,6 +102,8 @@ impl Sessions {
                 dispatching: Mutex::new(()),
                 dispatch_again: std::sync::atomic::AtomicBool::new(false),
                 activity: std::sync::Mutex::new(Default::default()),
+                all_changes: std::sync::atomic::AtomicU64::new(0),
+                estimates: std::sync::Mutex::new(None),
             }),
         }
     }
@@ -128,6 +134,9 @@ impl Sessions {
                     .unwrap_or_else(|p| p.into_inner())
                     .entry(event.user_id)
                     .or_default() += 1;
+                self.inner
+                    .all_changes
+                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 tracing::info!(session = %event.session_id, state = event.state.as_str(), detail = %event.detail, "session");
                 let _ = self.inner.events.send(event);
                 true
@@ -245,8 +254,10 @@ impl Sessions {
             .insert_gpu_session(&new, policy.max_sessions)
             .await?;
         self.publish(Some(event));
-        if self.place(&id).await? == Placed::Yes {
-            self.spawn_launch(id.clone());
+        for (placed_id, outcome) in self.serve_queue(Some(&id)).await? {
+            if outcome == Placed::Yes {
+                self.spawn_launch(placed_id);
+            }
         }
         self.session(&id).await
     }

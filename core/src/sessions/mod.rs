@@ -4,13 +4,15 @@
 mod activity;
 mod allocate;
 mod argv;
+mod eta;
 mod finish;
+mod in_flight;
 mod launch;
 mod leftover_instances;
-mod in_flight;
 mod manager;
 mod model;
 mod policy;
+mod queue;
 mod quota_stop;
 mod readiness;
 mod reconcile;
@@ -18,9 +20,14 @@ mod search;
 
 pub use activity::{SliceNow, SliceSample, KEPT_SAMPLES};
 pub use allocate::ProfileAvailability;
+pub use argv::split_command;
+pub use eta::QueueEstimate;
+pub use manager::{ClaimRequest, Sessions, Workload};
+pub use model::{
+    queue_position, GpuSession, SessionEvent, SessionKind, SessionState, SlicePlacement,
+};
+pub use policy::{
+    policy_of, set_policy, split_list, CoursePolicy, FieldProblem, PolicyForm, Quota,
+};
 pub use reconcile::ReconcileReport;
 pub use search::{find_sessions, SessionFilter, RECENT_DAYS, STATE_FILTERS};
-pub use argv::split_command;
-pub use manager::{ClaimRequest, Sessions, Workload};
-pub use model::{queue_position, GpuSession, SessionEvent, SessionKind, SessionState, SlicePlacement};
-pub use policy::{policy_of, set_policy, split_list, CoursePolicy, FieldProblem, PolicyForm, Quota};

@@ -9,6 +9,7 @@ mod gpu_sessions;
 mod metrics_reads;
 mod notebook_access;
 mod policies;
+mod queue_windows;
 mod quotas;
 mod reports;
 mod session_search;
@@ -23,6 +24,7 @@ pub use courses::{AccountDetails, Course, Member, Role, RosterAccount, RosterCha
 pub use gpu_sessions::{HeldSlice, NewGpuSession};
 pub use notebook_access::{GrantRow, RedeemedTicket};
 pub use policies::PolicyRow;
+pub use queue_windows::{QueueWindow, WaitingClaim};
 pub use quotas::UsageInterval;
 pub use reports::{BucketSums, UsageKey, UsageTotals, UsageWindow, WaitAtRank};
 pub use session_search::SessionSearch;
@@ -60,11 +62,13 @@ pub struct Store {
 impl Store {
     /// How many writes that change callers' access this process has made.
     pub fn access_changes(&self) -> u64 {
-        self.access_changes.load(std::sync::atomic::Ordering::SeqCst)
+        self.access_changes
+            .load(std::sync::atomic::Ordering::SeqCst)
     }
 
     fn access_changed(&self) {
-        self.access_changes.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.access_changes
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
 
     pub fn kind(&self) -> DbKind {

@@ -12,7 +12,7 @@ use crate::api::sessions::StopSession;
 use crate::components::badge::Badge;
 use crate::components::message::{ErrorMessage, SuccessMessage};
 use crate::components::stop_reason::StopWithReason;
-use crate::components::time::{utc_text, LocalTime, TimeLeft};
+use crate::components::time::{utc_text, EtaText, LocalTime, TimeLeft};
 use crate::pages::sessions::words::badge_of;
 use crate::pages::{count, LoadError};
 use crate::views::{ClassPageView, ClassSessionRow, StudentUsageRow};
@@ -97,10 +97,11 @@ fn ClassSessions(sessions: Vec<ClassSessionRow>, stop: ServerAction<StopSession>
                 None => word.to_string(),
             };
             let since = s.ready_at_ms.unwrap_or(s.requested_at_ms);
-            let left = s
-                .ends_at_ms
-                .zip(s.time_left.clone())
-                .map(|(end, initial)| view! { <TimeLeft deadline_ms=end initial/> });
+            let left = match (s.ends_at_ms.zip(s.time_left.clone()), s.eta.clone()) {
+                (Some((end, initial)), _) => Some(view! { <TimeLeft deadline_ms=end initial/> }.into_any()),
+                (None, Some(eta)) => Some(view! { "starts " <EtaText eta/> }.into_any()),
+                _ => None,
+            };
             let id = s.id.clone();
             view! {
                 <tr data-session=s.id.clone() data-student=s.username.clone()>

@@ -10,7 +10,7 @@ use crate::api::sessions::{session_logs, StopSession};
 use crate::components::badge::Badge;
 use crate::components::confirm::ConfirmButton;
 use crate::components::disclosure::Disclosure;
-use crate::components::time::{Elapsed, LocalTime, StopWarning, TimeLeft};
+use crate::components::time::{Elapsed, EtaText, LocalTime, StopWarning, TimeLeft};
 use crate::views::SessionView;
 
 /// A session that is waiting, starting or running.
@@ -67,6 +67,10 @@ pub fn SessionCard(session: SessionView, stop: ServerAction<StopSession>) -> imp
                 </div>
             </header>
             <p class="hint now">{words::now(&s)}</p>
+            {s.eta.clone().map(|eta| view! {
+                <p class="queue-eta">"Expected start: " <EtaText eta/> " (your time). "
+                    <span class="muted">"“At the latest” assumes every session ahead runs to its time limit; the queue keeps that promise."</span></p>
+            })}
             {matches!(s.state.as_str(), "requested" | "queued").then(|| view! { <super::arrival::NotifyWhenReady/> })}
             {stop_warning}
             {(s.state == "ready").then(|| view! { <super::activity::SliceActivity id=s.id.clone()/> })}

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use crate::api::message;
 use crate::api::sessions::StartSession;
 use crate::components::form::reset_on_success;
-use crate::components::time::LocalTime;
+use crate::components::time::{EtaText, LocalTime};
 use crate::views::{BudgetView, LaunchCourse, ProfileOption};
 
 fn option_label(p: &ProfileOption) -> String {
@@ -47,6 +47,12 @@ pub fn LaunchCard(course: LaunchCourse, start: ServerAction<StartSession>) -> im
         }
         .into_any()
     };
+    let waits = course
+        .profiles
+        .iter()
+        .filter_map(|p| Some((p.name.clone(), p.wait.clone()?)))
+        .map(|(name, eta)| view! { <li>"No " <b>{name}</b> " slice is free now: a claim made now would start " <EtaText eta/> "."</li> })
+        .collect_view();
     let course_id = course.course_id.to_string();
     let job_course_id = course_id.clone();
     let notebook_selects = selects();
@@ -88,6 +94,7 @@ pub fn LaunchCard(course: LaunchCourse, start: ServerAction<StartSession>) -> im
                     <button class="btn btn-secondary" type="submit">"Run job"</button>
                 </ActionForm>
             </div>
+            <ul class="launch-waits muted small">{waits}</ul>
             {error}
         </section>
     }

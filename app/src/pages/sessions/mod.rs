@@ -11,7 +11,9 @@ pub(crate) mod words;
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use crate::api::sessions::{launch_options, my_sessions, session_history, StartSession, StopSession};
+use crate::api::sessions::{
+    launch_options, my_sessions, session_history, StartSession, StopSession,
+};
 use crate::components::message::EmptyState;
 use crate::pages::LoadError;
 use crate::views::SessionView;
@@ -36,9 +38,26 @@ pub fn SessionsPage() -> impl IntoView {
     let page = RwSignal::new(0u32);
     Effect::new(move |_| live::follow_session_events(generation));
     let arrivals = arrival::Arrivals::new();
+    let waiting = RwSignal::new(false);
     Effect::new(move |_| {
         if let Some(Ok(list)) = sessions.get() {
             arrivals.seen(&list);
+            waiting.set(
+                list.iter()
+                    .any(|s| matches!(s.state.as_str(), "requested" | "queued")),
+            );
+        }
+    });
+    // A waiting card's place and estimate move as other people's sessions end, which
+    // sends this page no event: read again every 20 s while something waits.
+    Effect::new(move |_| {
+        let tick = move || {
+            if waiting.get_untracked() {
+                generation.update(|n| *n += 1);
+            }
+        };
+        if let Ok(handle) = set_interval_with_handle(tick, std::time::Duration::from_secs(20)) {
+            on_cleanup(move || handle.clear());
         }
     });
     view! {
@@ -101,7 +120,10 @@ pub fn SessionsPage() -> impl IntoView {
 /// every past session can be reached, however many there are).
 #[component]
 fn History(changes: Signal<(u32, usize, usize)>, page: RwSignal<u32>) -> impl IntoView {
-    let history = Resource::new(move || (page.get(), changes.get()), |(page, _)| session_history(page));
+    let history = Resource::new(
+        move || (page.get(), changes.get()),
+        |(page, _)| session_history(page),
+    );
     view! {
         <Transition fallback=|| ()>
             {move || Suspend::new(async move {

@@ -1,0 +1,249 @@
+//! Replays the classroom traces with a queue: mean and p95 wait, what was never served,
+//! compute-slice-hours delivered, and how good the start estimates were, for the
+//! allocator against first-fit and the best static layout. See bench/README.md.
+
+use std::time::Instant;
+
+use slicehub_bench::queue_replay::{replay_queued, QueueOutcome};
+use slicehub_bench::simulate::{dynamic_fleet, replay};
+use slicehub_bench::statics::candidates;
+use slicehub_bench::trace::{classroom, Mix, Request, Spec};
+use slicehub_mig::{Catalog, GpuState, Layout, Policy};
+
+const MODEL: &str = "H100-80GB";
+/// Static layouts replayed with a queue: the named ones plus this many of the others that
+/// grant the most without a queue.
+const STATIC_SHORTLIST: usize = 8;
+
+fn percentile(values: &[i64], p: f64) -> i64 {
+    if values.is_empty() {
+        return 0;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_unstable();
+    let rank = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+fn mean(values: &[i64]) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    values.iter().sum::<i64>() as f64 / values.len() as f64
+}
+
+/// One strategy over every seed of a row.
+struct Strategy {
+    name: String,
+    per_seed: Vec<QueueOutcome>,
+}
+
+impl Strategy {
+    fn all<T: Copy>(&self, pick: impl Fn(&QueueOutcome) -> &Vec<T>) -> Vec<T> {
+        self.per_seed
+            .iter()
+            .flat_map(|o| pick(o).iter().copied())
+            .collect()
+    }
+    fn slice_hours(&self) -> f64 {
+        self.per_seed
+            .iter()
+            .map(|o| o.slice_seconds as f64)
+            .sum::<f64>()
+            / 3_600.0
+    }
+    fn unserved(&self) -> usize {
+        self.per_seed.iter().map(|o| o.unserved).sum()
+    }
+    fn violations(&self) -> usize {
+        self.per_seed.iter().map(|o| o.violations).sum()
+    }
+}
+
+fn run_all(
+    catalog: &Catalog,
+    traces: &[Vec<Request>],
+    spec: Spec,
+    fleet: &dyn Fn() -> Vec<GpuState<'static>>,
+    policy: Policy,
+) -> Vec<QueueOutcome> {
+    let limit = spec.session_minutes.1 * 60;
+    traces
+        .iter()
+        .map(|t| replay_queued(catalog, fleet(), t, spec.lab_minutes * 60, limit, policy))
+        .collect()
+}
+
+fn best_static(
+    catalog: &'static Catalog,
+    statics: &[(String, Layout)],
+    gpus: usize,
+    traces: &[Vec<Request>],
+    spec: Spec,
+) -> Strategy {
+    let named = catalog.static_layouts().len();
+    let mut ranked: Vec<(usize, &(String, Layout))> = statics
+        .iter()
+        .skip(named)
+        .map(|c| {
+            let granted = traces
+                .iter()
+                .map(|t| {
+                    let fleet = (0..gpus)
+                        .filter_map(|_| GpuState::with_fixed_layout(catalog, c.1.clone()).ok())
+                        .collect();
+                    replay(catalog, fleet, t, Policy::FragmentationAware).granted
+                })
+                .sum();
+            (granted, c)
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.0.cmp(&a.0));
+    let shortlist = statics
+        .iter()
+        .take(named)
+        .chain(ranked.into_iter().take(STATIC_SHORTLIST).map(|(_, c)| c));
+    let mut best: Option<Strategy> = None;
+    for (name, layout) in shortlist {
+        let fleet = || {
+            (0..gpus)
+                .filter_map(|_| GpuState::with_fixed_layout(catalog, layout.clone()).ok())
+                .collect()
+        };
+        let tried = Strategy {
+            name: format!("static {name}"),
+            per_seed: run_all(catalog, traces, spec, &fleet, Policy::FragmentationAware),
+        };
+        if best
+            .as_ref()
+            .is_none_or(|b| tried.slice_hours() > b.slice_hours())
+        {
+            best = Some(tried);
+        }
+    }
+    best.unwrap_or(Strategy {
+        name: "static none".into(),
+        per_seed: Vec::new(),
+    })
+}
+
+fn main() {
+    let Ok(catalog) = Catalog::by_key(MODEL) else {
+        eprintln!("no {MODEL} catalog");
+        std::process::exit(1);
+    };
+    let started = Instant::now();
+    let statics = candidates(catalog);
+    println!("model {MODEL}; seeds 1-5; a claim that finds no room waits (time limit = the longest session, 90 min); the lab closes at 3 h\n");
+    println!(
+        "{:<16} {:>4}  {:<34} {:>10} {:>9} {:>9} {:>12}",
+        "trace", "gpus", "strategy", "mean wait", "p95 wait", "unserved", "slice-hours"
+    );
+    let mut targets = Vec::new();
+    let mut eta_rows = Vec::new();
+    for (trace_name, spec) in [
+        ("mixed lab", Spec::lab(Mix::Mixed)),
+        ("all-1g lab", Spec::lab(Mix::All1g)),
+    ] {
+        for gpus in [1usize, 2, 4, 8] {
+            let traces: Vec<Vec<Request>> = (1..=5u64).map(|s| classroom(spec, s)).collect();
+            let dynamic = || dynamic_fleet(catalog, gpus);
+            let allocator = Strategy {
+                name: "allocator (fragmentation-aware)".into(),
+                per_seed: run_all(catalog, &traces, spec, &dynamic, Policy::FragmentationAware),
+            };
+            let first_fit = Strategy {
+                name: "first-fit".into(),
+                per_seed: run_all(catalog, &traces, spec, &dynamic, Policy::FirstFit),
+            };
+            let fixed = best_static(catalog, &statics, gpus, &traces, spec);
+            for s in [&allocator, &first_fit, &fixed] {
+                let waits = s.all(|o| &o.waits);
+                println!(
+                    "{:<16} {:>4}  {:<34} {:>8.1} m {:>7.1} m {:>9} {:>12.1}",
+                    trace_name,
+                    gpus,
+                    s.name.chars().take(34).collect::<String>(),
+                    mean(&waits) / 60.0,
+                    percentile(&waits, 0.95) as f64 / 60.0,
+                    s.unserved(),
+                    s.slice_hours()
+                );
+            }
+            let worse_seeds = allocator
+                .per_seed
+                .iter()
+                .zip(&fixed.per_seed)
+                .filter(|(a, f)| mean(&a.waits) > mean(&f.waits) + 1e-9)
+                .count();
+            let gain = if fixed.slice_hours() > 0.0 {
+                allocator.slice_hours() / fixed.slice_hours() - 1.0
+            } else {
+                0.0
+            };
+            targets.push((trace_name, gpus, worse_seeds, gain));
+            for s in [&allocator, &first_fit, &fixed] {
+                eta_rows.push((
+                    trace_name,
+                    gpus,
+                    s.name.clone(),
+                    s.all(|o| &o.latest_margin),
+                    s.all(|o| &o.about_error),
+                    s.violations(),
+                ));
+            }
+        }
+    }
+    println!("\nstart estimates of claims that waited (s = seconds):");
+    println!(
+        "{:<16} {:>4}  {:<34} {:>7} {:>16} {:>16} {:>10}",
+        "trace",
+        "gpus",
+        "strategy",
+        "waited",
+        "latest − start p50/p95",
+        "|about − start| p50/p95",
+        "violated"
+    );
+    for (trace_name, gpus, name, margin, about, violations) in &eta_rows {
+        println!(
+            "{:<16} {:>4}  {:<34} {:>7} {:>10}/{:<8} {:>10}/{:<8} {:>5}",
+            trace_name,
+            gpus,
+            name.chars().take(34).collect::<String>(),
+            margin.len(),
+            format!("{}s", percentile(margin, 0.5)),
+            format!("{}s", percentile(margin, 0.95)),
+            format!("{}s", percentile(about, 0.5)),
+            format!("{}s", percentile(about, 0.95)),
+            violations
+        );
+    }
+    println!("\ntargets: mean wait no worse than the best static layout on any trace; ≥ 15% more slice-hours than it at 4 and 8 GPUs; no 'at the latest' violated");
+    for (trace_name, gpus, worse, gain) in targets {
+        let gain_target = if gpus >= 4 {
+            if gain >= 0.15 {
+                " (met)"
+            } else {
+                " (MISSED)"
+            }
+        } else {
+            ""
+        };
+        println!(
+            "  {trace_name:<12} {gpus} GPUs: mean wait worse than static on {worse}/5 seeds{}; slice-hours {:+.1}% vs best static{gain_target}",
+            if worse == 0 { " (met)" } else { " (MISSED)" },
+            gain * 100.0
+        );
+    }
+    let total_violations: usize = eta_rows.iter().map(|r| r.5).sum();
+    println!(
+        "  'at the latest' violated: {total_violations} times{}",
+        if total_violations == 0 {
+            " (met)"
+        } else {
+            " (MISSED)"
+        }
+    );
+    println!("\n(bench took {:.1} s)", started.elapsed().as_secs_f64());
+}

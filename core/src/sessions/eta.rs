@@ -1,0 +1,194 @@
+//! When a waiting session will start: "about" (if the sessions now running last as long
+//! as recent ones of their size did) and "at the latest" (the window kept for it, which
+//! holds if every session runs to its limit; see `queue.rs`).
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use slicehub_mig::{earliest_start, expected_starts, Hold, Policy};
+
+use super::manager::Sessions;
+use super::queue::{QueueNow, PLANNED};
+use crate::CoreError;
+
+/// A waiting session's estimated start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct QueueEstimate {
+    pub about_ms: i64,
+    pub latest_ms: i64,
+}
+
+/// How long estimates are reused while no session changes.
+const FRESH: std::time::Duration = std::time::Duration::from_secs(5);
+
+pub struct Remembered {
+    changes: u64,
+    at: std::time::Instant,
+    estimates: HashMap<String, QueueEstimate>,
+}
+
+/// How long sessions of each profile ran lately (the median of the last ones).
+pub(super) type TypicalLengths = HashMap<String, i64>;
+
+/// Sessions that ended in the last two weeks, at most this many, make the typical lengths.
+const RECENT_SESSIONS: i64 = 2_000;
+const RECENT_MS: i64 = 14 * 24 * 3_600_000;
+
+impl Sessions {
+    pub(super) async fn typical_lengths(&self, now_ms: i64) -> Result<TypicalLengths, CoreError> {
+        let mut by_profile: HashMap<String, Vec<i64>> = HashMap::new();
+        for (profile, ms) in self
+            .inner
+            .store
+            .recent_session_lengths(now_ms - RECENT_MS, RECENT_SESSIONS)
+            .await?
+        {
+            by_profile.entry(profile).or_default().push(ms);
+        }
+        Ok(by_profile
+            .into_iter()
+            .map(|(profile, mut lengths)| {
+                lengths.sort_unstable();
+                (profile, lengths[lengths.len() / 2])
+            })
+            .collect())
+    }
+
+    /// The estimate of every waiting session that has a window. Every student waiting
+    /// reads this: it is remembered until a session changes or [`FRESH`] passes.
+    pub async fn queue_estimates(&self) -> Result<HashMap<String, QueueEstimate>, CoreError> {
+        let changes = self
+            .inner
+            .all_changes
+            .load(std::sync::atomic::Ordering::SeqCst);
+        if let Some(r) = self
+            .inner
+            .estimates
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+        {
+            if r.changes == changes && r.at.elapsed() < FRESH {
+                return Ok(r.estimates.clone());
+            }
+        }
+        let estimates = self.estimate_queue().await?;
+        *self
+            .inner
+            .estimates
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(Remembered {
+            changes,
+            at: std::time::Instant::now(),
+            estimates: estimates.clone(),
+        });
+        Ok(estimates)
+    }
+
+    async fn estimate_queue(&self) -> Result<HashMap<String, QueueEstimate>, CoreError> {
+        let queue = self.queue_now(true).await?;
+        if queue.waiting.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let abouts = self.expected(&queue, &queue.typical, &[]);
+        Ok(queue
+            .waiting
+            .iter()
+            .zip(abouts)
+            .filter_map(|(s, about)| {
+                let (window, _) = queue.windows.get(&s.id)?;
+                let latest_ms = window.from_ms;
+                Some((
+                    s.id.clone(),
+                    QueueEstimate {
+                        about_ms: about.unwrap_or(latest_ms).min(latest_ms),
+                        latest_ms,
+                    },
+                ))
+            })
+            .collect())
+    }
+
+    /// Expected starts of the waiting sessions, then of `extra` claims (profile, hold)
+    /// queued after them.
+    fn expected(
+        &self,
+        queue: &QueueNow,
+        typical: &TypicalLengths,
+        extra: &[(&str, i64)],
+    ) -> Vec<Option<i64>> {
+        let now = queue.now_ms;
+        let states = queue.states();
+        let holds: Vec<Hold> = queue
+            .holds
+            .iter()
+            .zip(&queue.hold_starts)
+            .map(|(h, start)| {
+                let expected = start
+                    .as_ref()
+                    .and_then(|(profile, started)| Some(started + typical.get(profile)?));
+                Hold {
+                    until_ms: expected.map_or(h.until_ms, |e| {
+                        e.clamp(now + 60_000, h.until_ms.max(now + 60_000))
+                    }),
+                    ..*h
+                }
+            })
+            .collect();
+        let mut claims: Vec<(&str, i64)> = queue
+            .waiting
+            .iter()
+            .take(PLANNED)
+            .map(|s| {
+                (
+                    s.profile.as_str(),
+                    typical
+                        .get(&s.profile)
+                        .map_or(self.hold_ms(s), |t| (*t).min(self.hold_ms(s))),
+                )
+            })
+            .collect();
+        claims.extend(
+            extra
+                .iter()
+                .map(|&(p, hold)| (p, typical.get(p).map_or(hold, |t| (*t).min(hold)))),
+        );
+        expected_starts(&states, &holds, &claims, now, Policy::default())
+    }
+
+    /// For a claim of `profile` made now that would hold its slice for `hold_ms`: when it
+    /// would start, if it must wait (None when it would start now or never).
+    pub(super) fn wait_in(
+        &self,
+        queue: &QueueNow,
+        profile: &str,
+        hold_ms: i64,
+    ) -> Option<QueueEstimate> {
+        // Claims behind the planned ones have no window yet: a bound would ignore them.
+        if queue.waiting.len() >= PLANNED {
+            return None;
+        }
+        let states = queue.states();
+        let windows: Vec<_> = queue.windows.values().map(|(w, _)| *w).collect();
+        let slot = earliest_start(
+            &states,
+            &queue.holds,
+            &windows,
+            profile,
+            queue.now_ms,
+            hold_ms,
+            Policy::default(),
+        )?;
+        if slot.at_ms <= queue.now_ms {
+            return None;
+        }
+        let about = self
+            .expected(queue, &queue.typical, &[(profile, hold_ms)])
+            .pop()
+            .flatten();
+        Some(QueueEstimate {
+            about_ms: about.unwrap_or(slot.at_ms).min(slot.at_ms),
+            latest_ms: slot.at_ms,
+        })
+    }
+}

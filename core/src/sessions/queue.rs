@@ -1,0 +1,327 @@
+//! Serving the queue: waiting sessions are placed oldest first, and each one that must
+//! wait keeps a window of slices from its latest start (mig/src/queue.rs). A newer claim
+//! starts ahead only if, by its own time limit, it ends before it could delay an older
+//! one — so the "at the latest" time a student is shown holds.
+
+use std::collections::HashMap;
+
+use slicehub_mig::{
+    serve, Decision, GpuState, Hold, MigError, Placement, Policy, Replan, Step, Waiting, Window,
+};
+
+use super::allocate::{allocator_states, GpuNow};
+use super::manager::Sessions;
+use super::model::{GpuSession, SessionState, SlicePlacement};
+use crate::store::{now_ms, HeldSlice, QueueWindow, WaitingClaim};
+use crate::CoreError;
+
+/// Only this many claims, first in line, are given a window (a latest start) at a time;
+/// those behind them get one as the line moves. Keeps a pass cheap with a thousand waiting.
+pub(super) const PLANNED: usize = 100;
+
+/// What a pass did with one waiting session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Placed {
+    /// It holds a slice and is `allocating`.
+    Yes,
+    /// It waits in the queue.
+    NoRoom,
+    /// It was no longer waiting (stopped, or placed by someone else), or it failed.
+    NotWaiting,
+}
+
+/// Time past a session's limit before its slice is surely back: the reconciler's next
+/// pass notices the limit, the container stops, the instance is destroyed.
+fn slack_ms(reconcile_seconds: u32) -> i64 {
+    i64::from(reconcile_seconds) * 1_000 + 60_000
+}
+
+/// The whole fleet as the queue sees it at one moment.
+pub(super) struct QueueNow {
+    pub fleet: Vec<GpuNow>,
+    pub holds: Vec<Hold>,
+    /// For each hold: its session's profile and when it started (ready, or last changed).
+    pub hold_starts: Vec<Option<(String, i64)>>,
+    pub waiting: Vec<WaitingClaim>,
+    pub windows: HashMap<String, (Window, QueueWindow)>,
+    /// How long recent sessions of each profile ran (for "about" estimates).
+    pub typical: super::eta::TypicalLengths,
+    pub now_ms: i64,
+}
+
+impl QueueNow {
+    pub fn states(&self) -> Vec<GpuState<'_>> {
+        allocator_states(&self.fleet)
+    }
+
+    fn gpu_of(&self, uuid: &str) -> Option<usize> {
+        self.fleet.iter().position(|g| g.info.uuid == uuid)
+    }
+}
+
+impl Sessions {
+    /// How long a waiting session may hold its slice once placed: its limit, plus start-up
+    /// and the time a stop at the limit takes.
+    pub(super) fn hold_ms(&self, claim: &WaitingClaim) -> i64 {
+        self.hold_for_ms(claim.deadline_at - claim.requested_at)
+    }
+
+    pub(super) fn hold_for_minutes(&self, minutes: i64) -> i64 {
+        self.hold_for_ms(minutes * 60_000)
+    }
+
+    fn hold_for_ms(&self, limit_ms: i64) -> i64 {
+        let config = &self.inner.config;
+        limit_ms
+            + i64::from(config.sessions_ready_timeout_seconds) * 1_000
+            + 120_000
+            + slack_ms(config.sessions_reconcile_seconds)
+    }
+
+    /// The latest moment a placed session gives its slice back.
+    fn held_until(&self, session: Option<&GpuSession>, now: i64) -> i64 {
+        use SessionState::*;
+        let slack = slack_ms(self.inner.config.sessions_reconcile_seconds);
+        let Some(s) = session else { return now + slack };
+        let until = match s.state {
+            Ready => s.deadline_at_ms + slack,
+            Allocating | Creating | Starting => {
+                s.updated_at_ms + self.hold_for_ms(s.deadline_at_ms - s.requested_at_ms)
+            }
+            _ => s.updated_at_ms + slack,
+        };
+        // One past its end is being stopped now.
+        until.max(now + slack)
+    }
+
+    /// `with_typical` also reads how long recent sessions ran (for estimates).
+    pub(super) async fn queue_now(&self, with_typical: bool) -> Result<QueueNow, CoreError> {
+        use SessionState::*;
+        let store = &self.inner.store;
+        let now = now_ms();
+        let fleet = self.fleet_now().await?;
+        let held: Vec<HeldSlice> = store.held_slices().await?;
+        let placed: HashMap<String, GpuSession> = store
+            .gpu_sessions_in(&[Allocating, Creating, Starting, Ready, Stopping])
+            .await?
+            .into_iter()
+            .map(|s| (s.id.clone(), s))
+            .collect();
+        let mut holds = Vec::with_capacity(held.len());
+        let mut hold_starts = Vec::with_capacity(held.len());
+        for h in &held {
+            let Some(gpu) = fleet.iter().position(|g| g.info.uuid == h.gpu_uuid) else {
+                continue;
+            };
+            let session = placed.get(&h.session_id);
+            holds.push(Hold {
+                gpu,
+                placement: Placement::new(h.profile_id, h.start),
+                until_ms: self.held_until(session, now),
+            });
+            hold_starts.push(
+                session.map(|s| (s.profile.clone(), s.ready_at_ms.unwrap_or(s.updated_at_ms))),
+            );
+        }
+        let waiting = store.waiting_claims().await?;
+        let typical = if !with_typical {
+            HashMap::new()
+        } else {
+            self.typical_lengths(now).await?
+        };
+        let mut out = QueueNow {
+            fleet,
+            holds,
+            hold_starts,
+            waiting,
+            windows: HashMap::new(),
+            typical,
+            now_ms: now,
+        };
+        for stored in store.queue_windows().await? {
+            // A window on a GPU that left the fleet (drained) is planned again.
+            let Some(gpu) = out.gpu_of(&stored.gpu_uuid) else {
+                continue;
+            };
+            let window = Window {
+                gpu,
+                mask: stored.mask as u8,
+                from_ms: stored.from_at,
+                until_ms: stored.until_at,
+            };
+            out.windows
+                .insert(stored.session_id.clone(), (window, stored));
+        }
+        Ok(out)
+    }
+
+    /// One pass over the waiting sessions, oldest first. Places what may start now
+    /// (only `own` in a process that never dispatches) and keeps a window for the rest.
+    /// A pass for a new claim (`own`) leaves older windows as they are, and behind a long
+    /// line just queues it (a later pass plans it as it nears the front); other passes
+    /// look for earlier windows.
+    pub(super) async fn serve_queue(
+        &self,
+        own: Option<&str>,
+    ) -> Result<Vec<(String, Placed)>, CoreError> {
+        let _one_at_a_time = self.inner.allocation.lock().await;
+        let dispatches = self
+            .inner
+            .dispatches
+            .load(std::sync::atomic::Ordering::SeqCst);
+        if let Some(id) = own {
+            // Another pass (for a claim made at the same moment) may have served it.
+            if self.session(id).await?.state != SessionState::Requested {
+                return Ok(Vec::new());
+            }
+            let ahead = self.inner.store.count_queued().await?;
+            if ahead >= PLANNED as i64 {
+                let detail = format!("waiting in the queue behind {ahead} claims");
+                let event = self
+                    .inner
+                    .store
+                    .transition(id, SessionState::Queued, &detail)
+                    .await?;
+                self.publish(event);
+                return Ok(vec![(id.to_string(), Placed::NoRoom)]);
+            }
+        }
+        let queue = self.queue_now(false).await?;
+        let mut states = queue.states();
+        let mut holds = queue.holds.clone();
+        let waits: Vec<Waiting<'_>> = queue
+            .waiting
+            .iter()
+            .enumerate()
+            .map(|(i, s)| Waiting {
+                profile: &s.profile,
+                duration_ms: self.hold_ms(s),
+                window: queue.windows.get(&s.id).map(|(w, _)| *w),
+                may_place: dispatches || own == Some(s.id.as_str()),
+                may_plan: i < PLANNED,
+            })
+            .collect();
+        let replan = if own.is_some() {
+            Replan::None
+        } else {
+            Replan::All
+        };
+        let steps = serve(
+            &mut states,
+            &mut holds,
+            &waits,
+            &[],
+            queue.now_ms,
+            replan,
+            Policy::default(),
+        );
+        let mut out = Vec::with_capacity(steps.len());
+        for (session, step) in queue.waiting.iter().zip(steps) {
+            let placed = match step {
+                Step::Place(decision) => {
+                    self.hold(session, &queue.fleet[decision.gpu_index], &decision)
+                        .await?
+                }
+                Step::Wait(window) => {
+                    self.wait_in_queue(session, "").await?;
+                    let same = queue
+                        .windows
+                        .get(&session.id)
+                        .is_some_and(|(w, _)| *w == window);
+                    if !same {
+                        let uuid = &queue.fleet[window.gpu].info.uuid;
+                        self.inner
+                            .store
+                            .keep_queue_window(
+                                &session.id,
+                                uuid,
+                                window.mask,
+                                window.from_ms,
+                                window.until_ms,
+                            )
+                            .await?;
+                    }
+                    Placed::NoRoom
+                }
+                Step::WaitUnplanned => {
+                    self.wait_in_queue(session, "").await?;
+                    Placed::NoRoom
+                }
+                Step::NoSlot(MigError::NoRoom { reason, .. }) => {
+                    self.wait_in_queue(session, &reason).await?;
+                    Placed::NoRoom
+                }
+                Step::NoSlot(e) => {
+                    self.fail(
+                        &session.id,
+                        &format!("cannot place {}: {e}", session.profile),
+                    )
+                    .await?;
+                    Placed::NotWaiting
+                }
+            };
+            out.push((session.id.clone(), placed));
+        }
+        self.inner.store.drop_stale_queue_windows().await?;
+        Ok(out)
+    }
+
+    /// A requested session that cannot start now becomes `queued`.
+    async fn wait_in_queue(&self, session: &WaitingClaim, reason: &str) -> Result<(), CoreError> {
+        if session.state != SessionState::Requested.as_str() {
+            return Ok(());
+        }
+        let detail = if reason.is_empty() {
+            format!("no {} slice is free; waiting in the queue", session.profile)
+        } else {
+            format!(
+                "no {} slice is free ({reason}); waiting in the queue",
+                session.profile
+            )
+        };
+        let event = self
+            .inner
+            .store
+            .transition(&session.id, SessionState::Queued, &detail)
+            .await?;
+        self.publish(event);
+        Ok(())
+    }
+
+    /// Holds the decided slice in the database: the session becomes `allocating`.
+    async fn hold(
+        &self,
+        session: &WaitingClaim,
+        gpu: &GpuNow,
+        decision: &Decision,
+    ) -> Result<Placed, CoreError> {
+        let profile = gpu
+            .catalog
+            .profile_by_id(decision.placement.profile_id)
+            .map_err(|e| CoreError::Gpu(e.to_string()))?;
+        let mask = profile.mask_at(decision.placement.start).unwrap_or(0);
+        let slices: Vec<u8> = (0..8u8).filter(|bit| mask & (1 << bit) != 0).collect();
+        let placement = SlicePlacement {
+            gpu_uuid: gpu.info.uuid.clone(),
+            gpu_index: gpu.info.index,
+            profile_id: decision.placement.profile_id,
+            start: decision.placement.start,
+            label: decision.placement.describe(&gpu.catalog),
+        };
+        let created = decision.action == slicehub_mig::Action::Create;
+        let detail = format!(
+            "GPU {} slice {}: {}",
+            gpu.info.index, placement.label, decision.explanation
+        );
+        let event = self
+            .inner
+            .store
+            .hold_slice(&session.id, &placement, &slices, created, &detail)
+            .await?;
+        Ok(if self.publish(event) {
+            Placed::Yes
+        } else {
+            Placed::NotWaiting
+        })
+    }
+}

@@ -1,0 +1,166 @@
+//! The queue on the real Docker engine, on SQLite and PostgreSQL: a waiting 7g keeps its
+//! place against newer smaller claims that would run past its latest start, a claim short
+//! enough to end before then starts at once (backfilling), every waiting claim is told
+//! when it starts (about, at the latest), the latest start only moves earlier as sessions
+//! end, and it survives a restart of the portal.
+
+mod common;
+mod lab;
+
+use std::time::Duration;
+
+use lab::{lab, Lab, BUSYBOX};
+use slicehub_core::gpu::GpuBackend;
+use slicehub_core::sessions::SessionState::{Allocating, Creating, Queued, Ready, Starting};
+use slicehub_core::sessions::{set_policy, PolicyForm, Sessions};
+use slicehub_core::store::{Role, Store};
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+const LAUNCH: Duration = Duration::from_secs(30);
+const MIN: i64 = 60_000;
+
+/// Sessions of the course stop after `minutes`; any size up to a whole GPU.
+async fn set_limit(lab: &Lab, course_id: i64, minutes: u32) {
+    let known = lab.sessions.known_profiles().await.unwrap();
+    let form = PolicyForm {
+        images: BUSYBOX.into(),
+        max_minutes: minutes.to_string(),
+        max_sessions: "1".into(),
+        max_slices: "7".into(),
+        internet: "on".into(),
+        time_zone: "UTC".into(),
+        ..PolicyForm::default()
+    };
+    let policy = form.parse(&known).unwrap();
+    set_policy(&lab.store, course_id, &policy, &known, "instructor")
+        .await
+        .unwrap();
+}
+
+/// A second course whose sessions stop after `minutes`; `user` joins it as a student.
+async fn short_course(lab: &Lab, minutes: u32, user: i64) -> i64 {
+    let course = lab
+        .store
+        .insert_course("CS-LAB", "Short lab")
+        .await
+        .unwrap();
+    set_limit(lab, course.id, minutes).await;
+    lab.store
+        .set_member_role(course.id, user, Role::Student)
+        .await
+        .unwrap();
+    course.id
+}
+
+async fn a_big_claim_keeps_its_place_and_its_latest_start(store: Store) {
+    let lab = lab(store, "1 x H100-80GB", |c| c.sessions_max_minutes = 60).await;
+    set_limit(&lab, lab.course_id, 60).await;
+    let [ann, ben, cat, dan] = [
+        lab.student("ann").await,
+        lab.student("ben").await,
+        lab.student("cat").await,
+        lab.student("dan").await,
+    ];
+    let sized = |user: i64, profile: &str| {
+        let mut claim = lab.job(user, &["sleep", "600"]);
+        claim.profile = profile.into();
+        claim
+    };
+    let anns = lab.sessions.claim(sized(ann, "4g.40gb")).await.unwrap();
+    let anns = lab.until(&anns.id, &[Ready], LAUNCH).await;
+
+    // ben's 7g waits for ann's 4g: at the latest when her hour is up.
+    let bens = lab.sessions.claim(sized(ben, "7g.80gb")).await.unwrap();
+    assert_eq!(bens.state, Queued);
+    let estimates = lab.sessions.queue_estimates().await.unwrap();
+    let first = *estimates
+        .get(&bens.id)
+        .unwrap_or_else(|| panic!("no estimate for ben: {estimates:?}, {:?}", bens.reason));
+    assert!(
+        first.latest_ms >= anns.deadline_at_ms,
+        "{first:?} before ann's limit {}",
+        anns.deadline_at_ms
+    );
+    assert!(
+        first.latest_ms <= anns.deadline_at_ms + 5 * MIN,
+        "{first:?}"
+    );
+    assert!(first.about_ms <= first.latest_ms);
+
+    // cat's 3g would fit on the free half now, but for an hour it would push ben back.
+    let cats = lab.sessions.claim(sized(cat, "3g.40gb")).await.unwrap();
+    assert_eq!(cats.state, Queued, "a newer claim jumped a waiting 7g");
+    let cat_waits = lab.sessions.queue_estimates().await.unwrap()[&cats.id];
+    assert!(
+        cat_waits.latest_ms > first.latest_ms,
+        "cat starts after ben's hour: {cat_waits:?}"
+    );
+
+    // dan's course stops sessions after 5 minutes: his 3g ends before ben's start, so it
+    // starts now on the free half.
+    let dan_course = short_course(&lab, 5, dan).await;
+    let mut dan_claim = sized(dan, "3g.40gb");
+    dan_claim.course_id = dan_course;
+    let dans = lab.sessions.claim(dan_claim).await.unwrap();
+    let dans = lab.until(&dans.id, &[Ready], LAUNCH).await;
+    assert_eq!(lab.sessions.session(&bens.id).await.unwrap().state, Queued);
+    assert_eq!(lab.sessions.session(&cats.id).await.unwrap().state, Queued);
+
+    // A 7g asked now would wait behind both.
+    let offer = lab
+        .sessions
+        .availability_for(&["7g.80gb".to_string()], 60, true)
+        .await
+        .unwrap();
+    assert_eq!(offer[0].free, 0);
+    let wait = offer[0].wait.expect("a wait is offered before claiming");
+    assert!(
+        wait.latest_ms >= cat_waits.latest_ms,
+        "{wait:?} vs cat's {cat_waits:?}"
+    );
+
+    // A restarted portal reads the same promises.
+    let backend: std::sync::Arc<dyn GpuBackend> = lab.gpus.clone();
+    let restarted = Sessions::new(
+        lab.store.clone(),
+        backend,
+        lab.engine.clone(),
+        lab.config.clone(),
+    );
+    restarted.never_dispatch();
+    let after_restart = restarted.queue_estimates().await.unwrap();
+    assert_eq!(after_restart[&bens.id].latest_ms, first.latest_ms);
+    assert_eq!(after_restart[&cats.id].latest_ms, cat_waits.latest_ms);
+
+    // ann leaves early: ben's latest start moves up to the end of dan's 5 minutes.
+    lab.sessions.stop(&anns.id, "done").await.unwrap();
+    lab.sessions.dispatch().await.unwrap();
+    let moved = lab.sessions.queue_estimates().await.unwrap()[&bens.id];
+    assert!(
+        moved.latest_ms < first.latest_ms,
+        "{moved:?} not earlier than {first:?}"
+    );
+    assert!(
+        moved.latest_ms >= dans.deadline_at_ms && moved.latest_ms <= dans.deadline_at_ms + 5 * MIN,
+        "{moved:?}"
+    );
+
+    // dan stops too: ben starts at once, well before the first promise, and cat waits on.
+    lab.sessions.stop(&dans.id, "done").await.unwrap();
+    lab.sessions.dispatch().await.unwrap();
+    let placed = lab
+        .until(&bens.id, &[Allocating, Creating, Starting, Ready], LAUNCH)
+        .await;
+    assert!(now_ms() <= first.latest_ms);
+    assert!(placed.placement.is_some());
+    assert_eq!(lab.sessions.session(&cats.id).await.unwrap().state, Queued);
+    lab.clean_up().await;
+}
+
+on_both_databases!(a_big_claim_keeps_its_place_and_its_latest_start);
