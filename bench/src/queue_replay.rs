@@ -35,21 +35,27 @@ struct Running {
     ends: i64,
 }
 
-/// Replays `trace` (lab of `lab_s` seconds, time limit `limit_s`) on `gpus`.
+/// Replays `trace` (lab of `lab_s` seconds, time limit `limit_s`) on `gpus`; the first
+/// `planned` claims in line get a promised latest start (the portal plans 100; 0 is a
+/// queue without promises, served first come per size).
 pub fn replay_queued(
     catalog: &Catalog,
     mut gpus: Vec<GpuState<'_>>,
     trace: &[Request],
     lab_s: u32,
     limit_s: u32,
+    planned: usize,
     policy: Policy,
 ) -> QueueOutcome {
     let names = [Class::G1, Class::G2, Class::G3, Class::G4, Class::G7]
         .map(|c| c.profile_name(catalog).unwrap_or_default());
-    let profile_of = |r: &Request| names[r.class as usize].as_str();
-    let slices_of = |r: &Request| {
+    let profiles: Vec<&str> = trace
+        .iter()
+        .map(|r| names[r.class as usize].as_str())
+        .collect();
+    let slices_of = |i: usize| {
         catalog
-            .profile_by_name(profile_of(r))
+            .profile_by_name(profiles[i])
             .map_or(0, |p| i64::from(p.compute_slices))
     };
     let (lab, limit) = (i64::from(lab_s) * S, i64::from(limit_s) * S);
@@ -91,12 +97,13 @@ pub fn replay_queued(
             .collect();
         let waits: Vec<Waiting<'_>> = order
             .iter()
-            .map(|&i| Waiting {
-                profile: profile_of(&trace[i]),
+            .enumerate()
+            .map(|(position, &i)| Waiting {
+                profile: profiles[i],
                 duration_ms: limit,
                 window: windows[i],
                 may_place: true,
-                may_plan: true,
+                may_plan: position < planned,
             })
             .collect();
         let steps = serve(&mut gpus, &mut holds, &waits, &[], now, Replan::All, policy);
@@ -144,8 +151,7 @@ pub fn replay_queued(
                 &order,
                 &started,
                 &dropped,
-                trace,
-                &profile_of,
+                &profiles,
                 &lengths_seen,
                 limit,
                 now,
@@ -169,7 +175,7 @@ pub fn replay_queued(
             Some(at) => {
                 out.waits.push((at - arrival) / S);
                 let delivered = (at + length(r)).min(lab) - at;
-                out.slice_seconds += (slices_of(r) * delivered / S) as u64;
+                out.slice_seconds += (slices_of(i) * delivered / S) as u64;
             }
             None => {
                 out.waits.push((lab - arrival).max(0) / S);
@@ -189,8 +195,7 @@ fn about_starts(
     order: &[usize],
     started: &[Option<i64>],
     dropped: &[bool],
-    trace: &[Request],
-    profile_of: &dyn Fn(&Request) -> &str,
+    profiles: &[&str],
     lengths_seen: &[i64],
     limit: i64,
     now: i64,
@@ -217,7 +222,7 @@ fn about_starts(
         .collect();
     let claims: Vec<(&str, i64)> = still
         .iter()
-        .map(|&i| (profile_of(&trace[i]), typical.min(limit)))
+        .map(|&i| (profiles[i], typical.min(limit)))
         .collect();
     let starts = expected_starts(gpus, &holds, &claims, now, policy);
     still.into_iter().zip(starts).collect()

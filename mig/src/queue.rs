@@ -276,6 +276,7 @@ pub fn serve(
                         windows = taken.windows;
                         Step::Place(taken.decision)
                     }
+                    None if current.is_none() && !claim.may_plan => Step::WaitUnplanned,
                     None => plan(
                         gpus,
                         holds,

@@ -60,17 +60,21 @@ impl Strategy {
     }
 }
 
+/// The portal promises a latest start to the first 100 claims in line.
+const PROMISED: usize = 100;
+
 fn run_all(
     catalog: &Catalog,
     traces: &[Vec<Request>],
     spec: Spec,
     fleet: &dyn Fn() -> Vec<GpuState<'static>>,
+    planned: usize,
     policy: Policy,
 ) -> Vec<QueueOutcome> {
-    let limit = spec.session_minutes.1 * 60;
+    let (lab, limit) = (spec.lab_minutes * 60, spec.session_minutes.1 * 60);
     traces
         .iter()
-        .map(|t| replay_queued(catalog, fleet(), t, spec.lab_minutes * 60, limit, policy))
+        .map(|t| replay_queued(catalog, fleet(), t, lab, limit, planned, policy))
         .collect()
 }
 
@@ -112,7 +116,14 @@ fn best_static(
         };
         let tried = Strategy {
             name: format!("static {name}"),
-            per_seed: run_all(catalog, traces, spec, &fleet, Policy::FragmentationAware),
+            per_seed: run_all(
+                catalog,
+                traces,
+                spec,
+                &fleet,
+                PROMISED,
+                Policy::FragmentationAware,
+            ),
         };
         if best
             .as_ref()
@@ -148,16 +159,22 @@ fn main() {
         for gpus in [1usize, 2, 4, 8] {
             let traces: Vec<Vec<Request>> = (1..=5u64).map(|s| classroom(spec, s)).collect();
             let dynamic = || dynamic_fleet(catalog, gpus);
+            let run = |planned, policy| run_all(catalog, &traces, spec, &dynamic, planned, policy);
             let allocator = Strategy {
-                name: "allocator (fragmentation-aware)".into(),
-                per_seed: run_all(catalog, &traces, spec, &dynamic, Policy::FragmentationAware),
+                name: "allocator".into(),
+                per_seed: run(PROMISED, Policy::FragmentationAware),
+            };
+            let unpromised = Strategy {
+                name: "allocator, no promises".into(),
+                per_seed: run(0, Policy::FragmentationAware),
             };
             let first_fit = Strategy {
                 name: "first-fit".into(),
-                per_seed: run_all(catalog, &traces, spec, &dynamic, Policy::FirstFit),
+                per_seed: run(PROMISED, Policy::FirstFit),
             };
             let fixed = best_static(catalog, &statics, gpus, &traces, spec);
-            for s in [&allocator, &first_fit, &fixed] {
+            let all = [&allocator, &unpromised, &first_fit, &fixed];
+            for s in all {
                 let waits = s.all(|o| &o.waits);
                 println!(
                     "{:<16} {:>4}  {:<34} {:>8.1} m {:>7.1} m {:>9} {:>12.1}",
