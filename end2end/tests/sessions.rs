@@ -182,6 +182,17 @@ async fn a_student_runs_a_job_then_a_notebook_and_stops_it() {
         "My sessions · SliceHub"
     );
     browser.check_page("sessions-queued").await;
+    // The class dashboard shows her claim waiting, with the same expected start.
+    browser.sign_out().await;
+    browser.sign_in(&portal.url, "admin", ADMIN_PASSWORD).await;
+    browser.open(&format!("{}/courses/CS-101/class", portal.url)).await;
+    let row = browser.wait_text(".class-sessions tr[data-student=alice]", "at the latest").await;
+    assert!(row.to_lowercase().contains("1st in the 1g.10gb queue") && row.contains("starts about"), "{row}");
+    browser.check_page("class-dashboard-queue").await;
+    browser.sign_out().await;
+    browser.sign_in(&portal.url, "alice", &password_of("alice")).await;
+    browser.open(&format!("{}/sessions", portal.url)).await;
+    browser.wait_for(".live-sessions .session[data-state=queued]").await;
     let resp = post(&client(), &portal.url, Some(admin), "stop_session", format!("id={}", fillers[0])).await;
     assert_eq!(resp.status(), 200);
     browser.wait_for(".live-sessions .session[data-state=ready]").await;

@@ -69,7 +69,7 @@ pub fn SessionCard(session: SessionView, stop: ServerAction<StopSession>) -> imp
             <p class="hint now">{words::now(&s)}</p>
             {s.eta.clone().map(|eta| view! {
                 <p class="queue-eta">"Expected start: " <EtaText eta/> " (your time). "
-                    <span class="muted">"“At the latest” assumes every session ahead runs to its time limit; the queue keeps that promise."</span></p>
+                    <span class="muted">"“At the latest” holds even if every session ahead runs to its time limit."</span></p>
             })}
             {matches!(s.state.as_str(), "requested" | "queued").then(|| view! { <super::arrival::NotifyWhenReady/> })}
             {stop_warning}
