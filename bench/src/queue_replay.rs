@@ -104,6 +104,7 @@ pub fn replay_queued(
                 window: windows[i],
                 may_place: true,
                 may_plan: position < planned,
+                owner: 0,
             })
             .collect();
         let steps = serve(&mut gpus, &mut holds, &waits, &[], now, Replan::All, policy);

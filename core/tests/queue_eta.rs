@@ -115,7 +115,7 @@ async fn a_big_claim_keeps_its_place_and_its_latest_start(store: Store) {
     // A 7g asked now would wait behind both.
     let offer = lab
         .sessions
-        .availability_for(&["7g.80gb".to_string()], 60, true)
+        .availability_for(&["7g.80gb".to_string()], 60, None, true)
         .await
         .unwrap();
     assert_eq!(offer[0].free, 0);

@@ -38,6 +38,7 @@ pub use error::MigError;
 pub use gpu::{release, Action, Decision, GpuState, Mode};
 pub use layout::{Layout, Placement};
 pub use queue::{
-    earliest_start, expected_starts, place_now, serve, Hold, Replan, Slot, Step, Waiting, Window,
+    earliest_start, expected_starts, place_now, serve, Booked, Hold, Replan, Slot, Step, Waiting,
+    Window,
 };
 pub use static_layouts::StaticLayout;

@@ -160,6 +160,27 @@ pub struct Waiting<'a> {
     /// Whether it may be given a window if it has none (only the first claims in line
     /// are, so a pass stays cheap with a thousand waiting).
     pub may_plan: bool,
+    /// Whose claim it is (a course): windows booked for this owner do not keep it out.
+    pub owner: i64,
+}
+
+/// A window booked for an owner: kept from every claim but the owner's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Booked {
+    pub window: Window,
+    pub owner: i64,
+    /// How long past the window's end an owner's session started in it may run: other
+    /// claims are not promised those slices before then.
+    pub tail_ms: i64,
+}
+
+/// The booked windows that keep `claim` out: as booked when placing now, with the
+/// owner's tail when promising a start.
+fn booked_against<'a>(booked: &'a [Booked], claim: &'a Waiting<'_>, promising: bool) -> impl Iterator<Item = Window> + 'a {
+    booked.iter().filter(move |b| b.owner != claim.owner).map(move |b| {
+        let tail = if promising { b.tail_ms } else { 0 };
+        Window { until_ms: b.window.until_ms.saturating_add(tail), ..b.window }
+    })
 }
 
 /// What [`serve`] decided for one waiting claim.
@@ -194,7 +215,7 @@ pub fn serve(
     gpus: &mut [GpuState<'_>],
     holds: &mut Vec<Hold>,
     waiting: &[Waiting<'_>],
-    kept_for_others: &[Window],
+    booked: &[Booked],
     now_ms: i64,
     replan: Replan,
     policy: Policy,
@@ -216,13 +237,14 @@ pub fn serve(
             steps.push(Step::WaitUnplanned);
             continue;
         }
-        let others: Vec<Window> = windows
+        let queued: Vec<Window> = windows
             .iter()
             .enumerate()
             .filter(|&(j, _)| j != i)
             .filter_map(|(_, w)| *w)
-            .chain(kept_for_others.iter().copied())
             .collect();
+        let others: Vec<Window> = queued.iter().copied().chain(booked_against(booked, claim, false)).collect();
+        let promising: Vec<Window> = queued.into_iter().chain(booked_against(booked, claim, true)).collect();
         let now = if known_full {
             Err(MigError::NoRoom {
                 profile: claim.profile.to_string(),
@@ -266,7 +288,7 @@ pub fn serve(
                     &windows,
                     i,
                     waiting,
-                    kept_for_others,
+                    booked,
                     now_ms,
                     policy,
                 ) {
@@ -280,7 +302,7 @@ pub fn serve(
                     None => plan(
                         gpus,
                         holds,
-                        &others,
+                        &promising,
                         claim,
                         current,
                         keeps_window,
@@ -300,7 +322,7 @@ pub fn serve(
                     plan(
                         gpus,
                         holds,
-                        &others,
+                        &promising,
                         claim,
                         current,
                         keeps_window,
@@ -393,7 +415,7 @@ fn take_ahead_of_later<'c>(
     windows: &[Option<Window>],
     i: usize,
     waiting: &[Waiting<'_>],
-    kept_for_others: &[Window],
+    booked: &[Booked],
     now_ms: i64,
     policy: Policy,
 ) -> Option<TakenAhead<'c>> {
@@ -403,7 +425,7 @@ fn take_ahead_of_later<'c>(
         .iter()
         .flatten()
         .copied()
-        .chain(kept_for_others.iter().copied())
+        .chain(booked_against(booked, claim, false))
         .collect();
     let decision = place_now(
         gpus,
@@ -440,7 +462,7 @@ fn take_ahead_of_later<'c>(
             .enumerate()
             .filter(|&(k, _)| k != j)
             .filter_map(|(_, w)| *w)
-            .chain(kept_for_others.iter().copied())
+            .chain(booked_against(booked, &waiting[j], true))
             .collect();
         let slot = earliest_start(
             &trial,

@@ -101,6 +101,7 @@ fn run(gpus_count: usize, static_layout: bool, claims: &[Claim]) -> Vec<Outcome>
                 window: windows[i],
                 may_place: true,
                 may_plan: position < PLANNED,
+                owner: 0,
             })
             .collect();
         let steps = serve(

@@ -21,11 +21,6 @@ pub async fn launch_options() -> Result<Vec<LaunchCourse>, ServerFnError> {
         .known_profiles()
         .await
         .map_err(from_core)?;
-    // One read of the GPUs answers every course with the same time limit.
-    let mut by_limit: std::collections::HashMap<
-        i64,
-        Vec<slicehub_core::sessions::ProfileAvailability>,
-    > = std::collections::HashMap::new();
     let mut out = Vec::new();
     for (course, _role) in services
         .store
@@ -46,15 +41,12 @@ pub async fn launch_options() -> Result<Vec<LaunchCourse>, ServerFnError> {
         .await
         .map_err(from_core)?
         .map(super::policy::ssr::budget_view);
-        if !by_limit.contains_key(&policy.max_minutes) {
-            let availability = services
-                .sessions
-                .availability_for(&known, policy.max_minutes, true)
-                .await
-                .map_err(from_core)?;
-            by_limit.insert(policy.max_minutes, availability);
-        }
-        let availability = &by_limit[&policy.max_minutes];
+        // Per course: its own bookings are free to it, other courses' are not.
+        let availability = services
+            .sessions
+            .availability_for(&known, policy.max_minutes, Some(course.id), true)
+            .await
+            .map_err(from_core)?;
         out.push(LaunchCourse {
             budget,
             course_id: course.id,

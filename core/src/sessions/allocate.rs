@@ -3,7 +3,7 @@
 //! word on who holds which memory slice.
 
 use serde::Serialize;
-use slicehub_mig::{place_now, Catalog, GpuState, Layout, Mode, Placement, Policy, Window};
+use slicehub_mig::{place_now, Catalog, GpuState, Layout, Mode, Placement, Policy};
 
 use super::eta::QueueEstimate;
 use super::manager::Sessions;
@@ -103,7 +103,7 @@ impl Sessions {
         profiles: &[String],
     ) -> Result<Vec<ProfileAvailability>, CoreError> {
         let minutes = i64::from(self.inner.config.sessions_max_minutes);
-        self.availability_for(profiles, minutes, false).await
+        self.availability_for(profiles, minutes, None, false).await
     }
 
     /// For each profile, how many more sessions of `max_minutes` would start now without
@@ -113,11 +113,12 @@ impl Sessions {
         &self,
         profiles: &[String],
         max_minutes: i64,
+        course: Option<i64>,
         with_waits: bool,
     ) -> Result<Vec<ProfileAvailability>, CoreError> {
         let queue = self.queue_now(with_waits).await?;
         let hold_ms = self.hold_for_minutes(max_minutes);
-        let windows: Vec<Window> = queue.windows.values().map(|(w, _)| *w).collect();
+        let windows = queue.windows_against(course);
         let mut out = Vec::with_capacity(profiles.len());
         for profile in profiles {
             let mut states = queue.states();
@@ -139,7 +140,7 @@ impl Sessions {
                 free += 1;
             }
             let wait = if with_waits && free == 0 {
-                self.wait_in(&queue, profile, hold_ms)
+                self.wait_in(&queue, profile, hold_ms, course)
             } else {
                 None
             };

@@ -163,13 +163,14 @@ impl Sessions {
         queue: &QueueNow,
         profile: &str,
         hold_ms: i64,
+        course: Option<i64>,
     ) -> Option<QueueEstimate> {
         // Claims behind the planned ones have no window yet: a bound would ignore them.
         if queue.waiting.len() >= PLANNED {
             return None;
         }
         let states = queue.states();
-        let windows: Vec<_> = queue.windows.values().map(|(w, _)| *w).collect();
+        let windows = queue.windows_against(course);
         let slot = earliest_start(
             &states,
             &queue.holds,

@@ -4,6 +4,7 @@
 mod activity;
 mod allocate;
 mod argv;
+mod bookings;
 mod eta;
 mod finish;
 mod in_flight;
@@ -21,6 +22,7 @@ mod search;
 pub use activity::{SliceNow, SliceSample, KEPT_SAMPLES};
 pub use allocate::ProfileAvailability;
 pub use argv::split_command;
+pub use bookings::{Booking, BookingRequest};
 pub use eta::QueueEstimate;
 pub use manager::{ClaimRequest, Sessions, Workload};
 pub use model::{

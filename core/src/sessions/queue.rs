@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use slicehub_mig::{
-    serve, Decision, GpuState, Hold, MigError, Placement, Policy, Replan, Step, Waiting, Window,
+    serve, Booked, Decision, GpuState, Hold, MigError, Placement, Policy, Replan, Step, Waiting, Window,
 };
 
 use super::allocate::{allocator_states, GpuNow};
@@ -44,6 +44,8 @@ pub(super) struct QueueNow {
     pub hold_starts: Vec<Option<(String, i64)>>,
     pub waiting: Vec<WaitingClaim>,
     pub windows: HashMap<String, (Window, QueueWindow)>,
+    /// Windows booked for courses' lab sessions, near enough to matter.
+    pub booked: Vec<Booked>,
     /// How long recent sessions of each profile ran (for "about" estimates).
     pub typical: super::eta::TypicalLengths,
     pub now_ms: i64,
@@ -52,6 +54,16 @@ pub(super) struct QueueNow {
 impl QueueNow {
     pub fn states(&self) -> Vec<GpuState<'_>> {
         allocator_states(&self.fleet)
+    }
+
+    /// Every window a new claim of `course` must keep out of: those kept for waiting
+    /// claims, and those booked for other courses (all booked ones without a course).
+    pub fn windows_against(&self, course: Option<i64>) -> Vec<Window> {
+        self.windows
+            .values()
+            .map(|(w, _)| *w)
+            .chain(self.booked.iter().filter(|b| Some(b.owner) != course).map(|b| b.window))
+            .collect()
     }
 
     fn gpu_of(&self, uuid: &str) -> Option<usize> {
@@ -129,12 +141,14 @@ impl Sessions {
         } else {
             self.typical_lengths(now).await?
         };
+        let booked = self.booked_windows(&fleet, now).await?;
         let mut out = QueueNow {
             fleet,
             holds,
             hold_starts,
             waiting,
             windows: HashMap::new(),
+            booked,
             typical,
             now_ms: now,
         };
@@ -199,6 +213,7 @@ impl Sessions {
                 window: queue.windows.get(&s.id).map(|(w, _)| *w),
                 may_place: dispatches || own == Some(s.id.as_str()),
                 may_plan: i < PLANNED,
+                owner: s.course_id,
             })
             .collect();
         let replan = if own.is_some() {
@@ -210,7 +225,7 @@ impl Sessions {
             &mut states,
             &mut holds,
             &waits,
-            &[],
+            &queue.booked,
             queue.now_ms,
             replan,
             Policy::default(),

@@ -3,6 +3,7 @@
 //! Values crossing it are limited to integers (as i64), floats, text and blobs.
 
 mod audit;
+mod bookings;
 mod connect;
 mod courses;
 mod gpu_sessions;
@@ -19,6 +20,7 @@ mod usage;
 mod users;
 
 pub use audit::{AuditEntry, AuditQuery};
+pub use bookings::{BookingRow, BookingSlotRow, NewBooking, WEEK_MS};
 pub use connect::redact_url;
 pub use courses::{AccountDetails, Course, Member, Role, RosterAccount, RosterChange};
 pub use gpu_sessions::{HeldSlice, NewGpuSession};

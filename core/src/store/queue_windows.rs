@@ -88,6 +88,7 @@ impl Store {
 #[derive(Debug, Clone, PartialEq, Eq, FromRow)]
 pub struct WaitingClaim {
     pub id: String,
+    pub course_id: i64,
     pub state: String,
     pub profile: String,
     pub requested_at: i64,
@@ -106,7 +107,7 @@ impl Store {
     /// Requested and queued sessions, oldest request first (the order they are served in).
     pub async fn waiting_claims(&self) -> Result<Vec<WaitingClaim>, CoreError> {
         Ok(sqlx::query_as(
-            "SELECT id, state, profile, requested_at, deadline_at FROM gpu_sessions
+            "SELECT id, course_id, state, profile, requested_at, deadline_at FROM gpu_sessions
              WHERE state IN ('requested', 'queued') ORDER BY requested_at, id",
         )
         .fetch_all(self.pool())

@@ -1,0 +1,129 @@
+//! Booked lab sessions on the real Docker engine, on SQLite and PostgreSQL: booking refuses
+//! what it cannot guarantee and never stops a running session; during the window all 40
+//! students of the booked course get their slices while a second course floods claims,
+//! and nothing of the second course runs on booked capacity.
+
+mod common;
+mod lab;
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use lab::{lab, BUSYBOX};
+use slicehub_core::sessions::SessionState::{Queued, Ready};
+use slicehub_core::sessions::{set_policy, BookingRequest, PolicyForm};
+use slicehub_core::store::{Role, Store};
+
+const LAUNCH: Duration = Duration::from_secs(120);
+const STUDENTS: usize = 40;
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
+}
+
+async fn a_booked_lab_gets_its_slices_while_another_course_floods(store: Store) {
+    // Six H100s hold 42 1g slices.
+    let lab = lab(store, "6 x H100-80GB", |c| {
+        c.sessions_max_minutes = 60;
+        c.sessions_max_per_user = 1;
+    })
+    .await;
+    let known = lab.sessions.known_profiles().await.unwrap();
+    let other = lab.store.insert_course("CS-201", "Other course").await.unwrap();
+    let form = PolicyForm { images: BUSYBOX.into(), max_minutes: "60".into(), max_sessions: "1".into(), max_slices: "1".into(), internet: "on".into(), time_zone: "UTC".into(), ..PolicyForm::default() };
+    for course in [lab.course_id, other.id] {
+        set_policy(&lab.store, course, &form.parse(&known).unwrap(), &known, "admin").await.unwrap();
+    }
+    let mut flooders = Vec::new();
+    for i in 0..20 {
+        let id = lab.student(&format!("other{i:02}")).await;
+        lab.store.set_member_role(other.id, id, Role::Student).await.unwrap();
+        lab.store.remove_member(lab.course_id, id, Role::Student).await.unwrap();
+        flooders.push(id);
+    }
+    let other_claim = |user: i64| {
+        let mut claim = lab.job(user, &["sleep", "600"]);
+        claim.course_id = other.id;
+        claim
+    };
+
+    // A session of the other course runs, its hour crossing the window.
+    let running = lab.sessions.claim(other_claim(flooders[0])).await.unwrap();
+    let running = lab.until(&running.id, &[Ready], LAUNCH).await;
+
+    // Bad bookings are refused with the reason, and nothing is kept.
+    let start = now_ms() + 5_000;
+    let ask = |slices: u32, starts: i64, ends: i64, weeks: u32| BookingRequest {
+        course_id: lab.course_id,
+        profile: "1g.10gb".into(),
+        slices,
+        starts_at_ms: starts,
+        ends_at_ms: ends,
+        weeks,
+        by: "vic".into(),
+        override_running: false,
+    };
+    for (req, words) in [
+        (ask(0, start, start + 600_000, 1), "1 to 64 slices"),
+        (ask(4, start - 60_000, start + 600_000, 1), "has passed"),
+        (ask(4, start, start - 1, 1), "end after it starts"),
+        (ask(4, start, start + 600_000, 27), "1 to 26"),
+        (BookingRequest { profile: "9g.999gb".into(), ..ask(1, start, start + 600_000, 1) }, "No GPU here offers"),
+        // 42 slices less the running session's: 42 cannot be guaranteed.
+        (ask(42, start, start + 600_000, 1), "Only 41 of the 42"),
+    ] {
+        let refused = lab.sessions.book(&req).await.unwrap_err().to_string();
+        assert!(refused.contains(words), "{refused} (expected {words:?})");
+    }
+    assert!(lab.sessions.bookings().await.unwrap().is_empty(), "a refused booking keeps nothing");
+
+    let booking = lab.sessions.book(&ask(STUDENTS as u32, start, start + 600_000, 1)).await.unwrap();
+    let bookings = lab.sessions.bookings().await.unwrap();
+    assert_eq!(bookings.len(), 1);
+    assert_eq!(bookings[0].row.id, booking);
+    let booked: HashSet<(String, u8)> = bookings[0].slots.iter().cloned().collect();
+    assert_eq!(booked.len(), STUDENTS);
+    // An overlapping booking of the other course finds the GPUs taken.
+    let clash = BookingRequest { course_id: other.id, ..ask(2, start + 60_000, start + 120_000, 1) };
+    let refused = lab.sessions.book(&clash).await.unwrap_err().to_string();
+    assert!(refused.contains("other bookings keep slices then"), "{refused}");
+
+    // The other course floods claims; the booked course's 40 students claim as the lab starts.
+    let mut floods = Vec::new();
+    for &user in &flooders[1..] {
+        floods.push(lab.sessions.claim(other_claim(user)).await.unwrap().id);
+    }
+    let mut mine = Vec::new();
+    for i in 0..STUDENTS {
+        let user = lab.student(&format!("student{i:02}")).await;
+        mine.push(lab.sessions.claim(lab.job(user, &["sleep", "600"])).await.unwrap().id);
+    }
+    for id in &mine {
+        lab.until(id, &[Ready], LAUNCH).await;
+    }
+    let mut others_running = 0;
+    for id in &floods {
+        let s = lab.sessions.session(id).await.unwrap();
+        if let Some(p) = &s.placement {
+            others_running += 1;
+            let mask = 1u8 << p.start;
+            assert!(
+                !booked.iter().any(|(uuid, m)| uuid == &p.gpu_uuid && m & mask != 0),
+                "a session of the other course runs on booked capacity: {p:?}"
+            );
+        } else {
+            assert_eq!(s.state, Queued);
+        }
+    }
+    assert!(others_running <= 1, "only the one free slice is left for the other course");
+    // The session that ran before the booking was never stopped.
+    assert_eq!(lab.sessions.session(&running.id).await.unwrap().state, Ready);
+
+    // Cancelled, the booking keeps nothing more.
+    lab.sessions.cancel_booking(lab.course_id, booking, "vic").await.unwrap();
+    assert!(lab.sessions.bookings().await.unwrap().is_empty());
+    assert!(lab.sessions.cancel_booking(lab.course_id, booking, "vic").await.is_err());
+    lab.clean_up().await;
+}
+
+on_both_databases!(a_booked_lab_gets_its_slices_while_another_course_floods);
