@@ -8,7 +8,7 @@ use crate::pages::admin::audit::AuditPage;
 use crate::pages::admin::operations::OperationsPage;
 use crate::pages::admin::users::UsersPage;
 use crate::pages::auth::{account::AccountPage, login::LoginPage};
-use crate::pages::courses::{class::ClassPage, course::CoursePage, list::CoursesPage, policy::PolicyPage};
+use crate::pages::courses::{bookings::BookingsPage, class::ClassPage, course::CoursePage, list::CoursesPage, policy::PolicyPage};
 use crate::pages::reports::ReportsPage;
 use crate::pages::sessions::SessionsPage;
 use crate::pages::{gpus::GpusPage, home::HomePage, not_found::NotFound, status::StatusPage};
@@ -64,6 +64,7 @@ pub fn App() -> impl IntoView {
                         <Route path=path!("/sessions") view=SessionsPage/>
                         <Route path=path!("/courses/:code") view=CoursePage/>
                         <Route path=path!("/courses/:code/policy") view=PolicyPage/>
+                        <Route path=path!("/courses/:code/bookings") view=BookingsPage/>
                         <Route path=path!("/courses/:code/class") view=ClassPage/>
                         <Route path=path!("/admin/users") view=UsersPage/>
                         <Route path=path!("/admin/audit") view=AuditPage/>

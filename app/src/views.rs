@@ -51,6 +51,8 @@ pub struct GpuBoard {
     pub simulated: bool,
     pub backend: String,
     pub gpus: Vec<GpuLayoutView>,
+    /// Every course's booked lab sessions still to come or running.
+    pub bookings: Vec<BookingView>,
     pub refreshed_at: String,
     pub refreshed_at_ms: i64,
 }
@@ -275,6 +277,8 @@ pub struct StudentBudgetRow {
 pub struct ClassPageView {
     pub code: String,
     pub title: String,
+    /// The course's booked lab sessions still to come or running.
+    pub bookings: Vec<BookingView>,
     pub sessions: Vec<ClassSessionRow>,
     pub students: Vec<StudentUsageRow>,
     /// `this week` / `this term`
@@ -539,4 +543,36 @@ pub struct TeachingCourse {
     pub students: usize,
     pub running: usize,
     pub waiting: usize,
+}
+
+/// A booked lab session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BookingView {
+    pub id: i64,
+    pub course: String,
+    pub profile: String,
+    pub slices: i64,
+    pub starts_at_ms: i64,
+    pub starts_at: String,
+    pub ends_at_ms: i64,
+    pub ends_at: String,
+    /// 1: once; more: weekly, this many times.
+    pub weeks: i64,
+    /// On how many GPUs its slices are.
+    pub gpus: i64,
+    pub created_by: String,
+}
+
+/// The course's bookings page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BookingsPageView {
+    pub code: String,
+    pub title: String,
+    /// The zone the form's times are read in.
+    pub time_zone: String,
+    /// Slice sizes the course allows.
+    pub profiles: Vec<String>,
+    pub bookings: Vec<BookingView>,
+    /// Admins may book over sessions running then.
+    pub admin: bool,
 }

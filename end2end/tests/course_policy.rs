@@ -5,7 +5,7 @@
 //! class on its dashboard and stops the student's session with a reason the student reads.
 //! Screenshots of each at 390 and 1280 px, checked by axe.
 
-use slicehub_end2end::classroom::{password_of, Classroom, COURSE};
+use slicehub_end2end::classroom::{password_of, Classroom, ADMIN_PASSWORD, COURSE};
 use slicehub_end2end::cli::built_portal;
 use slicehub_end2end::Browser;
 
@@ -54,6 +54,35 @@ async fn an_instructor_sets_a_quota_and_the_student_sees_and_meets_it() {
     );
     browser.wait_text(".student-budgets", "0 of 0.1").await;
     browser.check_page("policy-saved").await;
+
+    // A lab booking: one in the past is refused with the reason and keeps nothing; one
+    // tomorrow afternoon (the course's time, Berlin) is listed for the class.
+    browser.open(&format!("{url}/courses/{COURSE}")).await;
+    browser.click("a.bookings-link").await;
+    browser.wait_for("form.booking-form").await;
+    browser.wait_hydrated().await;
+    browser.wait_text("main", "No lab session is booked.").await;
+    // The date field takes YYYY-MM-DD from a script whatever the browser's locale.
+    let set_day = |days: i64| {
+        let client = browser.client.clone();
+        async move {
+            let script = "document.querySelector('form.booking-form input[name=date]').value = \
+                new Date(Date.now() + arguments[0] * 86400000).toISOString().slice(0, 10);";
+            client.execute(script, vec![days.into()]).await.unwrap();
+        }
+    };
+    set_day(-1).await;
+    browser.replace("form.booking-form input[name=slices]", "2").await;
+    browser.click("form.booking-form button[type=submit]").await;
+    browser.wait_text(".form-error, [role=alert]", "has passed").await;
+    browser.wait_text("main", "No lab session is booked.").await;
+    browser.check_page("bookings-refused").await;
+    set_day(1).await;
+    browser.click("form.booking-form button[type=submit]").await;
+    browser.wait_text(".form-ok, [role=status]", "Booked").await;
+    let row = browser.wait_text("table.bookings tbody tr", "2 × 1g.10gb").await;
+    assert!(row.contains("once") && row.contains("by vic"), "{row}");
+    browser.check_page("bookings-saved").await;
     browser.sign_out().await;
 
     browser.sign_in(&url, "uma", &password_of("uma")).await;
@@ -116,6 +145,7 @@ async fn an_instructor_sets_a_quota_and_the_student_sees_and_meets_it() {
     let row = browser.wait_text(".class-sessions tr[data-student=uma]", "running").await;
     assert!(row.contains("1g.10gb job") && row.contains("min left"), "{row}");
     browser.wait_text(".class-usage tr[data-student=uma]", "1.1").await;
+    browser.wait_text("table.bookings", "2 × 1g.10gb").await;
     browser.wait_hydrated().await;
     browser.check_page("class-dashboard").await;
     browser.click(".class-sessions tr[data-student=uma] .stop-with-reason summary").await;
@@ -132,5 +162,13 @@ async fn an_instructor_sets_a_quota_and_the_student_sees_and_meets_it() {
     browser
         .wait_text(".session-history .history-row[data-state=ended]", "Stopped by vic: the lab is over.")
         .await;
+    browser.sign_out().await;
+
+    // The administrator's GPU page lists every course's bookings.
+    browser.sign_in(&url, "admin", ADMIN_PASSWORD).await;
+    browser.open(&format!("{url}/gpus")).await;
+    let booked = browser.wait_text(".gpu-bookings table.bookings", "2 × 1g.10gb").await;
+    assert!(booked.contains(COURSE), "{booked}");
+    browser.check_page("gpus-bookings").await;
     browser.close().await;
 }

@@ -15,7 +15,7 @@ pub enum PageRule {
     Needs(Action),
     /// The course page: `ViewCourse` of the course with this code.
     Course(String),
-    /// The course's policy page: `SetCoursePolicy` of the course with this code.
+    /// The course's policy and bookings pages: `SetCoursePolicy` of the course with this code.
     CoursePolicy(String),
     /// The class dashboard and its usage CSV: `WatchClass` of the course with this code.
     CourseClass(String),
@@ -36,7 +36,7 @@ pub fn rule(path: &str) -> PageRule {
         "/admin/sessions" => PageRule::Needs(Action::ListAllSessions),
         _ => match path.strip_prefix("/courses/").map(|rest| rest.split_once('/')) {
             Some(None) => PageRule::Course(path["/courses/".len()..].to_string()),
-            Some(Some((code, "policy"))) if !code.is_empty() => PageRule::CoursePolicy(code.to_string()),
+            Some(Some((code, "policy" | "bookings"))) if !code.is_empty() => PageRule::CoursePolicy(code.to_string()),
             Some(Some((code, "class" | "usage.csv"))) if !code.is_empty() => PageRule::CourseClass(code.to_string()),
             _ => PageRule::Public,
         },

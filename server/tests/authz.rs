@@ -36,6 +36,7 @@ const PAGES: &[(&str, [u16; 6])] = &[
     ("/courses/{code}", [303, 200, 403, 200, 403, 200]),
     ("/courses/{code}/policy", [303, 403, 403, 200, 403, 200]),
     ("/courses/{code}/class", [303, 403, 403, 200, 403, 200]),
+    ("/courses/{code}/bookings", [303, 403, 403, 200, 403, 200]),
     ("/sessions", [303, 200, 200, 200, 200, 200]),
     ("/admin/users", [303, 403, 403, 403, 403, 200]),
     ("/gpus", [303, 403, 403, 403, 403, 200]),
@@ -107,6 +108,14 @@ const FUNCTIONS: &[(&str, &str, [u16; 6])] = &[
     ),
     ("course_policy", "code=CS-101", [401, 403, 403, 200, 403, 200]),
     ("class_dashboard", "code=CS-101", [401, 403, 403, 200, 403, 200]),
+    ("lab_bookings", "code=CS-101", [401, 403, 403, 200, 403, 200]),
+    // A booking in the past is refused after the guard: nothing is booked.
+    (
+        "book_lab",
+        "code=CS-101&profile=1g.10gb&slices=1&date=2020-01-01&start=10:00&end=11:00&weeks=1",
+        [401, 403, 403, 400, 403, 400],
+    ),
+    ("cancel_lab_booking", "code=CS-101&id=999999", [401, 403, 403, 404, 403, 404]),
     // By GPU: only admins may see the UUIDs (the content rules below).
     (
         "usage_report",

@@ -68,9 +68,11 @@ pub async fn class_dashboard(code: String) -> Result<ClassPageView, ServerFnErro
             display_name: s.display_name,
         })
         .collect();
+    let bookings = super::bookings::ssr::of_course(&services, course.id).await?;
     Ok(ClassPageView {
         code: course.code,
         title: course.title,
+        bookings,
         sessions,
         students,
         period: view.period_word.to_string(),

@@ -118,7 +118,9 @@ mod board {
             .await
             .map_err(super::super::ssr::from_core)?;
         let latest = services.sessions.latest_slice_samples();
+        let bookings = services.sessions.bookings().await.map_err(super::super::ssr::from_core)?;
         Ok(GpuBoard {
+            bookings: bookings.iter().map(crate::api::bookings::ssr::view_of).collect(),
             simulated: services.gpus.kind() == BackendKind::Simulated,
             backend: services.gpus.describe(),
             gpus: snapshots

@@ -3,6 +3,7 @@
 pub mod admin;
 pub mod audit;
 pub mod auth;
+pub mod bookings;
 pub mod class;
 pub mod courses;
 pub mod home;

@@ -54,6 +54,10 @@ pub fn GpusPage() -> impl IntoView {
                                 <span class="muted refreshed-at">"Read at " <LocalTime ms=board.refreshed_at_ms utc=board.refreshed_at.clone() seconds=true/></span>
                             </div>
                             {sections}
+                            <section class="card gpu-bookings">
+                                <h2 class="card-title">"Booked lab sessions"</h2>
+                                <crate::pages::courses::bookings::BookingList code=String::new() bookings=board.bookings.clone() show_course=true/>
+                            </section>
                         }
                         .into_any()
                     }

@@ -5,7 +5,7 @@ mod budget;
 mod period;
 
 pub use budget::{charged_ms, compute_slices, hours, Budget};
-pub use period::{parse_clock, parse_date, time_zone, zone_or_utc, PeriodBounds, QuotaPeriod, WEEKDAYS};
+pub use period::{instant, parse_clock, parse_date, time_zone, zone_or_utc, PeriodBounds, QuotaPeriod, WEEKDAYS};
 
 use crate::sessions::CoursePolicy;
 use crate::store::Store;

@@ -36,7 +36,7 @@ pub fn zone_or_utc(name: &str) -> Tz {
 
 /// The instant a local wall-clock time names: the earlier one when clocks go back, the
 /// first instant after the gap when they go forward.
-fn instant(tz: Tz, local: NaiveDateTime) -> i64 {
+pub fn instant(tz: Tz, local: NaiveDateTime) -> i64 {
     match tz.from_local_datetime(&local) {
         LocalResult::Single(t) | LocalResult::Ambiguous(t, _) => t.timestamp_millis(),
         LocalResult::None => instant(tz, local + Duration::minutes(30)),

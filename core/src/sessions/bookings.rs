@@ -207,6 +207,51 @@ impl Sessions {
     }
 }
 
+/// A booking as typed in the form: date and times in the course's time zone.
+#[derive(Debug, Clone, Default)]
+pub struct BookingForm {
+    pub profile: String,
+    pub slices: String,
+    /// YYYY-MM-DD
+    pub date: String,
+    /// HH:MM
+    pub start: String,
+    /// HH:MM, the same day
+    pub end: String,
+    pub weeks: String,
+}
+
+impl BookingForm {
+    /// The request it asks for, or the first thing wrong with it in plain words.
+    pub fn parse(&self, course_id: i64, time_zone: &str, by: &str, override_running: bool) -> Result<BookingRequest, CoreError> {
+        use crate::quotas::{instant, parse_clock, parse_date, zone_or_utc};
+        let bad = |text: &str| CoreError::InvalidRequest(text.to_string());
+        let slices: u32 = self.slices.trim().parse().map_err(|_| bad("How many slices: a whole number from 1 to 64."))?;
+        let weeks: u32 = match self.weeks.trim() {
+            "" => 1,
+            text => text.parse().map_err(|_| bad("Weeks: a whole number from 1 (once) to 26."))?,
+        };
+        let date = parse_date(&self.date).ok_or_else(|| bad("The date must look like 2026-12-01."))?;
+        let start = parse_clock(&self.start).ok_or_else(|| bad("The start must be a time such as 14:00."))?;
+        let end = parse_clock(&self.end).ok_or_else(|| bad("The end must be a time such as 16:00."))?;
+        let zone = zone_or_utc(time_zone);
+        let at = |minute: u16| {
+            let time = chrono::NaiveTime::from_hms_opt(u32::from(minute / 60), u32::from(minute % 60), 0).unwrap_or_default();
+            instant(zone, date.and_time(time))
+        };
+        Ok(BookingRequest {
+            course_id,
+            profile: self.profile.trim().to_string(),
+            slices,
+            starts_at_ms: at(start),
+            ends_at_ms: at(end),
+            weeks,
+            by: by.to_string(),
+            override_running,
+        })
+    }
+}
+
 /// A GPU as it will be when a window opens: a dynamic one empty (the portal creates
 /// instances as needed), a static one with its instances.
 fn future_state(gpu: &GpuNow) -> GpuState<'_> {

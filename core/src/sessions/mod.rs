@@ -22,7 +22,7 @@ mod search;
 pub use activity::{SliceNow, SliceSample, KEPT_SAMPLES};
 pub use allocate::ProfileAvailability;
 pub use argv::split_command;
-pub use bookings::{Booking, BookingRequest};
+pub use bookings::{Booking, BookingForm, BookingRequest};
 pub use eta::QueueEstimate;
 pub use manager::{ClaimRequest, Sessions, Workload};
 pub use model::{

@@ -79,6 +79,13 @@ fn ClassView(page: ClassPageView, stop: ServerAction<StopSession>) -> impl IntoV
             </p>
             <StudentUsage students=page.students.clone()/>
         </section>
+        <section class="card">
+            <div class="card-head">
+                <h2 class="card-title">"Booked lab sessions"</h2>
+                <a class="btn btn-secondary btn-small" href=format!("/courses/{}/bookings", page.code)>"Book or cancel"</a>
+            </div>
+            <super::bookings::BookingList code=page.code.clone() bookings=page.bookings.clone()/>
+        </section>
         </div>
     }
 }

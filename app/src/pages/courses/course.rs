@@ -125,6 +125,7 @@ fn CourseView(
             <p class="button-row">
                 <a class="btn btn-primary btn-small class-link" href=format!("/courses/{}/class", detail.code)>"Class dashboard"</a>
                 <a class="btn btn-secondary btn-small policy-link" href=format!("/courses/{}/policy", detail.code)>"Policy and quota"</a>
+                <a class="btn btn-secondary btn-small bookings-link" href=format!("/courses/{}/bookings", detail.code)>"Lab bookings"</a>
             </p>
         })}
         {errors}

@@ -1,3 +1,4 @@
+pub mod bookings;
 pub mod class;
 pub mod course;
 mod import;

@@ -1,0 +1,93 @@
+//! Booked lab sessions of a course: list, book, cancel (the course's instructors and
+//! admins; only admins may book over sessions running then).
+
+use leptos::prelude::*;
+
+use crate::views::BookingsPageView;
+
+#[server(endpoint = "lab_bookings")]
+pub async fn lab_bookings(code: String) -> Result<BookingsPageView, ServerFnError> {
+    use super::ssr::{from_core, require, services, Action, Caller};
+    use slicehub_core::sessions::policy_of;
+    let services = services()?;
+    let course = super::courses::ssr::course(&services, &code).await?;
+    let caller = require(Action::SetCoursePolicy(course.id)).await?;
+    let policy = policy_of(&services.store, &services.config, course.id).await.map_err(from_core)?;
+    let known = services.sessions.known_profiles().await.map_err(from_core)?;
+    Ok(BookingsPageView {
+        code: course.code,
+        title: course.title,
+        time_zone: policy.time_zone.clone(),
+        profiles: known.into_iter().filter(|p| policy.allows_profile(p)).collect(),
+        bookings: ssr::of_course(&services, course.id).await?,
+        admin: matches!(caller, Caller::User { is_admin: true, .. }),
+    })
+}
+
+#[server(endpoint = "book_lab")]
+#[allow(clippy::too_many_arguments)]
+pub async fn book_lab(
+    code: String,
+    profile: String,
+    slices: String,
+    date: String,
+    start: String,
+    end: String,
+    weeks: String,
+    override_running: Option<String>,
+) -> Result<i64, ServerFnError> {
+    use super::ssr::{actor, from_core, require, services, Action, Caller};
+    use slicehub_core::sessions::{policy_of, BookingForm};
+    let services = services()?;
+    let course = super::courses::ssr::course(&services, &code).await?;
+    let caller = require(Action::SetCoursePolicy(course.id)).await?;
+    let admin = matches!(caller, Caller::User { is_admin: true, .. });
+    let policy = policy_of(&services.store, &services.config, course.id).await.map_err(from_core)?;
+    let form = BookingForm { profile, slices, date, start, end, weeks };
+    let request = form
+        .parse(course.id, &policy.time_zone, &actor(&caller), admin && override_running.is_some())
+        .map_err(from_core)?;
+    services.sessions.book(&request).await.map_err(from_core)
+}
+
+#[server(endpoint = "cancel_lab_booking")]
+pub async fn cancel_lab_booking(code: String, id: i64) -> Result<(), ServerFnError> {
+    use super::ssr::{actor, from_core, require, services, Action};
+    let services = services()?;
+    let course = super::courses::ssr::course(&services, &code).await?;
+    let caller = require(Action::SetCoursePolicy(course.id)).await?;
+    services.sessions.cancel_booking(course.id, id, &actor(&caller)).await.map_err(from_core)
+}
+
+#[cfg(feature = "ssr")]
+pub(crate) mod ssr {
+    use leptos::prelude::ServerFnError;
+    use slicehub_core::Services;
+    use slicehub_core::sessions::Booking;
+
+    use crate::views::BookingView;
+
+    /// A booking as the pages show it (GPUs are counted, never named by UUID).
+    pub fn view_of(b: &Booking) -> BookingView {
+        use super::super::sessions::ssr_views::clock_of;
+        let gpus: std::collections::BTreeSet<&str> = b.slots.iter().map(|(uuid, _)| uuid.as_str()).collect();
+        BookingView {
+            id: b.row.id,
+            course: b.row.code.clone(),
+            profile: b.row.profile.clone(),
+            slices: b.row.slices,
+            starts_at_ms: b.row.starts_at,
+            starts_at: clock_of(b.row.starts_at),
+            ends_at_ms: b.row.ends_at,
+            ends_at: clock_of(b.row.ends_at),
+            weeks: b.row.weeks,
+            gpus: gpus.len() as i64,
+            created_by: b.row.created_by.clone(),
+        }
+    }
+
+    pub async fn of_course(services: &Services, course_id: i64) -> Result<Vec<BookingView>, ServerFnError> {
+        let all = services.sessions.bookings().await.map_err(super::super::ssr::from_core)?;
+        Ok(all.iter().filter(|b| b.row.course_id == course_id).map(view_of).collect())
+    }
+}
