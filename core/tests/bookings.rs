@@ -68,7 +68,7 @@ async fn a_booked_lab_gets_its_slices_while_another_course_floods(store: Store) 
         (ask(4, start - 60_000, start + 600_000, 1), "has passed"),
         (ask(4, start, start - 1, 1), "end after it starts"),
         (ask(4, start, start + 600_000, 27), "1 to 26"),
-        (BookingRequest { profile: "9g.999gb".into(), ..ask(1, start, start + 600_000, 1) }, "No GPU here offers"),
+        (BookingRequest { profile: "9g.999gb".into(), ..ask(1, start, start + 600_000, 1) }, "no GPU here offers the profile"),
         // 42 slices less the running session's: 42 cannot be guaranteed.
         (ask(42, start, start + 600_000, 1), "Only 41 of the 42"),
     ] {

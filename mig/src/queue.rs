@@ -279,57 +279,30 @@ pub fn serve(
                 }
                 .window(gpus, claim.duration_ms),
             ),
-            Err(MigError::NoRoom { .. })
-                if replan == Replan::All && claim.may_place && !known_full =>
-            {
-                match take_ahead_of_later(
-                    gpus,
-                    holds,
-                    &windows,
-                    i,
-                    waiting,
-                    booked,
-                    now_ms,
-                    policy,
-                ) {
+            Err(MigError::NoRoom { .. }) => {
+                let taken = if replan == Replan::All && claim.may_place && !known_full {
+                    take_ahead_of_later(gpus, holds, &windows, i, waiting, booked, now_ms, policy)
+                } else {
+                    None
+                };
+                match taken {
                     Some(taken) => {
                         holds.push(taken.hold);
                         gpus[taken.decision.gpu_index] = taken.gpu;
                         windows = taken.windows;
                         Step::Place(taken.decision)
                     }
-                    None if current.is_none() && !claim.may_plan => Step::WaitUnplanned,
-                    None => plan(
-                        gpus,
-                        holds,
-                        &promising,
-                        claim,
-                        current,
-                        keeps_window,
-                        now_ms,
-                        not_before(&windows, waiting, i).max(now_ms),
-                        policy,
-                    ),
-                }
-            }
-            Err(MigError::NoRoom { .. }) => {
-                if current.is_none() {
-                    no_room.push((claim.profile, claim.duration_ms));
-                }
-                if current.is_none() && !claim.may_plan {
-                    Step::WaitUnplanned
-                } else {
-                    plan(
-                        gpus,
-                        holds,
-                        &promising,
-                        claim,
-                        current,
-                        keeps_window,
-                        now_ms,
-                        not_before(&windows, waiting, i).max(now_ms),
-                        policy,
-                    )
+                    None if current.is_none() && !claim.may_plan => {
+                        no_room.push((claim.profile, claim.duration_ms));
+                        Step::WaitUnplanned
+                    }
+                    None => {
+                        if current.is_none() {
+                            no_room.push((claim.profile, claim.duration_ms));
+                        }
+                        let from_ms = not_before(&windows, waiting, i).max(now_ms);
+                        plan(gpus, holds, &promising, claim, current, keeps_window, now_ms, from_ms, policy)
+                    }
                 }
             }
             Err(e) => Step::NoSlot(e),

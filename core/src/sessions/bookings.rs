@@ -91,14 +91,7 @@ impl Sessions {
     pub async fn book(&self, req: &BookingRequest) -> Result<i64, CoreError> {
         let now = crate::store::now_ms();
         check_request(req, now)?;
-        let known = self.known_profiles().await?;
-        if !known.contains(&req.profile) {
-            return Err(CoreError::InvalidRequest(format!(
-                "No GPU here offers {}; there are {}.",
-                req.profile,
-                known.join(", ")
-            )));
-        }
+        self.require_known_profile(&req.profile).await?;
         let _one_at_a_time = self.inner.allocation.lock().await;
         let queue = self.queue_now(false).await?;
         let asked = Booking {

@@ -219,14 +219,7 @@ impl Sessions {
                 )));
             }
         }
-        let known = self.known_profiles().await?;
-        if !known.contains(&request.profile) {
-            return Err(CoreError::InvalidRequest(format!(
-                "no GPU here offers the profile {:?}; there are {}",
-                request.profile,
-                known.join(", ")
-            )));
-        }
+        self.require_known_profile(&request.profile).await?;
         let (kind, argv) = match &request.workload {
             Workload::Notebook => (SessionKind::Notebook, Vec::new()),
             Workload::Job(argv) if argv.is_empty() || argv[0].trim().is_empty() => {
@@ -260,6 +253,18 @@ impl Sessions {
             }
         }
         self.session(&id).await
+    }
+
+    /// Refuses a profile no GPU offers, naming those they do.
+    pub(super) async fn require_known_profile(&self, profile: &str) -> Result<(), CoreError> {
+        let known = self.known_profiles().await?;
+        if known.iter().any(|k| k == profile) {
+            return Ok(());
+        }
+        Err(CoreError::InvalidRequest(format!(
+            "no GPU here offers the profile {profile:?}; there are {}",
+            known.join(", ")
+        )))
     }
 
     /// Profile names offered by at least one GPU.

@@ -255,6 +255,8 @@ impl Sessions {
                                 window.until_ms,
                             )
                             .await?;
+                        // Remembered estimates are stale now.
+                        self.inner.all_changes.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     }
                     Placed::NoRoom
                 }
