@@ -245,6 +245,8 @@ pub struct PolicyFields {
     pub term_starts: String,
     pub term_ends: String,
     pub time_zone: String,
+    /// `counts` or `free`
+    pub booked_time: String,
 }
 
 /// One field's problem after a save was refused.

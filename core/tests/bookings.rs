@@ -127,3 +127,60 @@ async fn a_booked_lab_gets_its_slices_while_another_course_floods(store: Store) 
 }
 
 on_both_databases!(a_booked_lab_gets_its_slices_while_another_course_floods);
+
+async fn booked_lab_time_is_not_charged_when_the_course_says_so(store: Store) {
+    use slicehub_core::quotas::budget_at;
+    use slicehub_core::sessions::policy_of;
+    let lab = lab(store, "1 x H100-80GB", |_| {}).await;
+    let known = lab.sessions.known_profiles().await.unwrap();
+    let day = |days: i64| (chrono::Utc::now() + chrono::Duration::days(days)).format("%Y-%m-%d").to_string();
+    let form = |booked_time: &str| PolicyForm {
+        images: BUSYBOX.into(),
+        max_minutes: "600".into(),
+        max_sessions: "1".into(),
+        max_slices: "7".into(),
+        internet: "on".into(),
+        quota_hours: "5".into(),
+        period: "term".into(),
+        term_starts: day(-30),
+        term_ends: day(30),
+        time_zone: "UTC".into(),
+        booked_time: booked_time.into(),
+        ..PolicyForm::default()
+    };
+    assert!(form("maybe").parse(&known).is_err(), "a third answer is refused");
+    set_policy(&lab.store, lab.course_id, &form("free").parse(&known).unwrap(), &known, "vic").await.unwrap();
+    let rosa = lab.student("rosa").await;
+    let starts = now_ms() + 5_000;
+    let ends = starts + 10 * 60_000;
+    let booking = BookingRequest {
+        course_id: lab.course_id,
+        profile: "1g.10gb".into(),
+        slices: 1,
+        starts_at_ms: starts,
+        ends_at_ms: ends,
+        weeks: 1,
+        by: "vic".into(),
+        override_running: false,
+    };
+    lab.sessions.book(&booking).await.unwrap();
+    let session = lab.sessions.claim(lab.job(rosa, &["sleep", "600"])).await.unwrap();
+    lab.until(&session.id, &[Ready], LAUNCH).await;
+    let started = lab.store.usage_rows().await.unwrap()[0].started_at_ms;
+
+    // Half an hour in: the ten booked minutes are free.
+    let at = started + 30 * 60_000;
+    let inside = ends.min(at) - starts.max(started);
+    let policy = policy_of(&lab.store, &lab.config, lab.course_id).await.unwrap();
+    let free = budget_at(&lab.store, &policy, lab.course_id, rosa, at).await.unwrap().unwrap();
+    assert_eq!(free.used_ms, 30 * 60_000 - inside);
+
+    // With booked time counting, the same half hour is charged whole.
+    set_policy(&lab.store, lab.course_id, &form("counts").parse(&known).unwrap(), &known, "vic").await.unwrap();
+    let policy = policy_of(&lab.store, &lab.config, lab.course_id).await.unwrap();
+    let counted = budget_at(&lab.store, &policy, lab.course_id, rosa, at).await.unwrap().unwrap();
+    assert_eq!(counted.used_ms, 30 * 60_000);
+    lab.clean_up().await;
+}
+
+on_both_databases!(booked_lab_time_is_not_charged_when_the_course_says_so);

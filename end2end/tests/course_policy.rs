@@ -46,8 +46,14 @@ async fn an_instructor_sets_a_quota_and_the_student_sees_and_meets_it() {
     browser.replace("#policy-quota_hours", "0.1").await;
     browser.replace("#policy-time_zone", "Europe/Berlin").await;
     browser.replace("#policy-max_minutes", "90").await;
+    browser.click("#policy-booked_time option[value=free]").await;
     browser.click("form.policy-form button[type=submit]").await;
     browser.wait_text(".form-ok", "Policy saved").await;
+    assert_eq!(
+        browser.wait_for("#policy-booked_time").await.prop("value").await.unwrap().as_deref(),
+        Some("free"),
+        "booked lab time is free for this course"
+    );
     assert_eq!(
         browser.wait_for("#policy-quota_hours").await.prop("value").await.unwrap().as_deref(),
         Some("0.1")

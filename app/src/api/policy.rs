@@ -61,6 +61,7 @@ pub async fn save_course_policy(
     term_starts: String,
     term_ends: String,
     time_zone: String,
+    booked_time: Option<String>,
 ) -> Result<Vec<FieldProblemView>, ServerFnError> {
     use super::ssr::{actor, from_core, require, services, Action};
     use slicehub_core::sessions::{set_policy, PolicyForm};
@@ -81,6 +82,7 @@ pub async fn save_course_policy(
         term_starts,
         term_ends,
         time_zone,
+        booked_time: booked_time.unwrap_or_default(),
     };
     let known = services.sessions.known_profiles().await.map_err(from_core)?;
     match form.parse(&known) {
@@ -195,6 +197,7 @@ pub(crate) mod ssr {
             term_starts: f.term_starts,
             term_ends: f.term_ends,
             time_zone: f.time_zone,
+            booked_time: f.booked_time,
         }
     }
 }

@@ -23,12 +23,28 @@ pub fn compute_slices(profile: &str) -> i64 {
 /// Slice-milliseconds the intervals used within `[from, until)`; open intervals run until
 /// `until`.
 pub fn charged_ms(intervals: &[UsageInterval], from_ms: i64, until_ms: i64) -> i64 {
+    charged_ms_outside(intervals, from_ms, until_ms, &[])
+}
+
+/// [`charged_ms`] leaving out the time inside the `free` windows (start, end), which may
+/// overlap one another.
+pub fn charged_ms_outside(intervals: &[UsageInterval], from_ms: i64, until_ms: i64, free: &[(i64, i64)]) -> i64 {
+    let mut merged: Vec<(i64, i64)> = free.to_vec();
+    merged.sort_unstable();
+    let mut windows: Vec<(i64, i64)> = Vec::with_capacity(merged.len());
+    for (s, e) in merged {
+        match windows.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => windows.push((s, e)),
+        }
+    }
     intervals
         .iter()
         .map(|i| {
             let start = i.started_at_ms.max(from_ms);
             let end = i.ended_at_ms.unwrap_or(until_ms).min(until_ms);
-            (end - start).max(0) * compute_slices(&i.profile)
+            let inside: i64 = windows.iter().map(|&(s, e)| (end.min(e) - start.max(s)).max(0)).sum();
+            ((end - start).max(0) - inside).max(0) * compute_slices(&i.profile)
         })
         .sum()
 }

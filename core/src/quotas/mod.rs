@@ -4,7 +4,7 @@
 mod budget;
 mod period;
 
-pub use budget::{charged_ms, compute_slices, hours, Budget};
+pub use budget::{charged_ms, charged_ms_outside, compute_slices, hours, Budget};
 pub use period::{instant, parse_clock, parse_date, time_zone, zone_or_utc, PeriodBounds, QuotaPeriod, WEEKDAYS};
 
 use crate::sessions::CoursePolicy;
@@ -22,7 +22,12 @@ pub async fn budget_at(
     let Some(quota) = &policy.quota else { return Ok(None) };
     let tz = zone_or_utc(&policy.time_zone);
     let bounds = quota.period.bounds(tz, now_ms);
-    let (used_ms, running_slices) = usage_in(store, course_id, user_id, bounds, now_ms).await?;
+    let free = if quota.booked_time_free {
+        booked_windows(store, course_id, bounds.start_ms, now_ms.min(bounds.end_ms)).await?
+    } else {
+        Vec::new()
+    };
+    let (used_ms, running_slices) = usage_outside(store, course_id, user_id, bounds, now_ms, &free).await?;
     let granted = store.granted_minutes(course_id, user_id, bounds.start_ms, bounds.end_ms).await? * 60_000;
     Ok(Some(Budget {
         period: quota.period.clone(),
@@ -45,6 +50,32 @@ pub async fn usage_in(
     bounds: PeriodBounds,
     now_ms: i64,
 ) -> Result<(i64, i64), CoreError> {
+    usage_outside(store, course_id, user_id, bounds, now_ms, &[]).await
+}
+
+/// The course's booked lab windows (start, end) that overlap `[from_ms, until_ms)`.
+async fn booked_windows(store: &Store, course_id: i64, from_ms: i64, until_ms: i64) -> Result<Vec<(i64, i64)>, CoreError> {
+    let mut out = Vec::new();
+    for b in store.course_bookings(course_id).await? {
+        for k in 0..b.weeks.max(1) {
+            let (s, e) = (b.starts_at + k * crate::store::WEEK_MS, b.ends_at + k * crate::store::WEEK_MS);
+            if s < until_ms && from_ms < e {
+                out.push((s, e));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// [`usage_in`] leaving out the `free` windows (booked lab time, when it is free).
+async fn usage_outside(
+    store: &Store,
+    course_id: i64,
+    user_id: i64,
+    bounds: PeriodBounds,
+    now_ms: i64,
+    free: &[(i64, i64)],
+) -> Result<(i64, i64), CoreError> {
     let until = now_ms.min(bounds.end_ms);
     let intervals = store.usage_intervals(course_id, user_id, bounds.start_ms, until).await?;
     let running = intervals
@@ -52,7 +83,7 @@ pub async fn usage_in(
         .filter(|i| i.ended_at_ms.is_none())
         .map(|i| compute_slices(&i.profile))
         .sum();
-    Ok((charged_ms(&intervals, bounds.start_ms, until), running))
+    Ok((charged_ms_outside(&intervals, bounds.start_ms, until, free), running))
 }
 
 /// Gives the student `hours_text` extra slice-hours in the current period (audited).

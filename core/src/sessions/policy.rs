@@ -32,6 +32,8 @@ pub struct CoursePolicy {
 pub struct Quota {
     pub slice_minutes: i64,
     pub period: QuotaPeriod,
+    /// Time in the course's booked lab windows is not charged.
+    pub booked_time_free: bool,
 }
 
 /// One thing wrong with one field of a policy, in words for the person who typed it.
@@ -133,6 +135,7 @@ impl CoursePolicy {
     fn from_row(row: PolicyRow, defaults: &CoursePolicy) -> CoursePolicy {
         let quota = row.quota_slice_minutes.map(|slice_minutes| Quota {
             slice_minutes,
+            booked_time_free: row.booked_time_free,
             period: match (row.quota_period.as_str(), row.term_starts.as_deref().and_then(parse_date), row.term_ends.as_deref().and_then(parse_date)) {
                 ("term", Some(starts), Some(ends)) => QuotaPeriod::Term { starts, ends },
                 _ => QuotaPeriod::Weekly {
@@ -173,6 +176,7 @@ impl CoursePolicy {
             term_starts: starts,
             term_ends: ends,
             time_zone: self.time_zone.clone(),
+            booked_time_free: self.quota.as_ref().is_some_and(|q| q.booked_time_free),
         }
     }
 }
@@ -199,6 +203,8 @@ pub struct PolicyForm {
     pub term_starts: String,
     pub term_ends: String,
     pub time_zone: String,
+    /// `free`: time in the course's booked lab windows is not charged; empty or `counts`.
+    pub booked_time: String,
 }
 
 fn whole(field: &str, text: &str, what: &str, problems: &mut Vec<FieldProblem>) -> i64 {
@@ -236,12 +242,21 @@ impl PolicyForm {
             term_starts: starts,
             term_ends: ends,
             time_zone: policy.time_zone.clone(),
+            booked_time: if policy.quota.as_ref().is_some_and(|q| q.booked_time_free) { "free" } else { "counts" }.into(),
         }
     }
 
     /// The policy the form describes, or every problem with it (each with its field).
     pub fn parse(&self, known_profiles: &[String]) -> Result<CoursePolicy, Vec<FieldProblem>> {
         let mut problems = Vec::new();
+        let booked_time_free = match self.booked_time.trim() {
+            "free" => true,
+            "" | "counts" => false,
+            _ => {
+                problems.push(problem("booked_time", "Booked lab time either counts or is free."));
+                false
+            }
+        };
         let internet = match self.internet.trim().to_ascii_lowercase().as_str() {
             "on" | "true" | "yes" => true,
             "off" | "false" | "no" => false,
@@ -291,7 +306,7 @@ impl PolicyForm {
                     None
                 }
             }?;
-            Some(Quota { slice_minutes: slice_minutes.max(1), period })
+            Some(Quota { slice_minutes: slice_minutes.max(1), period, booked_time_free })
         });
         let policy = CoursePolicy {
             images: split_list(&self.images),

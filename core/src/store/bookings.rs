@@ -109,6 +109,20 @@ impl Store {
         .await?)
     }
 
+    /// Every booking of the course not cancelled, past ones too.
+    pub async fn course_bookings(&self, course_id: i64) -> Result<Vec<BookingRow>, CoreError> {
+        Ok(sqlx::query_as(
+            "SELECT b.id, b.course_id, c.code, b.profile, b.slices, b.starts_at, b.ends_at, b.weeks,
+                    b.created_by, b.created_at
+             FROM bookings b JOIN courses c ON c.id = b.course_id
+             WHERE b.cancelled_at IS NULL AND b.course_id = $1
+             ORDER BY b.starts_at, b.id",
+        )
+        .bind(course_id)
+        .fetch_all(self.pool())
+        .await?)
+    }
+
     /// Cancels a booking of the course; false if there is none such still live.
     pub async fn cancel_booking(&self, course_id: i64, id: i64) -> Result<bool, CoreError> {
         let done = sqlx::query(

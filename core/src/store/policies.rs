@@ -23,6 +23,8 @@ pub struct PolicyRow {
     pub term_starts: Option<String>,
     pub term_ends: Option<String>,
     pub time_zone: String,
+    /// Time in the course's booked lab windows is not charged to quotas.
+    pub booked_time_free: bool,
 }
 
 impl Store {
@@ -30,7 +32,7 @@ impl Store {
         let row = sqlx::query(
             "SELECT allowed_images, allowed_profiles, max_session_minutes, internet,
                     max_sessions, max_slices, quota_slice_minutes, quota_period,
-                    reset_weekday, reset_minute, term_starts, term_ends, time_zone
+                    reset_weekday, reset_minute, term_starts, term_ends, time_zone, booked_time_free
              FROM course_policies
              WHERE course_id = $1",
         )
@@ -52,6 +54,7 @@ impl Store {
             term_starts: row.try_get("term_starts")?,
             term_ends: row.try_get("term_ends")?,
             time_zone: row.try_get("time_zone")?,
+            booked_time_free: row.try_get::<i64, _>("booked_time_free")? != 0,
         }))
     }
 
@@ -66,8 +69,8 @@ impl Store {
                                           max_session_minutes, internet, updated_at,
                                           max_sessions, max_slices, quota_slice_minutes,
                                           quota_period, reset_weekday, reset_minute,
-                                          term_starts, term_ends, time_zone)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+                                          term_starts, term_ends, time_zone, booked_time_free)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
         )
         .bind(course_id)
         .bind(&policy.allowed_images)
@@ -84,6 +87,7 @@ impl Store {
         .bind(&policy.term_starts)
         .bind(&policy.term_ends)
         .bind(&policy.time_zone)
+        .bind(i64::from(policy.booked_time_free))
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;

@@ -168,6 +168,12 @@ fn PolicyView(
                     <Field save field="time_zone" label="Course time zone" help="An IANA name such as Europe/Berlin, America/New_York or UTC.".into()>
                         <input id="policy-time_zone" name="time_zone" value=f.time_zone.clone() autocomplete="off" spellcheck="false"/>
                     </Field>
+                    <Field save field="booked_time" label="Booked lab sessions" help="Free: time inside the course's booked lab windows is not charged.".into()>
+                        <select id="policy-booked_time" name="booked_time">
+                            <option value="counts" selected=f.booked_time != "free">"Count against the budget"</option>
+                            <option value="free" selected=f.booked_time == "free">"Are free"</option>
+                        </select>
+                    </Field>
                 </div>
             </section>
             <button class="btn btn-primary" type="submit">"Save policy"</button>
