@@ -225,6 +225,6 @@ fn about_starts(
         .iter()
         .map(|&i| (profiles[i], typical.min(limit)))
         .collect();
-    let starts = expected_starts(gpus, &holds, &claims, now, policy);
+    let (starts, _) = expected_starts(gpus, &holds, &claims, now, policy);
     still.into_iter().zip(starts).collect()
 }

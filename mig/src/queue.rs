@@ -463,22 +463,24 @@ fn take_ahead_of_later<'c>(
 
 /// When each waiting claim (profile, expected length) would likely start if every holder
 /// ends at its expected end: claims are taken oldest first, each where it first fits.
+/// Also returns the windows they take, for a claim queued after them.
 pub fn expected_starts(
     gpus: &[GpuState<'_>],
     holds: &[Hold],
     waiting: &[(&str, i64)],
     now_ms: i64,
     policy: Policy,
-) -> Vec<Option<i64>> {
+) -> (Vec<Option<i64>>, Vec<Window>) {
     let mut taken: Vec<Window> = Vec::new();
-    waiting
+    let starts = waiting
         .iter()
         .map(|&(profile, duration_ms)| {
             let slot = earliest_start(gpus, holds, &taken, profile, now_ms, duration_ms, policy)?;
             taken.push(slot.window(gpus, duration_ms));
             Some(slot.at_ms)
         })
-        .collect()
+        .collect();
+    (starts, taken)
 }
 
 #[cfg(test)]

@@ -21,16 +21,23 @@ pub async fn launch_options() -> Result<Vec<LaunchCourse>, ServerFnError> {
         .known_profiles()
         .await
         .map_err(from_core)?;
-    let mut out = Vec::new();
-    for (course, _role) in services
-        .store
-        .courses_of_user(id)
-        .await
-        .map_err(from_core)?
-    {
+    let mut courses = Vec::new();
+    for (course, _role) in services.store.courses_of_user(id).await.map_err(from_core)? {
         let policy = policy_of(&services.store, &services.config, course.id)
             .await
             .map_err(from_core)?;
+        courses.push((course, policy));
+    }
+    // One read of the GPUs and the queue; per course, its own bookings are free to it
+    // and other courses' are not.
+    let limits: Vec<(Option<i64>, i64)> = courses.iter().map(|(c, p)| (Some(c.id), p.max_minutes)).collect();
+    let availability = services
+        .sessions
+        .availability_per_course(&known, &limits, true)
+        .await
+        .map_err(from_core)?;
+    let mut out = Vec::new();
+    for ((course, policy), availability) in courses.into_iter().zip(availability) {
         let budget = slicehub_core::quotas::budget_at(
             &services.store,
             &policy,
@@ -41,12 +48,6 @@ pub async fn launch_options() -> Result<Vec<LaunchCourse>, ServerFnError> {
         .await
         .map_err(from_core)?
         .map(super::policy::ssr::budget_view);
-        // Per course: its own bookings are free to it, other courses' are not.
-        let availability = services
-            .sessions
-            .availability_for(&known, policy.max_minutes, Some(course.id), true)
-            .await
-            .map_err(from_core)?;
         out.push(LaunchCourse {
             budget,
             course_id: course.id,

@@ -116,8 +116,35 @@ impl Sessions {
         course: Option<i64>,
         with_waits: bool,
     ) -> Result<Vec<ProfileAvailability>, CoreError> {
+        let mut all = self.availability_per_course(profiles, &[(course, max_minutes)], with_waits).await?;
+        Ok(all.pop().unwrap_or_default())
+    }
+
+    /// [`Sessions::availability_for`] for several (course, time limit) pairs, from one
+    /// read of the GPUs and the queue.
+    pub async fn availability_per_course(
+        &self,
+        profiles: &[String],
+        courses: &[(Option<i64>, i64)],
+        with_waits: bool,
+    ) -> Result<Vec<Vec<ProfileAvailability>>, CoreError> {
         let queue = self.queue_now(with_waits).await?;
+        Ok(courses
+            .iter()
+            .map(|&(course, max_minutes)| self.availability_in(&queue, profiles, max_minutes, course, with_waits))
+            .collect())
+    }
+
+    fn availability_in(
+        &self,
+        queue: &super::queue::QueueNow,
+        profiles: &[String],
+        max_minutes: i64,
+        course: Option<i64>,
+        with_waits: bool,
+    ) -> Vec<ProfileAvailability> {
         let hold_ms = self.hold_for_minutes(max_minutes);
+        let mut plan = None;
         let windows = queue.windows_against(course);
         let mut out = Vec::with_capacity(profiles.len());
         for profile in profiles {
@@ -140,7 +167,8 @@ impl Sessions {
                 free += 1;
             }
             let wait = if with_waits && free == 0 {
-                self.wait_in(&queue, profile, hold_ms, course)
+                let plan = plan.get_or_insert_with(|| self.expected(queue));
+                self.wait_in(queue, plan, profile, hold_ms, course)
             } else {
                 None
             };
@@ -155,6 +183,6 @@ impl Sessions {
                 wait,
             });
         }
-        Ok(out)
+        out
     }
 }

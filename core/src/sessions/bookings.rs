@@ -72,10 +72,22 @@ impl Sessions {
     /// course it is kept for.
     pub(super) async fn booked_windows(&self, fleet: &[GpuNow], now_ms: i64) -> Result<Vec<Booked>, CoreError> {
         let mut out = Vec::new();
+        // Each course's time limit, read once however many of its bookings are near.
+        let mut tails: HashMap<i64, i64> = HashMap::new();
         for booking in self.bookings().await? {
-            let policy = super::policy_of(&self.inner.store, &self.inner.config, booking.row.course_id).await?;
-            let tail_ms = self.hold_for_minutes(policy.max_minutes);
-            for (from_ms, until_ms) in booking.windows().filter(|&(s, e)| e > now_ms && s < now_ms + HORIZON_MS) {
+            let near: Vec<(i64, i64)> = booking.windows().filter(|&(s, e)| e > now_ms && s < now_ms + HORIZON_MS).collect();
+            if near.is_empty() {
+                continue;
+            }
+            let course = booking.row.course_id;
+            let tail_ms = match tails.get(&course) {
+                Some(&tail) => tail,
+                None => {
+                    let policy = super::policy_of(&self.inner.store, &self.inner.config, course).await?;
+                    *tails.entry(course).or_insert(self.hold_for_minutes(policy.max_minutes))
+                }
+            };
+            for (from_ms, until_ms) in near {
                 for (uuid, mask) in &booking.slots {
                     if let Some(gpu) = fleet.iter().position(|g| &g.info.uuid == uuid) {
                         let window = Window { gpu, mask: *mask, from_ms, until_ms };

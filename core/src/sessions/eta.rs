@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use serde::Serialize;
-use slicehub_mig::{earliest_start, expected_starts, Hold, Policy};
+use slicehub_mig::{earliest_start, expected_starts, Hold, Policy, Window};
 
 use super::manager::Sessions;
 use super::queue::{QueueNow, PLANNED};
@@ -90,7 +90,7 @@ impl Sessions {
         if queue.waiting.is_empty() {
             return Ok(HashMap::new());
         }
-        let abouts = self.expected(&queue, &queue.typical, &[]);
+        let abouts = self.expected(&queue).starts;
         Ok(queue
             .waiting
             .iter()
@@ -109,16 +109,11 @@ impl Sessions {
             .collect())
     }
 
-    /// Expected starts of the waiting sessions, then of `extra` claims (profile, hold)
-    /// queued after them.
-    fn expected(
-        &self,
-        queue: &QueueNow,
-        typical: &TypicalLengths,
-        extra: &[(&str, i64)],
-    ) -> Vec<Option<i64>> {
+    /// The waiting sessions' expected plan: each one's "about" start, the windows they
+    /// take, and the holds as expected to end (running sessions lasting as long as recent
+    /// ones of their size; never past their limit).
+    pub(super) fn expected(&self, queue: &QueueNow) -> ExpectedPlan {
         let now = queue.now_ms;
-        let states = queue.states();
         let holds: Vec<Hold> = queue
             .holds
             .iter()
@@ -126,41 +121,30 @@ impl Sessions {
             .map(|(h, start)| {
                 let expected = start
                     .as_ref()
-                    .and_then(|(profile, started)| Some(started + typical.get(profile)?));
+                    .and_then(|(profile, started)| Some(started + queue.typical.get(profile)?));
                 Hold {
-                    until_ms: expected.map_or(h.until_ms, |e| {
-                        e.clamp(now + 60_000, h.until_ms.max(now + 60_000))
-                    }),
+                    until_ms: expected.map_or(h.until_ms, |e| e.clamp(now + 60_000, h.until_ms.max(now + 60_000))),
                     ..*h
                 }
             })
             .collect();
-        let mut claims: Vec<(&str, i64)> = queue
+        let claims: Vec<(&str, i64)> = queue
             .waiting
             .iter()
             .take(PLANNED)
-            .map(|s| {
-                (
-                    s.profile.as_str(),
-                    typical
-                        .get(&s.profile)
-                        .map_or(self.hold_ms(s), |t| (*t).min(self.hold_ms(s))),
-                )
-            })
+            .map(|s| (s.profile.as_str(), typical_hold(queue, &s.profile, self.hold_ms(s))))
             .collect();
-        claims.extend(
-            extra
-                .iter()
-                .map(|&(p, hold)| (p, typical.get(p).map_or(hold, |t| (*t).min(hold)))),
-        );
-        expected_starts(&states, &holds, &claims, now, Policy::default())
+        let (starts, taken) = expected_starts(&queue.states(), &holds, &claims, now, Policy::default());
+        ExpectedPlan { starts, taken, holds }
     }
 
     /// For a claim of `profile` made now that would hold its slice for `hold_ms`: when it
-    /// would start, if it must wait (None when it would start now or never).
+    /// would start, if it must wait (None when it would start now or never). `plan` is
+    /// the waiting sessions' [`Sessions::expected`] plan, made once for every profile.
     pub(super) fn wait_in(
         &self,
         queue: &QueueNow,
+        plan: &ExpectedPlan,
         profile: &str,
         hold_ms: i64,
         course: Option<i64>,
@@ -171,25 +155,33 @@ impl Sessions {
         }
         let states = queue.states();
         let windows = queue.windows_against(course);
-        let slot = earliest_start(
-            &states,
-            &queue.holds,
-            &windows,
-            profile,
-            queue.now_ms,
-            hold_ms,
-            Policy::default(),
-        )?;
+        let slot = earliest_start(&states, &queue.holds, &windows, profile, queue.now_ms, hold_ms, Policy::default())?;
         if slot.at_ms <= queue.now_ms {
             return None;
         }
-        let about = self
-            .expected(queue, &queue.typical, &[(profile, hold_ms)])
-            .pop()
-            .flatten();
-        Some(QueueEstimate {
-            about_ms: about.unwrap_or(slot.at_ms).min(slot.at_ms),
-            latest_ms: slot.at_ms,
-        })
+        let about = earliest_start(
+            &states,
+            &plan.holds,
+            &plan.taken,
+            profile,
+            queue.now_ms,
+            typical_hold(queue, profile, hold_ms),
+            Policy::default(),
+        )
+        .map(|s| s.at_ms);
+        Some(QueueEstimate { about_ms: about.unwrap_or(slot.at_ms).min(slot.at_ms), latest_ms: slot.at_ms })
     }
+}
+
+/// The waiting sessions as expected to go (see [`Sessions::expected`]).
+pub(super) struct ExpectedPlan {
+    starts: Vec<Option<i64>>,
+    taken: Vec<Window>,
+    holds: Vec<Hold>,
+}
+
+/// How long a claim of `profile` is expected to hold its slice: as long as recent ones
+/// did, at most `hold_ms`.
+fn typical_hold(queue: &QueueNow, profile: &str, hold_ms: i64) -> i64 {
+    queue.typical.get(profile).map_or(hold_ms, |t| (*t).min(hold_ms))
 }

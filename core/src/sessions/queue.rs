@@ -279,7 +279,11 @@ impl Sessions {
             };
             out.push((session.id.clone(), placed));
         }
-        self.inner.store.drop_stale_queue_windows().await?;
+        // Stale rows are never read (the read joins on waiting sessions); a pass for a
+        // new claim leaves the clean-up to the queue's own passes.
+        if own.is_none() {
+            self.inner.store.drop_stale_queue_windows().await?;
+        }
         Ok(out)
     }
 
