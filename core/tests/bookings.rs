@@ -1,7 +1,8 @@
 //! Booked lab sessions on the real Docker engine, on SQLite and PostgreSQL: booking refuses
 //! what it cannot guarantee and never stops a running session; during the window all 40
 //! students of the booked course get their slices while a second course floods claims,
-//! and nothing of the second course runs on booked capacity.
+//! and nothing of the second course runs on booked capacity; a window's MIG instances are
+//! made before it opens and destroyed after it.
 
 mod common;
 mod lab;
@@ -10,7 +11,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use lab::{lab, BUSYBOX};
-use slicehub_core::sessions::SessionState::{Queued, Ready};
+use slicehub_core::sessions::SessionState::{Ended, Queued, Ready};
 use slicehub_core::sessions::{set_policy, BookingRequest, PolicyForm};
 use slicehub_core::store::{Role, Store};
 
@@ -184,3 +185,69 @@ async fn booked_lab_time_is_not_charged_when_the_course_says_so(store: Store) {
 }
 
 on_both_databases!(booked_lab_time_is_not_charged_when_the_course_says_so);
+
+async fn a_booked_windows_instances_are_ready_at_its_start_and_go_after_it(store: Store) {
+    use slicehub_core::gpu::{GpuBackend, Placement};
+    let lab = lab(store, "2 x H100-80GB", |c| {
+        c.sessions_max_minutes = 60;
+    })
+    .await;
+    let two_g = lab.gpus.catalog(0).unwrap().profile_by_name("2g.20gb").unwrap().id;
+    let instances_on = |gpu: u32| -> HashSet<Placement> {
+        lab.gpus.instances(gpu).unwrap().into_iter().map(|i| i.placement).collect()
+    };
+    // The window opens in 2 s (within the lead: made on the next pass) and lasts 12 s.
+    let start = now_ms() + 2_000;
+    let ends = start + 12_000;
+    let booking = BookingRequest {
+        course_id: lab.course_id,
+        profile: "1g.10gb".into(),
+        slices: 2,
+        starts_at_ms: start,
+        ends_at_ms: ends,
+        weeks: 1,
+        by: "vic".into(),
+        override_running: false,
+    };
+    lab.sessions.book(&booking).await.unwrap();
+    let placements = lab.sessions.bookings().await.unwrap()[0].placements.clone();
+    assert_eq!(placements.len(), 2);
+    let booked_gpu = lab.gpus.list_gpus().unwrap().into_iter().find(|g| g.uuid == placements[0].0).unwrap().index;
+    let other_gpu = 1 - booked_gpu;
+    // An instance an admin made by hand on the other GPU.
+    let admins = Placement::new(two_g, 0);
+    lab.gpus.create_instance(other_gpu, admins).unwrap();
+
+    assert!(instances_on(booked_gpu).is_empty(), "nothing is made at booking time");
+    let report = lab.sessions.reconcile().await.unwrap();
+    assert_eq!(report.instances_prepared, 2, "{report:?}");
+    let booked: HashSet<Placement> = placements.iter().map(|(_, at)| *at).collect();
+    assert_eq!(instances_on(booked_gpu), booked, "the window's instances are there before it opens");
+
+    // A student of the booked course takes one that is there: nothing is created for them.
+    let rosa = lab.student("rosa").await;
+    let session = lab.sessions.claim(lab.job(rosa, &["sleep", "600"])).await.unwrap();
+    let session = lab.until(&session.id, &[Ready], LAUNCH).await;
+    assert!(!session.created_instance, "the session used the prepared instance");
+    let at = session.placement.clone().unwrap();
+    assert!(booked.contains(&Placement::new(at.profile_id, at.start)), "{at:?}");
+    // While the window is open a pass keeps the one nobody holds.
+    lab.sessions.reconcile().await.unwrap();
+    assert_eq!(instances_on(booked_gpu), booked);
+
+    // After the window: the unheld one goes, the held one stays until its session ends,
+    // and the admin's instance is never touched.
+    tokio::time::sleep(Duration::from_millis((ends - now_ms()).max(0) as u64 + 200)).await;
+    let report = lab.sessions.reconcile().await.unwrap();
+    assert_eq!(report.instances_destroyed, 1, "{report:?}");
+    assert_eq!(report.instances_prepared, 0, "{report:?}");
+    assert_eq!(instances_on(booked_gpu), HashSet::from([Placement::new(at.profile_id, at.start)]));
+    lab.sessions.stop(&session.id, "done").await.unwrap();
+    lab.until(&session.id, &[Ended], LAUNCH).await;
+    lab.sessions.reconcile().await.unwrap();
+    assert!(instances_on(booked_gpu).is_empty(), "the booked instances are gone after the window");
+    assert_eq!(instances_on(other_gpu), HashSet::from([admins]), "an admin's instance stays");
+    lab.clean_up().await;
+}
+
+on_both_databases!(a_booked_windows_instances_are_ready_at_its_start_and_go_after_it);

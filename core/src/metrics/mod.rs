@@ -101,6 +101,7 @@ impl Metrics {
             ("slice_released", report.slices_released),
             ("usage_closed", report.usage_closed),
             ("instance_destroyed", report.instances_destroyed),
+            ("instance_prepared", report.instances_prepared),
             ("stopped_at_time_limit", report.stopped_at_time_limit),
             ("stopped_at_quota", report.stopped_at_quota),
             ("queued_placed", report.queued_placed),

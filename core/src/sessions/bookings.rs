@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use slicehub_mig::{allocate_avoiding, Booked, GpuState, Policy, Window};
+use slicehub_mig::{allocate_avoiding, Booked, GpuState, Placement, Policy, Window};
 
 use super::allocate::GpuNow;
 use super::manager::Sessions;
@@ -23,6 +23,8 @@ pub struct Booking {
     pub row: BookingRow,
     /// (GPU UUID, memory-slice mask) of each slice kept.
     pub slots: Vec<(String, u8)>,
+    /// (GPU UUID, instance placement) of each slice kept, in the order of `slots`.
+    pub placements: Vec<(String, Placement)>,
 }
 
 impl Booking {
@@ -59,12 +61,19 @@ impl Sessions {
         let store = &self.inner.store;
         let rows = store.live_bookings(now).await?;
         let mut slots: HashMap<i64, Vec<(String, u8)>> = HashMap::new();
+        let mut placements: HashMap<i64, Vec<(String, Placement)>> = HashMap::new();
         for s in store.live_booking_slots(now).await? {
+            let at = Placement::new(s.profile_id as u32, s.start_slice as u8);
+            placements.entry(s.booking_id).or_default().push((s.gpu_uuid.clone(), at));
             slots.entry(s.booking_id).or_default().push((s.gpu_uuid, s.mask as u8));
         }
         Ok(rows
             .into_iter()
-            .map(|row| Booking { slots: slots.remove(&row.id).unwrap_or_default(), row })
+            .map(|row| Booking {
+                slots: slots.remove(&row.id).unwrap_or_default(),
+                placements: placements.remove(&row.id).unwrap_or_default(),
+                row,
+            })
             .collect())
     }
 
@@ -120,6 +129,7 @@ impl Sessions {
                 created_at: now,
             },
             slots: Vec::new(),
+            placements: Vec::new(),
         };
         let mut avoid = vec![0u8; queue.fleet.len()];
         let mut booked_by_others = vec![0u8; queue.fleet.len()];

@@ -1,7 +1,8 @@
-//! MIG instances the portal made for sessions that are over but that are still on a
-//! dynamic GPU: left by a process that stopped a session while another one was creating
-//! its instance, or by a crash between creating and recording. An instance an admin made
-//! (at a placement the portal never created one at) is never touched.
+//! MIG instances the portal made that are still on a dynamic GPU with nobody using them:
+//! left by a process that stopped a session while another one was creating its instance,
+//! by a crash between creating and recording, or made ahead of a booked window that is
+//! over. An instance an admin made (at a placement the portal never created one at) is
+//! never touched.
 
 use slicehub_mig::Placement;
 
@@ -10,27 +11,20 @@ use crate::fleet::{self, GpuMode};
 use crate::CoreError;
 
 impl Sessions {
-    /// Destroys every instance on a dynamic GPU that no session holds and that the portal
-    /// once created there. Runs under the allocation lock, so no placement can claim one
-    /// while it goes. Returns how many were destroyed.
+    /// Destroys every instance on a dynamic GPU that no session holds, no open booked
+    /// window keeps, and that the portal once created there. Runs under the allocation
+    /// lock, so no placement can claim one while it goes. Returns how many were destroyed.
     pub(super) async fn destroy_leftover_instances(&self) -> Result<usize, CoreError> {
+        let now = crate::store::now_ms();
+        let kept = self.booked_placements_now(now).await?;
         let _placing = self.inner.allocation.lock().await;
         let _instances = self.inner.instances.lock().await;
         let store = &self.inner.store;
         let held = store.held_slices().await?;
-        let gpus = self.inner.gpus.clone();
-        let fleet_now = tokio::task::spawn_blocking(move || {
-            let mut out = Vec::new();
-            for info in gpus.list_gpus()? {
-                let instances = gpus.instances(info.index)?;
-                out.push((info, instances));
-            }
-            Ok::<_, CoreError>(out)
-        })
-        .await
-        .map_err(|e| CoreError::Gpu(format!("GPU call crashed: {e}")))??;
+        let mut prepared = store.prepared_instances().await?;
+        let fleet_now = self.instances_now().await?;
         let mut destroyed = 0;
-        for (info, instances) in fleet_now {
+        for (info, instances) in &fleet_now {
             if fleet::mode(store, &info.uuid).await? != GpuMode::Dynamic {
                 continue;
             }
@@ -39,7 +33,11 @@ impl Sessions {
                 let is_held = held
                     .iter()
                     .any(|h| h.gpu_uuid == info.uuid && Placement::new(h.profile_id, h.start) == at);
-                if is_held || !store.portal_created_instance_at(&info.uuid, at.profile_id, at.start).await? {
+                if is_held || kept.contains(&(info.uuid.clone(), at)) {
+                    continue;
+                }
+                let was_prepared = prepared.contains(&(info.uuid.clone(), at.profile_id, at.start));
+                if !was_prepared && !store.portal_created_instance_at(&info.uuid, at.profile_id, at.start).await? {
                     continue;
                 }
                 let gpus = self.inner.gpus.clone();
@@ -55,6 +53,18 @@ impl Sessions {
                     Err(e) => tracing::warn!(gpu = index, instance = ?at, error = %e, "leftover MIG instance not destroyed yet"),
                 }
             }
+        }
+        // A prepared instance that is gone and no longer kept needs no record.
+        let present = |uuid: &str, profile: u32, start: u8| {
+            fleet_now.iter().any(|(info, instances)| {
+                info.uuid == uuid && instances.iter().any(|i| i.placement == Placement::new(profile, start))
+            })
+        };
+        prepared.retain(|(uuid, profile, start)| {
+            !present(uuid, *profile, *start) && !kept.contains(&(uuid.clone(), Placement::new(*profile, *start)))
+        });
+        for (uuid, profile, start) in prepared {
+            store.forget_prepared_instance(&uuid, profile, start).await?;
         }
         Ok(destroyed)
     }

@@ -4,6 +4,7 @@
 mod activity;
 mod allocate;
 mod argv;
+mod booked_instances;
 mod bookings;
 mod eta;
 mod finish;
@@ -22,6 +23,7 @@ mod search;
 pub use activity::{SliceNow, SliceSample, KEPT_SAMPLES};
 pub use allocate::ProfileAvailability;
 pub use argv::split_command;
+pub use booked_instances::PREPARE_LEAD_MS;
 pub use bookings::{Booking, BookingForm, BookingRequest};
 pub use eta::QueueEstimate;
 pub use manager::{ClaimRequest, Sessions, Workload};

@@ -21,6 +21,8 @@ pub struct ReconcileReport {
     pub usage_closed: usize,
     /// MIG instances the portal made that no session holds any more.
     pub instances_destroyed: usize,
+    /// MIG instances made ahead of a booked lab window.
+    pub instances_prepared: usize,
     pub stopped_at_time_limit: usize,
     pub stopped_at_quota: usize,
     pub queued_placed: usize,
@@ -155,6 +157,10 @@ impl Sessions {
         match self.destroy_leftover_instances().await {
             Ok(n) => report.instances_destroyed = n,
             Err(e) => tracing::warn!(error = %e, "reconcile: could not look for leftover MIG instances"),
+        }
+        match self.prepare_booked_instances().await {
+            Ok(n) => report.instances_prepared = n,
+            Err(e) => tracing::warn!(error = %e, "reconcile: could not make booked lab instances"),
         }
         for (id, ended_at, reason) in store.open_usage_of_final_sessions().await? {
             match store.close_usage(&id, ended_at, &reason).await {

@@ -10,6 +10,7 @@ mod gpu_sessions;
 mod metrics_reads;
 mod notebook_access;
 mod policies;
+mod prepared_instances;
 mod queue_windows;
 mod quotas;
 mod reports;

@@ -1,0 +1,103 @@
+//! On dynamic GPUs the MIG instances of a booked lab window are created shortly before it
+//! opens, so that its first students start at once (creating one takes about a second on
+//! an H100). The portal writes down each one it prepares before creating it; once no
+//! window keeps it and no session holds it, the leftover pass destroys it.
+
+use std::collections::HashSet;
+
+use slicehub_mig::{Layout, Placement};
+
+use super::manager::Sessions;
+use crate::fleet::{self, GpuMode};
+use crate::gpu::{GpuInfo, MigInstance};
+use crate::CoreError;
+
+/// How long before a window opens its instances are made.
+pub const PREPARE_LEAD_MS: i64 = 5 * 60_000;
+
+/// (GPU UUID, placement) of a slice kept by a booking.
+pub(super) type BookedPlacement = (String, Placement);
+
+impl Sessions {
+    /// The slices of every booked window open now or opening within the lead.
+    pub(super) async fn booked_placements_now(&self, now_ms: i64) -> Result<HashSet<BookedPlacement>, CoreError> {
+        Ok(self
+            .bookings()
+            .await?
+            .into_iter()
+            .filter(|b| b.windows().any(|(from, until)| from - PREPARE_LEAD_MS <= now_ms && now_ms < until))
+            .flat_map(|b| b.placements)
+            .collect())
+    }
+
+    /// Every GPU with its MIG instances as the driver reports them now.
+    pub(super) async fn instances_now(&self) -> Result<Vec<(GpuInfo, Vec<MigInstance>)>, CoreError> {
+        let gpus = self.inner.gpus.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut out = Vec::new();
+            for info in gpus.list_gpus()? {
+                let instances = gpus.instances(info.index)?;
+                out.push((info, instances));
+            }
+            Ok::<_, CoreError>(out)
+        })
+        .await
+        .map_err(|e| CoreError::Gpu(format!("GPU call crashed: {e}")))?
+    }
+
+    /// Creates the missing instances of the windows open now (or about to open) on
+    /// dynamic GPUs that are not drained, where nothing else occupies their slices.
+    /// Returns how many were created.
+    pub(super) async fn prepare_booked_instances(&self) -> Result<usize, CoreError> {
+        let now = crate::store::now_ms();
+        let wanted = self.booked_placements_now(now).await?;
+        if wanted.is_empty() {
+            return Ok(0);
+        }
+        let _placing = self.inner.allocation.lock().await;
+        let _instances = self.inner.instances.lock().await;
+        let store = &self.inner.store;
+        let held = store.held_slices().await?;
+        let mut created = 0;
+        for (info, instances) in self.instances_now().await? {
+            let mine: Vec<Placement> = wanted.iter().filter(|(uuid, _)| *uuid == info.uuid).map(|(_, at)| *at).collect();
+            if mine.is_empty()
+                || fleet::mode(store, &info.uuid).await? != GpuMode::Dynamic
+                || fleet::drained_by(store, &info.uuid).await?.is_some()
+            {
+                continue;
+            }
+            let gpus = self.inner.gpus.clone();
+            let index = info.index;
+            let catalog = tokio::task::spawn_blocking(move || gpus.catalog(index))
+                .await
+                .map_err(|e| CoreError::Gpu(format!("GPU call crashed: {e}")))??;
+            // What is there now: its instances and the slices placed but not created yet.
+            let mut layout = Layout::new();
+            let placed = held.iter().filter(|h| h.gpu_uuid == info.uuid).map(|h| Placement::new(h.profile_id, h.start));
+            for p in instances.iter().map(|i| i.placement).chain(placed) {
+                if !layout.contains(p) && layout.insert(&catalog, p).is_err() {
+                    tracing::warn!(gpu = index, instance = ?p, "the GPU's instances overlap; no booked instance made");
+                }
+            }
+            for at in mine {
+                if layout.contains(at) || layout.insert(&catalog, at).is_err() {
+                    continue;
+                }
+                store.record_prepared_instance(&info.uuid, at.profile_id, at.start).await?;
+                let gpus = self.inner.gpus.clone();
+                let made = tokio::task::spawn_blocking(move || gpus.create_instance(index, at))
+                    .await
+                    .map_err(|e| CoreError::Gpu(format!("GPU call crashed: {e}")))?;
+                match made {
+                    Ok(_) => {
+                        tracing::info!(gpu = index, instance = ?at, "made a booked lab's MIG instance ahead of its window");
+                        created += 1;
+                    }
+                    Err(e) => tracing::warn!(gpu = index, instance = ?at, error = %e, "booked MIG instance not made yet"),
+                }
+            }
+        }
+        Ok(created)
+    }
+}
