@@ -247,6 +247,13 @@ pub struct PolicyFields {
     pub time_zone: String,
     /// `counts` or `free`
     pub booked_time: String,
+    pub idle_minutes: String,
+    pub idle_waiting_minutes: String,
+    pub idle_gpu_percent: String,
+    pub idle_warning_minutes: String,
+    pub job_idle_minutes: String,
+    /// `report` or `stop`
+    pub job_idle: String,
 }
 
 /// One field's problem after a save was refused.
@@ -309,6 +316,8 @@ pub struct ClassSessionRow {
     pub ends_at_ms: Option<i64>,
     /// `58 min left` when the page was made; the browser counts down from `ends_at_ms`.
     pub time_left: Option<String>,
+    /// Idle long enough to be warned (notebooks) or reported (jobs).
+    pub idle: Option<IdleView>,
 }
 
 /// One student's compute-slice-hours in the period.
@@ -385,6 +394,21 @@ pub struct SessionView {
     pub queue_position: Option<u32>,
     /// While queued: when it starts.
     pub eta: Option<Eta>,
+    /// While it runs idle long enough to be warned.
+    pub idle: Option<IdleView>,
+}
+
+/// An idle session's warning: it stops at `stops_at_ms` unless the student continues.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IdleView {
+    pub idle_since_ms: i64,
+    pub stops_at_ms: i64,
+    /// `14:20 UTC`, before the browser shows local time.
+    pub stops_at: String,
+    /// The stop comes early because students wait for a slice of this size.
+    pub early: bool,
+    /// False for a job the course only reports.
+    pub stops: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

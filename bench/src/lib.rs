@@ -3,10 +3,12 @@
 //! and what the portal benchmarks read about a process.
 
 pub mod bare;
+pub mod idle_replay;
 pub mod optimum;
 pub mod process;
 pub mod queue_replay;
 pub mod rng;
 pub mod simulate;
+pub mod stats;
 pub mod statics;
 pub mod trace;

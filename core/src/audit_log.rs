@@ -15,7 +15,7 @@ pub const AUDIT_KINDS: [(&str, &str); 9] = [
     ("course.", "Courses, instructors and policies"),
     ("roster.", "Roster imports and removals"),
     ("quota.", "Extra slice-hours granted"),
-    ("session.", "Sessions stopped, notebooks opened by admins"),
+    ("session.", "Sessions stopped, culled or kept running, notebooks opened by admins"),
     ("gpu.", "GPU layouts and drains"),
     ("portal.", "Portal starts"),
 ];

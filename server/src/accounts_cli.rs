@@ -209,6 +209,7 @@ async fn course_policy(
     let mut form = PolicyForm::from_policy(&policy);
     let crate::cli::PolicyChanges {
         images, profiles, max_minutes, max_sessions, max_slices, internet, quota_hours, period, reset, term, time_zone: zone,
+        idle_minutes, idle_waiting_minutes, idle_warning_minutes,
     } = changes;
     let mut changing = false;
     for (field, value) in [
@@ -221,6 +222,9 @@ async fn course_policy(
         (&mut form.quota_hours, quota_hours),
         (&mut form.period, period),
         (&mut form.time_zone, zone),
+        (&mut form.idle_minutes, idle_minutes),
+        (&mut form.idle_waiting_minutes, idle_waiting_minutes),
+        (&mut form.idle_warning_minutes, idle_warning_minutes),
     ] {
         if let Some(value) = value {
             *field = value;
@@ -273,6 +277,15 @@ async fn course_policy(
             )
         }
         None => println!("{c}: no slice-hour quota"),
+    }
+    let idle = &policy.idle;
+    match idle.idle_minutes {
+        Some(minutes) => println!(
+            "{c}: idle notebooks stop after {minutes} minutes{}, warned {} minutes ahead",
+            idle.waiting_minutes.map(|w| format!(" ({w} while students wait for the size)")).unwrap_or_default(),
+            idle.warning_minutes
+        ),
+        None => println!("{c}: idle notebooks are never stopped"),
     }
     Ok(())
 }

@@ -183,4 +183,13 @@ pub struct PolicyChanges {
     /// The course's time zone (IANA name such as Europe/Berlin); budgets reset in it.
     #[arg(long)]
     pub time_zone: Option<String>,
+    /// Minutes without activity before a notebook stops; `off` for never.
+    #[arg(long)]
+    pub idle_minutes: Option<String>,
+    /// The shorter idle limit while students wait for the size; `off` for the same.
+    #[arg(long)]
+    pub idle_waiting_minutes: Option<String>,
+    /// Minutes of warning before an idle stop.
+    #[arg(long)]
+    pub idle_warning_minutes: Option<String>,
 }

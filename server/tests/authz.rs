@@ -189,6 +189,11 @@ const FUNCTIONS: &[(&str, &str, [u16; 6])] = &[
         "id=s-nosuchsession",
         [401, 404, 404, 404, 404, 404],
     ),
+    (
+        "keep_session_running",
+        "id=s-nosuchsession",
+        [401, 404, 404, 404, 404, 404],
+    ),
     // Last: it ends the caller's session.
     ("logout", "", [200, 200, 200, 200, 200, 200]),
 ];
@@ -485,6 +490,17 @@ async fn every_route_answers_each_caller_exactly_as_the_table_says() {
         let resp = post(&client(), &portal.url, cookies[i].as_deref(), "slice_activity", format!("id={session}")).await;
         assert_eq!(resp.status().as_u16(), if may { 200 } else { 404 }, "{} reading alice's slice activity", CALLERS[i]);
     }
+
+    // Only alice answers her session's idle warning: bob and the other course's instructor
+    // learn nothing, her instructor and admins are refused, and none of them is recorded
+    // as having kept it running.
+    for (i, status) in [(2, 404), (4, 404), (3, 403), (5, 403), (1, 200)] {
+        let resp = post(&client(), &portal.url, cookies[i].as_deref(), "keep_session_running", format!("id={session}")).await;
+        assert_eq!(resp.status().as_u16(), status, "{} keeping alice's session running", CALLERS[i]);
+    }
+    let kept = get_text(&format!("{}/admin/audit.csv?what=session.", portal.url), cookies[5].as_deref().unwrap()).await;
+    let keepers: Vec<&str> = kept.lines().filter(|l| l.contains(",session.keep,")).collect();
+    assert!(keepers.len() == 1 && keepers[0].contains(",alice,session.keep,"), "{kept}");
 
     // Usage reports: ivy's rows name alice, ian's (who teaches the other course) do not,
     // whether he asks for all his courses or names hers; the CSV keeps the same line.

@@ -32,6 +32,7 @@ pub async fn class_dashboard(code: String) -> Result<ClassPageView, ServerFnErro
     } else {
         std::collections::HashMap::new()
     };
+    let idle = services.sessions.idle_notices().await.map_err(from_core)?;
     let sessions = view
         .sessions
         .iter()
@@ -53,6 +54,10 @@ pub async fn class_dashboard(code: String) -> Result<ClassPageView, ServerFnErro
                 ready_at_ms: s.ready_at_ms,
                 ends_at_ms: c.ends_at_ms,
                 time_left: c.ends_at_ms.map(|end| crate::components::time::minutes_left(end, now)),
+                idle: idle
+                    .get(&s.id)
+                    .filter(|_| s.state == slicehub_core::sessions::SessionState::Ready)
+                    .map(|n| super::sessions::ssr_views::idle_view(*n)),
             }
         })
         .collect();

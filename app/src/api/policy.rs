@@ -62,6 +62,12 @@ pub async fn save_course_policy(
     term_ends: String,
     time_zone: String,
     booked_time: Option<String>,
+    idle_minutes: Option<String>,
+    idle_waiting_minutes: Option<String>,
+    idle_gpu_percent: Option<String>,
+    idle_warning_minutes: Option<String>,
+    job_idle_minutes: Option<String>,
+    job_idle: Option<String>,
 ) -> Result<Vec<FieldProblemView>, ServerFnError> {
     use super::ssr::{actor, from_core, require, services, Action};
     use slicehub_core::sessions::{set_policy, PolicyForm};
@@ -83,6 +89,12 @@ pub async fn save_course_policy(
         term_ends,
         time_zone,
         booked_time: booked_time.unwrap_or_default(),
+        idle_minutes: idle_minutes.unwrap_or_default(),
+        idle_waiting_minutes: idle_waiting_minutes.unwrap_or_default(),
+        idle_gpu_percent: idle_gpu_percent.unwrap_or_default(),
+        idle_warning_minutes: idle_warning_minutes.unwrap_or_default(),
+        job_idle_minutes: job_idle_minutes.unwrap_or_default(),
+        job_idle: job_idle.unwrap_or_default(),
     };
     let known = services.sessions.known_profiles().await.map_err(from_core)?;
     match form.parse(&known) {
@@ -198,6 +210,12 @@ pub(crate) mod ssr {
             term_ends: f.term_ends,
             time_zone: f.time_zone,
             booked_time: f.booked_time,
+            idle_minutes: f.idle_minutes,
+            idle_waiting_minutes: f.idle_waiting_minutes,
+            idle_gpu_percent: f.idle_gpu_percent,
+            idle_warning_minutes: f.idle_warning_minutes,
+            job_idle_minutes: f.job_idle_minutes,
+            job_idle: f.job_idle,
         }
     }
 }

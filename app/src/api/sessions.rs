@@ -112,8 +112,10 @@ pub async fn my_sessions() -> Result<Vec<SessionView>, ServerFnError> {
         .collect();
     let mut views = ssr_views::with_steps(store, sessions).await.map_err(from_core)?;
     let warn = i64::from(services.config.quotas_warn_minutes) * 60_000;
+    let idle = services.sessions.idle_notices().await.map_err(from_core)?;
     for view in &mut views {
         view.warn_before_ms = warn;
+        view.idle = idle.get(&view.id).filter(|_| view.state == "ready").map(|n| ssr_views::idle_view(*n));
         view.queue_position = places.get(&view.id).copied();
         view.eta = estimates.get(&view.id).copied().map(ssr_views::eta_view);
         let Some(&at) = quota_ends.get(&view.id) else {
@@ -229,6 +231,22 @@ pub async fn stop_session(id: String, reason: Option<String>) -> Result<(), Serv
     Ok(())
 }
 
+/// "Keep it running": the student answers an idle warning (only the session's own
+/// student; audited).
+#[server(endpoint = "keep_session_running")]
+pub async fn keep_session_running(id: String) -> Result<(), ServerFnError> {
+    use super::ssr::{actor, fail, from_core, services, Caller};
+    let (caller, session) = ssr_views::session_for_caller(&id).await?;
+    if !matches!(caller, Caller::User { id, .. } if id == session.user_id) {
+        return Err(fail(http::StatusCode::FORBIDDEN, "Only the session's own student can keep it running."));
+    }
+    services()?
+        .sessions
+        .keep_running(&session, &actor(&caller))
+        .await
+        .map_err(from_core)
+}
+
 /// How busy the session's slice has been and how much memory it used, oldest first (the
 /// sampler's last readings; empty unless the session runs).
 #[server(endpoint = "slice_activity")]
@@ -274,6 +292,16 @@ pub(crate) mod ssr_views {
             about: clock_of(e.about_ms),
             latest_ms: e.latest_ms,
             latest: clock_of(e.latest_ms),
+        }
+    }
+
+    pub fn idle_view(notice: slicehub_core::sessions::IdleNotice) -> crate::views::IdleView {
+        crate::views::IdleView {
+            idle_since_ms: notice.idle_since_ms,
+            stops_at_ms: notice.stops_at_ms,
+            stops_at: clock_of(notice.stops_at_ms),
+            early: notice.early,
+            stops: notice.stops,
         }
     }
 
@@ -363,6 +391,7 @@ pub(crate) mod ssr_views {
             open_url,
             queue_position: None,
             eta: None,
+            idle: None,
             placement: session
                 .placement
                 .as_ref()

@@ -8,29 +8,13 @@ use slicehub_bench::queue_replay::{replay_queued, QueueOutcome};
 use slicehub_bench::simulate::{dynamic_fleet, replay};
 use slicehub_bench::statics::candidates;
 use slicehub_bench::trace::{classroom, Mix, Request, Spec};
+use slicehub_bench::stats::{mean, percentile};
 use slicehub_mig::{Catalog, GpuState, Layout, Policy};
 
 const MODEL: &str = "H100-80GB";
 /// Static layouts replayed with a queue: the named ones plus this many of the others that
 /// grant the most without a queue.
 const STATIC_SHORTLIST: usize = 8;
-
-fn percentile(values: &[i64], p: f64) -> i64 {
-    if values.is_empty() {
-        return 0;
-    }
-    let mut sorted = values.to_vec();
-    sorted.sort_unstable();
-    let rank = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1]
-}
-
-fn mean(values: &[i64]) -> f64 {
-    if values.is_empty() {
-        return 0.0;
-    }
-    values.iter().sum::<i64>() as f64 / values.len() as f64
-}
 
 /// One strategy over every seed of a row.
 struct Strategy {

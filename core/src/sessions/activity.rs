@@ -168,7 +168,8 @@ impl Sessions {
         self.inner.activity.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Samples every `sessions.sample_seconds`, for as long as the process runs.
+    /// Samples every `sessions.sample_seconds` and then looks for idle sessions, for as
+    /// long as the process runs.
     pub(super) fn start_sampling(&self) {
         let this = self.clone();
         tokio::spawn(async move {
@@ -177,6 +178,9 @@ impl Sessions {
                 tokio::time::sleep(period).await;
                 if let Err(e) = this.sample_slices().await {
                     tracing::warn!(error = %e, "slice sampling pass failed");
+                }
+                if let Err(e) = this.cull_idle().await {
+                    tracing::warn!(error = %e, "idle pass failed");
                 }
             }
         });

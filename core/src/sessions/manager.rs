@@ -74,6 +74,8 @@ pub(super) struct Inner {
     pub all_changes: std::sync::atomic::AtomicU64,
     /// The last queue estimates, with the change count and moment they were made for.
     pub estimates: std::sync::Mutex<Option<super::eta::Remembered>>,
+    /// When the proxy last saw each session's student change something (`idle`).
+    pub seen_active: std::sync::Mutex<std::collections::HashMap<String, i64>>,
 }
 
 impl Sessions {
@@ -104,6 +106,7 @@ impl Sessions {
                 activity: std::sync::Mutex::new(Default::default()),
                 all_changes: std::sync::atomic::AtomicU64::new(0),
                 estimates: std::sync::Mutex::new(None),
+                seen_active: std::sync::Mutex::new(std::collections::HashMap::new()),
             }),
         }
     }
@@ -143,6 +146,18 @@ impl Sessions {
             }
             None => false,
         }
+    }
+
+    /// Tells the session's pages that something they show changed (an idle warning),
+    /// without a change of state.
+    pub(super) fn touch(&self, session: &GpuSession) {
+        self.publish(Some(SessionEvent {
+            session_id: session.id.clone(),
+            user_id: session.user_id,
+            at_ms: crate::store::now_ms(),
+            state: session.state,
+            detail: "idle warning changed".into(),
+        }));
     }
 
     /// This portal's id, made once and kept in the database; its containers carry it.

@@ -8,7 +8,10 @@ mod booked_instances;
 mod bookings;
 mod eta;
 mod finish;
+mod idle;
+mod idle_rule;
 mod in_flight;
+mod jupyter_activity;
 mod launch;
 mod leftover_instances;
 mod manager;
@@ -26,6 +29,8 @@ pub use argv::split_command;
 pub use booked_instances::PREPARE_LEAD_MS;
 pub use bookings::{Booking, BookingForm, BookingRequest};
 pub use eta::QueueEstimate;
+pub use idle::IdleNotice;
+pub use idle_rule::{IdlePolicy, IdleVerdict, IdleWarning, Judged};
 pub use manager::{ClaimRequest, Sessions, Workload};
 pub use model::{
     queue_position, GpuSession, SessionEvent, SessionKind, SessionState, SlicePlacement,

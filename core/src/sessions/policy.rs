@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::idle_rule::IdlePolicy;
+
 use crate::config::Config;
 use crate::quotas::{compute_slices, parse_clock, parse_date, time_zone, QuotaPeriod, WEEKDAYS};
 use crate::store::{PolicyRow, Store};
@@ -25,6 +27,8 @@ pub struct CoursePolicy {
     /// IANA name; quota periods reset in it.
     pub time_zone: String,
     pub quota: Option<Quota>,
+    /// When idle sessions are warned and stopped.
+    pub idle: IdlePolicy,
 }
 
 /// A slice-hour budget per student and period.
@@ -68,6 +72,7 @@ impl CoursePolicy {
             max_slices: i64::from(config.sessions_max_compute_slices),
             time_zone: "UTC".into(),
             quota: None,
+            idle: IdlePolicy::default(),
         }
     }
 
@@ -109,6 +114,7 @@ impl CoursePolicy {
         if time_zone(&self.time_zone).is_none() {
             out.push(problem("time_zone", format!("{:?} is not a time zone; use a name such as Europe/Berlin or UTC.", self.time_zone)));
         }
+        out.extend(idle_problems(&self.idle));
         if let Some(quota) = &self.quota {
             if !(1..=600_000).contains(&quota.slice_minutes) {
                 out.push(problem("quota_hours", "A budget is more than 0 and at most 10000 slice-hours."));
@@ -153,6 +159,7 @@ impl CoursePolicy {
             max_slices: row.max_slices.unwrap_or(defaults.max_slices),
             time_zone: row.time_zone,
             quota,
+            idle: row.idle_policy.as_deref().and_then(|j| serde_json::from_str(j).ok()).unwrap_or_default(),
         }
     }
 
@@ -177,6 +184,7 @@ impl CoursePolicy {
             term_ends: ends,
             time_zone: self.time_zone.clone(),
             booked_time_free: self.quota.as_ref().is_some_and(|q| q.booked_time_free),
+            idle_policy: serde_json::to_string(&self.idle).ok(),
         }
     }
 }
@@ -205,6 +213,18 @@ pub struct PolicyForm {
     pub time_zone: String,
     /// `free`: time in the course's booked lab windows is not charged; empty or `counts`.
     pub booked_time: String,
+    /// Minutes idle before a notebook stops; `off`; empty: the default.
+    pub idle_minutes: String,
+    /// The shorter limit while students wait for the size; `off`: the same.
+    pub idle_waiting_minutes: String,
+    /// Percent busy of the slice that counts as activity.
+    pub idle_gpu_percent: String,
+    /// Minutes of warning before an idle stop.
+    pub idle_warning_minutes: String,
+    /// Minutes a job may show no GPU activity before it is reported; `off`.
+    pub job_idle_minutes: String,
+    /// `report` (default) or `stop`.
+    pub job_idle: String,
 }
 
 fn whole(field: &str, text: &str, what: &str, problems: &mut Vec<FieldProblem>) -> i64 {
@@ -243,6 +263,12 @@ impl PolicyForm {
             term_ends: ends,
             time_zone: policy.time_zone.clone(),
             booked_time: if policy.quota.as_ref().is_some_and(|q| q.booked_time_free) { "free" } else { "counts" }.into(),
+            idle_minutes: minutes_or_off(policy.idle.idle_minutes),
+            idle_waiting_minutes: minutes_or_off(policy.idle.waiting_minutes),
+            idle_gpu_percent: policy.idle.gpu_busy_percent.to_string(),
+            idle_warning_minutes: policy.idle.warning_minutes.to_string(),
+            job_idle_minutes: minutes_or_off(policy.idle.job_idle_minutes),
+            job_idle: if policy.idle.job_idle_stop { "stop" } else { "report" }.into(),
         }
     }
 
@@ -317,6 +343,7 @@ impl PolicyForm {
             max_slices: whole("max_slices", &self.max_slices, "The largest slice", &mut problems),
             time_zone: self.time_zone.trim().to_string(),
             quota,
+            idle: self.idle(&mut problems),
         };
         for p in policy.problems(known_profiles) {
             if !problems.iter().any(|q| q.field == p.field) {
@@ -329,6 +356,71 @@ impl PolicyForm {
             Err(problems)
         }
     }
+}
+
+fn minutes_or_off(minutes: Option<i64>) -> String {
+    minutes.map(|m| m.to_string()).unwrap_or_else(|| "off".into())
+}
+
+impl PolicyForm {
+    /// The idle fields; an empty one takes the default.
+    fn idle(&self, problems: &mut Vec<FieldProblem>) -> IdlePolicy {
+        let defaults = IdlePolicy::default();
+        let mut optional = |field: &str, text: &str, default: Option<i64>, what: &str| match text.trim() {
+            "" => default,
+            t if t.eq_ignore_ascii_case("off") || t == "0" => None,
+            t => Some(whole(field, t, what, problems)),
+        };
+        let idle_minutes = optional("idle_minutes", &self.idle_minutes, defaults.idle_minutes, "The idle limit");
+        let waiting_minutes = optional("idle_waiting_minutes", &self.idle_waiting_minutes, defaults.waiting_minutes, "The idle limit while students wait");
+        let job_idle_minutes = optional("job_idle_minutes", &self.job_idle_minutes, defaults.job_idle_minutes, "The job limit");
+        let mut plain = |field: &str, text: &str, default: i64, what: &str| match text.trim() {
+            "" => default,
+            t => whole(field, t, what, problems),
+        };
+        let gpu_busy_percent = plain("idle_gpu_percent", &self.idle_gpu_percent, i64::from(defaults.gpu_busy_percent), "The GPU threshold");
+        let warning_minutes = plain("idle_warning_minutes", &self.idle_warning_minutes, defaults.warning_minutes, "The warning");
+        let job_idle_stop = match self.job_idle.trim() {
+            "stop" => true,
+            "" | "report" => false,
+            _ => {
+                problems.push(problem("job_idle", "A job with no GPU activity is either reported or stopped."));
+                false
+            }
+        };
+        IdlePolicy {
+            idle_minutes,
+            waiting_minutes,
+            gpu_busy_percent: gpu_busy_percent.clamp(0, 1_000) as u32,
+            warning_minutes,
+            job_idle_minutes,
+            job_idle_stop,
+        }
+    }
+}
+
+fn idle_problems(idle: &IdlePolicy) -> Vec<FieldProblem> {
+    let mut out = Vec::new();
+    let day = 1..=1_440;
+    if idle.idle_minutes.is_some_and(|m| !day.contains(&m)) {
+        out.push(problem("idle_minutes", "The idle limit is 1 to 1440 minutes, or off."));
+    }
+    if idle.waiting_minutes.is_some_and(|m| !day.contains(&m)) {
+        out.push(problem("idle_waiting_minutes", "The limit while students wait is 1 to 1440 minutes, or off."));
+    }
+    if idle.job_idle_minutes.is_some_and(|m| !day.contains(&m)) {
+        out.push(problem("job_idle_minutes", "The job limit is 1 to 1440 minutes, or off."));
+    }
+    if !(1..=100).contains(&idle.gpu_busy_percent) {
+        out.push(problem("idle_gpu_percent", "The GPU threshold is 1 to 100 percent busy."));
+    }
+    let shortest = [idle.idle_minutes, idle.waiting_minutes].into_iter().flatten().filter(|m| day.contains(m)).min().unwrap_or(1_440);
+    if !(0..=60).contains(&idle.warning_minutes) {
+        out.push(problem("idle_warning_minutes", "The warning comes 0 to 60 minutes before the stop."));
+    } else if idle.warning_minutes > shortest {
+        out.push(problem("idle_warning_minutes", format!("The warning cannot come earlier than the idle limit ({shortest} minutes).")));
+    }
+    out
 }
 
 /// `a, b,,c` → `[a, b, c]`: the form lists are stored and typed in.
@@ -373,4 +465,46 @@ pub async fn set_policy(
         .audit(actor, "course.policy", &code, &serde_json::to_string(policy).unwrap_or_default())
         .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn form(idle: &str, waiting: &str, warning: &str, gpu: &str, job: &str) -> PolicyForm {
+        PolicyForm {
+            images: "slicehub/jupyterlab:offline".into(),
+            max_minutes: "60".into(),
+            max_sessions: "1".into(),
+            max_slices: "7".into(),
+            internet: "on".into(),
+            time_zone: "UTC".into(),
+            idle_minutes: idle.into(),
+            idle_waiting_minutes: waiting.into(),
+            idle_warning_minutes: warning.into(),
+            idle_gpu_percent: gpu.into(),
+            job_idle: job.into(),
+            ..PolicyForm::default()
+        }
+    }
+
+    fn fields(f: PolicyForm) -> Vec<String> {
+        f.parse(&[]).unwrap_err().into_iter().map(|p| p.field).collect()
+    }
+
+    #[test]
+    fn idle_fields_default_when_empty_and_refuse_nonsense_each_by_name() {
+        let empty = form("", "", "", "", "").parse(&[]).unwrap();
+        assert_eq!(empty.idle, IdlePolicy::default());
+        let off = form("off", "0", "0", "5", "stop").parse(&[]).unwrap();
+        assert_eq!((off.idle.idle_minutes, off.idle.waiting_minutes, off.idle.job_idle_stop), (None, None, true));
+        assert_eq!(fields(form("-5", "", "", "", "")), ["idle_minutes"]);
+        assert_eq!(fields(form("soon", "", "", "", "")), ["idle_minutes"]);
+        assert_eq!(fields(form("60", "99999", "", "", "")), ["idle_waiting_minutes"]);
+        assert_eq!(fields(form("2", "off", "5", "", "")), ["idle_warning_minutes"], "a warning longer than the limit");
+        assert_eq!(fields(form("", "", "", "0", "")), ["idle_gpu_percent"]);
+        assert_eq!(fields(form("", "", "", "", "maybe")), ["job_idle"]);
+        let round_trip = PolicyForm::from_policy(&off);
+        assert_eq!((round_trip.idle_minutes.as_str(), round_trip.job_idle.as_str()), ("off", "stop"));
+    }
 }

@@ -25,6 +25,8 @@ pub struct PolicyRow {
     pub time_zone: String,
     /// Time in the course's booked lab windows is not charged to quotas.
     pub booked_time_free: bool,
+    /// The idle policy as JSON; `None`: the defaults.
+    pub idle_policy: Option<String>,
 }
 
 impl Store {
@@ -32,7 +34,7 @@ impl Store {
         let row = sqlx::query(
             "SELECT allowed_images, allowed_profiles, max_session_minutes, internet,
                     max_sessions, max_slices, quota_slice_minutes, quota_period,
-                    reset_weekday, reset_minute, term_starts, term_ends, time_zone, booked_time_free
+                    reset_weekday, reset_minute, term_starts, term_ends, time_zone, booked_time_free, idle_policy
              FROM course_policies
              WHERE course_id = $1",
         )
@@ -55,6 +57,7 @@ impl Store {
             term_ends: row.try_get("term_ends")?,
             time_zone: row.try_get("time_zone")?,
             booked_time_free: row.try_get::<i64, _>("booked_time_free")? != 0,
+            idle_policy: row.try_get("idle_policy")?,
         }))
     }
 
@@ -69,8 +72,8 @@ impl Store {
                                           max_session_minutes, internet, updated_at,
                                           max_sessions, max_slices, quota_slice_minutes,
                                           quota_period, reset_weekday, reset_minute,
-                                          term_starts, term_ends, time_zone, booked_time_free)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
+                                          term_starts, term_ends, time_zone, booked_time_free, idle_policy)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)",
         )
         .bind(course_id)
         .bind(&policy.allowed_images)
@@ -88,6 +91,7 @@ impl Store {
         .bind(&policy.term_ends)
         .bind(&policy.time_zone)
         .bind(i64::from(policy.booked_time_free))
+        .bind(&policy.idle_policy)
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;

@@ -7,6 +7,7 @@
 
 mod admitted;
 mod forward;
+mod idle_banner;
 pub mod notebook_host;
 mod pages;
 

@@ -154,14 +154,28 @@ async fn forward(State(state): State<AppState>, request: Request) -> Response {
             }
         }
     }
+    let path = request.uri().path().to_string();
+    if let Some(rest) = path.strip_prefix(&session.base_url()).and_then(|r| r.strip_prefix("_slicehub/")) {
+        return super::idle_banner::answer(&state, &session, rest, request.method()).await;
+    }
     match (session.state, session.notebook_address.as_deref()) {
         (SessionState::Ready, Some(address)) if !session.token.is_empty() => {
+            if writes && counts_as_activity(&path, &session.base_url()) {
+                services.sessions.note_activity(&session.id);
+            }
+            let lab_page = request.method() == Method::GET && super::idle_banner::is_lab_page(&path, &session);
+            let mut request = request;
+            if lab_page {
+                // The page comes back unencoded, so the warning's script can be added.
+                request.headers_mut().remove(header::ACCEPT_ENCODING);
+            }
             let scheme = if portal.starts_with("https://") { "https" } else { "http" };
             let began = std::time::Instant::now();
             let answer = state
                 .upstream
                 .forward(request, address, &session.token, services.notebooks.grant_cookie(), scheme)
                 .await;
+            let answer = if lab_page { super::idle_banner::inject(answer, &session).await } else { answer };
             let kind = if upgrade { "websocket" } else { "http" };
             slicehub_core::metrics::METRICS.proxied(kind, began.elapsed().as_secs_f64());
             answer
@@ -169,6 +183,12 @@ async fn forward(State(state): State<AppState>, request: Request) -> Response {
         (s, _) if s.is_final() => pages::ended(&portal, &session),
         _ => pages::starting(&portal, &session),
     }
+}
+
+/// A change through JupyterLab counts as the student's activity, except the layout that
+/// JupyterLab itself saves every few seconds while a tab is open (its workspace).
+fn counts_as_activity(path: &str, base_url: &str) -> bool {
+    !path.strip_prefix(base_url).is_some_and(|rest| rest.starts_with("lab/api/workspaces"))
 }
 
 /// A request that changes something, or opens a WebSocket, must come from the notebook's
@@ -220,6 +240,14 @@ mod tests {
             own
         ));
         assert!(from_own_origin(&headers(&[]), own), "no browser: no cookie of the browser's");
+    }
+
+    #[test]
+    fn an_open_tab_saving_its_layout_is_not_activity() {
+        let base = "/user/ivy/s-1/";
+        assert!(!counts_as_activity("/user/ivy/s-1/lab/api/workspaces/default", base));
+        assert!(counts_as_activity("/user/ivy/s-1/api/contents/work.ipynb", base));
+        assert!(counts_as_activity("/user/ivy/s-1/api/kernels", base));
     }
 
     #[test]

@@ -119,7 +119,15 @@ fn ClassSessions(sessions: Vec<ClassSessionRow>, stop: ServerAction<StopSession>
                         {if s.ready_at_ms.is_some() { "since " } else { "asked " }}
                         <LocalTime ms=since utc=utc_text(since)/>
                     </td>
-                    <td>{left}</td>
+                    <td>{left}{s.idle.clone().map(|idle| {
+                        let what = if s.kind == "job" { "no GPU activity since " } else { "idle since " };
+                        view! {
+                            <br/><span class="idle-note small">{what}
+                                <LocalTime ms=idle.idle_since_ms utc=utc_text(idle.idle_since_ms)/>
+                                {idle.stops.then(|| view! { ", stops " <LocalTime ms=idle.stops_at_ms utc=idle.stops_at.clone()/> })}
+                            </span>
+                        }
+                    })}</td>
                     <td class="actions"><StopWithReason id stop/></td>
                 </tr>
             }

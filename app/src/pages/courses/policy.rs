@@ -176,6 +176,33 @@ fn PolicyView(
                     </Field>
                 </div>
             </section>
+            <section class="card">
+                <h2 class="card-title">"Idle sessions"</h2>
+                <p class="hint">"A notebook is active while its kernel or a terminal works, while its student saves or changes something through JupyterLab, or while its slice is busy above the GPU threshold. An open browser tab alone does not count. The student is warned first and can keep it running; files in the home folder stay."</p>
+                <div class="field-grid">
+                    <Field save field="idle_minutes" label="Stop idle notebooks after (minutes)" help="off: never.".into()>
+                        <input id="policy-idle_minutes" name="idle_minutes" inputmode="numeric" value=f.idle_minutes.clone()/>
+                    </Field>
+                    <Field save field="idle_waiting_minutes" label="When students wait (minutes)" help="The shorter limit applies only while someone waits for a slice of that size; off: the same limit.".into()>
+                        <input id="policy-idle_waiting_minutes" name="idle_waiting_minutes" inputmode="numeric" value=f.idle_waiting_minutes.clone()/>
+                    </Field>
+                    <Field save field="idle_warning_minutes" label="Warn before stopping (minutes)">
+                        <input id="policy-idle_warning_minutes" name="idle_warning_minutes" inputmode="numeric" value=f.idle_warning_minutes.clone()/>
+                    </Field>
+                    <Field save field="idle_gpu_percent" label="GPU busy threshold (%)" help="A slice at least this busy counts as activity.".into()>
+                        <input id="policy-idle_gpu_percent" name="idle_gpu_percent" inputmode="numeric" value=f.idle_gpu_percent.clone()/>
+                    </Field>
+                    <Field save field="job_idle_minutes" label="Jobs without GPU activity (minutes)" help="Reported to the student and to you after this long; off: never.".into()>
+                        <input id="policy-job_idle_minutes" name="job_idle_minutes" inputmode="numeric" value=f.job_idle_minutes.clone()/>
+                    </Field>
+                    <Field save field="job_idle" label="Such a job is">
+                        <select id="policy-job_idle" name="job_idle">
+                            <option value="report" selected=f.job_idle != "stop">"Reported only"</option>
+                            <option value="stop" selected=f.job_idle == "stop">"Stopped (after the warning)"</option>
+                        </select>
+                    </Field>
+                </div>
+            </section>
             <button class="btn btn-primary" type="submit">"Save policy"</button>
         </ActionForm>
         <div class="grid-sidebar">

@@ -49,7 +49,7 @@ impl Arrivals {
             }
         });
         if let Some(text) = arrived {
-            notify(&text);
+            notify(&text, "Open SliceHub to start working on it.");
             self.started.set(Some(text));
         }
     }
@@ -95,10 +95,10 @@ fn request_permission() {
 }
 
 #[cfg(feature = "hydrate")]
-fn notify(text: &str) {
+pub(super) fn notify(text: &str, body: &str) {
     if permission().as_deref() == Some("granted") {
         let options = web_sys::NotificationOptions::new();
-        options.set_body("Open SliceHub to start working on it.");
+        options.set_body(body);
         let _ = web_sys::Notification::new_with_options(text, &options);
     }
 }
@@ -112,4 +112,4 @@ fn permission() -> Option<String> {
 fn request_permission() {}
 
 #[cfg(not(feature = "hydrate"))]
-fn notify(_text: &str) {}
+pub(super) fn notify(_text: &str, _body: &str) {}

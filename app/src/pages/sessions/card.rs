@@ -6,7 +6,7 @@ use std::time::Duration;
 use leptos::prelude::*;
 
 use super::words;
-use crate::api::sessions::{session_logs, StopSession};
+use crate::api::sessions::{session_logs, KeepSessionRunning, StopSession};
 use crate::components::badge::Badge;
 use crate::components::confirm::ConfirmButton;
 use crate::components::disclosure::Disclosure;
@@ -15,7 +15,11 @@ use crate::views::SessionView;
 
 /// A session that is waiting, starting or running.
 #[component]
-pub fn SessionCard(session: SessionView, stop: ServerAction<StopSession>) -> impl IntoView {
+pub fn SessionCard(
+    session: SessionView,
+    stop: ServerAction<StopSession>,
+    keep: ServerAction<KeepSessionRunning>,
+) -> impl IntoView {
     let s = session;
     let (word, kind) = words::badge(&s);
     let job = s.kind == "job";
@@ -73,6 +77,7 @@ pub fn SessionCard(session: SessionView, stop: ServerAction<StopSession>) -> imp
             })}
             {matches!(s.state.as_str(), "requested" | "queued").then(|| view! { <super::arrival::NotifyWhenReady/> })}
             {stop_warning}
+            {s.idle.clone().map(|idle| view! { <super::idle::IdleWarning id=s.id.clone() idle job keep/> })}
             {(s.state == "ready").then(|| view! { <super::activity::SliceActivity id=s.id.clone()/> })}
             {logs}
             <Disclosure summary="Details" class="session-details">

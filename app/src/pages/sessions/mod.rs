@@ -4,6 +4,7 @@
 mod activity;
 mod arrival;
 mod card;
+mod idle;
 mod launch;
 mod live;
 pub(crate) mod words;
@@ -12,7 +13,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use crate::api::sessions::{
-    launch_options, my_sessions, session_history, StartSession, StopSession,
+    launch_options, my_sessions, session_history, KeepSessionRunning, StartSession, StopSession,
 };
 use crate::components::message::EmptyState;
 use crate::pages::LoadError;
@@ -26,11 +27,12 @@ pub fn SessionsPage() -> impl IntoView {
     let generation = RwSignal::new(0u32);
     let start = ServerAction::<StartSession>::new();
     let stop = ServerAction::<StopSession>::new();
+    let keep = ServerAction::<KeepSessionRunning>::new();
     let changes = move || {
         (
             generation.get(),
             start.version().get(),
-            stop.version().get(),
+            stop.version().get() + keep.version().get(),
         )
     };
     let options = Resource::new(changes, |_| launch_options());
@@ -38,10 +40,12 @@ pub fn SessionsPage() -> impl IntoView {
     let page = RwSignal::new(0u32);
     Effect::new(move |_| live::follow_session_events(generation));
     let arrivals = arrival::Arrivals::new();
+    let idle_alerts = idle::IdleAlerts::new();
     let waiting = RwSignal::new(false);
     Effect::new(move |_| {
         if let Some(Ok(list)) = sessions.get() {
             arrivals.seen(&list);
+            idle_alerts.seen(&list);
             waiting.set(
                 list.iter()
                     .any(|s| matches!(s.state.as_str(), "requested" | "queued")),
@@ -85,7 +89,7 @@ pub fn SessionsPage() -> impl IntoView {
                         (!live.is_empty()).then(|| view! {
                             <h2 class="section-title">{heading}</h2>
                             <div class="session-list live-sessions">
-                                {live.into_iter().map(|session| view! { <SessionCard session stop/> }).collect_view()}
+                                {live.into_iter().map(|session| view! { <SessionCard session stop keep/> }).collect_view()}
                             </div>
                         })
                         .into_any()

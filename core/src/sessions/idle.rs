@@ -1,0 +1,158 @@
+//! Idle sessions come back: each pass (after the slice sampler) works out when every
+//! running session was last active, warns ahead of an idle stop and stops those whose
+//! warning ran out (`idle_rule` decides). Activity of a notebook is the latest of its
+//! kernels and terminals (JupyterLab's API), changes its student made through the proxy,
+//! its slice busy above the course's threshold, and "Keep it running"; a job's is its
+//! slice alone. What is decided is kept in the database, so a restart keeps the deadline.
+
+use std::collections::{HashMap, HashSet};
+
+use serde::Serialize;
+
+use super::idle_rule::{IdleVerdict, IdleWarning, Judged};
+use super::jupyter_activity::jupyter_activity;
+use super::manager::Sessions;
+use super::model::{GpuSession, SessionKind, SessionState};
+use super::policy::{policy_of, CoursePolicy};
+use crate::store::IdleRow;
+use crate::CoreError;
+
+/// An idle warning as the pages show it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct IdleNotice {
+    pub idle_since_ms: i64,
+    pub stops_at_ms: i64,
+    /// The stop comes early because students wait for the session's size.
+    pub early: bool,
+    /// False for a job the course only reports.
+    pub stops: bool,
+}
+
+impl Sessions {
+    /// Something the student did through the proxy that a background poll does not do.
+    pub fn note_activity(&self, session_id: &str) {
+        let mut seen = self.inner.seen_active.lock().unwrap_or_else(|p| p.into_inner());
+        seen.insert(session_id.to_string(), crate::store::now_ms());
+    }
+
+    /// "Keep it running": counts as activity now and clears the warning. Audited.
+    pub async fn keep_running(&self, session: &GpuSession, actor: &str) -> Result<(), CoreError> {
+        if session.state != SessionState::Ready {
+            return Err(CoreError::Conflict("Only a running session can be kept running.".into()));
+        }
+        let now = crate::store::now_ms();
+        self.note_activity(&session.id);
+        let store = &self.inner.store;
+        store.save_idle(&session.id, &IdleRow { last_active_at: now, stops_at: None, early: 0, stops: 1 }).await?;
+        store.audit(actor, "session.keep", &session.id, "kept running while idle").await?;
+        self.touch(session);
+        Ok(())
+    }
+
+    /// The idle warning of every session that has one, by session id.
+    pub async fn idle_notices(&self) -> Result<HashMap<String, IdleNotice>, CoreError> {
+        let rows = self.inner.store.idle_rows().await?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(id, row)| {
+                let notice = IdleNotice {
+                    idle_since_ms: row.last_active_at,
+                    stops_at_ms: row.stops_at?,
+                    early: row.early != 0,
+                    stops: row.stops != 0,
+                };
+                Some((id, notice))
+            })
+            .collect())
+    }
+
+    /// One culling pass at the clock's time; returns how many sessions it stopped.
+    pub async fn cull_idle(&self) -> Result<usize, CoreError> {
+        let now = crate::store::now_ms();
+        let store = &self.inner.store;
+        let running = store.gpu_sessions_in(&[SessionState::Ready]).await?;
+        let rows = store.idle_rows().await?;
+        let waiting: HashSet<String> = store
+            .gpu_sessions_in(&[SessionState::Queued])
+            .await?
+            .into_iter()
+            .map(|s| s.profile)
+            .collect();
+        let proxy_seen = self.inner.seen_active.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let mut policies: HashMap<i64, CoursePolicy> = HashMap::new();
+        for session in &running {
+            if !policies.contains_key(&session.course_id) {
+                policies.insert(session.course_id, policy_of(store, &self.inner.config, session.course_id).await?);
+            }
+        }
+        let client = reqwest::Client::new();
+        let jupyter = futures_util::future::join_all(running.iter().map(|s| async {
+            match (&s.kind, &s.notebook_address) {
+                (SessionKind::Notebook, Some(address)) => jupyter_activity(&client, address, &s.base_url(), &s.token, now).await,
+                _ => None,
+            }
+        }))
+        .await;
+        let mut stopped = 0;
+        for (session, from_jupyter) in running.iter().zip(jupyter) {
+            let idle = policies[&session.course_id].idle;
+            let kind = if session.kind == SessionKind::Job { Judged::Job } else { Judged::Notebook };
+            let before = rows.get(&session.id).copied();
+            let busy_at = self.busy_since(&session.id, idle.gpu_busy_percent);
+            let mut last = before.map(|r| r.last_active_at).or(session.ready_at_ms).unwrap_or(now);
+            let signals = match kind {
+                Judged::Notebook => vec![busy_at, from_jupyter, proxy_seen.get(&session.id).copied()],
+                Judged::Job => vec![busy_at],
+            };
+            last = signals.into_iter().flatten().fold(last, i64::max).min(now);
+            let warned = before
+                .and_then(|r| r.stops_at.map(|stops_at_ms| IdleWarning { stops_at_ms, early: r.early != 0 }))
+                .filter(|_| before.is_some_and(|r| r.last_active_at == last));
+            let verdict = idle.judge(kind, last, warned, waiting.contains(&session.profile), now);
+            let warning = match verdict {
+                IdleVerdict::Active => None,
+                IdleVerdict::Warn(w) | IdleVerdict::Stop(w) => Some(w),
+            };
+            let row = IdleRow {
+                last_active_at: last,
+                stops_at: warning.map(|w| w.stops_at_ms),
+                early: i64::from(warning.is_some_and(|w| w.early)),
+                stops: i64::from(kind == Judged::Notebook || idle.job_idle_stop),
+            };
+            if before != Some(row) {
+                store.save_idle(&session.id, &row).await?;
+                if before.and_then(|r| r.stops_at) != row.stops_at {
+                    self.touch(session);
+                }
+            }
+            if let IdleVerdict::Stop(w) = verdict {
+                let minutes = (now - last) / 60_000;
+                let reason = if w.early {
+                    format!("idle: no activity for {minutes} min while students waited for a {} slice", session.profile)
+                } else {
+                    format!("idle: no activity for {minutes} min")
+                };
+                match self.stop(&session.id, &reason).await {
+                    Ok(_) => {
+                        stopped += 1;
+                        store.audit("portal", "session.cull", &session.id, &reason).await?;
+                    }
+                    Err(e) => tracing::warn!(session = %session.id, error = %e, "could not stop an idle session"),
+                }
+            }
+        }
+        let live: HashSet<&str> = running.iter().map(|s| s.id.as_str()).collect();
+        self.inner.seen_active.lock().unwrap_or_else(|p| p.into_inner()).retain(|id, _| live.contains(id.as_str()));
+        store.forget_idle_of_ended().await?;
+        Ok(stopped)
+    }
+
+    /// The newest sample of the session's slice at or above `percent` busy.
+    fn busy_since(&self, session_id: &str, percent: u32) -> Option<i64> {
+        self.slice_samples(session_id)
+            .iter()
+            .rev()
+            .find(|s| s.busy_percent.is_some_and(|b| b >= percent))
+            .map(|s| s.at_ms)
+    }
+}

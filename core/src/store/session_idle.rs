@@ -1,0 +1,58 @@
+//! When each running session was last active and the idle warning it holds (migration 0011).
+
+use std::collections::HashMap;
+
+use super::Store;
+use crate::CoreError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdleRow {
+    pub last_active_at: i64,
+    /// The warning's stop; `None`: no warning.
+    pub stops_at: Option<i64>,
+    pub early: i64,
+    /// 0: a job the course only reports.
+    pub stops: i64,
+}
+
+impl Store {
+    /// The idle state of every session that has one, by session id.
+    pub async fn idle_rows(&self) -> Result<HashMap<String, IdleRow>, CoreError> {
+        let rows: Vec<(String, i64, Option<i64>, i64, i64)> =
+            sqlx::query_as("SELECT session_id, last_active_at, stops_at, early, stops FROM session_idle")
+                .fetch_all(self.pool())
+                .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, last_active_at, stops_at, early, stops)| (id, IdleRow { last_active_at, stops_at, early, stops }))
+            .collect())
+    }
+
+    pub async fn save_idle(&self, session_id: &str, row: &IdleRow) -> Result<(), CoreError> {
+        sqlx::query(
+            "INSERT INTO session_idle (session_id, last_active_at, stops_at, early, stops)
+             VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (session_id) DO UPDATE SET last_active_at = excluded.last_active_at,
+                 stops_at = excluded.stops_at, early = excluded.early, stops = excluded.stops",
+        )
+        .bind(session_id)
+        .bind(row.last_active_at)
+        .bind(row.stops_at)
+        .bind(row.early)
+        .bind(row.stops)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// Forgets the idle state of sessions that are over.
+    pub async fn forget_idle_of_ended(&self) -> Result<(), CoreError> {
+        sqlx::query(
+            "DELETE FROM session_idle WHERE session_id IN
+             (SELECT id FROM gpu_sessions WHERE state IN ('ended', 'failed'))",
+        )
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+}

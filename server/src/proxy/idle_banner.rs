@@ -1,0 +1,82 @@
+//! The idle warning inside JupyterLab. The proxy adds one script tag to JupyterLab's page
+//! (`…/lab`); the script asks `…/_slicehub/idle` on the notebook's own host and draws the
+//! warning over JupyterLab's corner, whose "Keep it running" posts to `…/_slicehub/keep`. These
+//! paths are answered here and never reach JupyterLab. Chosen over a JupyterLab extension
+//! because it works with every image a course allows, with nothing installed in it, and
+//! the script only adds an element of its own to the page.
+
+use axum::body::Body;
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use slicehub_core::sessions::GpuSession;
+
+use crate::serve::AppState;
+
+const SCRIPT: &str = include_str!("idle_banner.js");
+/// JupyterLab's page is about 30 KB; anything far larger is passed on untouched.
+const MOST_PAGE_BYTES: usize = 4 * 1024 * 1024;
+
+/// `_slicehub/…` under the session's base URL, answered by the portal.
+pub(super) async fn answer(state: &AppState, session: &GpuSession, rest: &str, method: &Method) -> Response {
+    let sessions = &state.services.sessions;
+    match (method, rest) {
+        (&Method::GET, "idle.js") => (
+            [(header::CONTENT_TYPE, "text/javascript; charset=utf-8"), (header::CACHE_CONTROL, "no-cache")],
+            SCRIPT,
+        )
+            .into_response(),
+        (&Method::GET, "idle") => {
+            let notice = match sessions.idle_notices().await {
+                Ok(mut all) => all.remove(&session.id),
+                Err(e) => {
+                    tracing::warn!(error = %e, "notebook host: idle state unreadable");
+                    None
+                }
+            };
+            let body = serde_json::json!({ "idle": notice });
+            ([(header::CACHE_CONTROL, "no-store")], axum::Json(body)).into_response()
+        }
+        (&Method::POST, "keep") => match sessions.keep_running(session, &session.username).await {
+            Ok(()) => StatusCode::NO_CONTENT.into_response(),
+            Err(e) => {
+                tracing::info!(session = %session.id, error = %e, "notebook host: keep running refused");
+                (StatusCode::CONFLICT, "This session is not running.").into_response()
+            }
+        },
+        _ => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+/// JupyterLab's own page (`…/lab`, `…/lab/tree/…`, `…/lab/workspaces/…`).
+pub(super) fn is_lab_page(path: &str, session: &GpuSession) -> bool {
+    path.strip_prefix(&session.base_url())
+        .is_some_and(|rest| rest == "lab" || rest.starts_with("lab/tree") || rest.starts_with("lab/workspaces"))
+}
+
+/// Adds the warning's script to an HTML page; any other answer passes untouched.
+pub(super) async fn inject(response: Response, session: &GpuSession) -> Response {
+    let html = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("text/html"));
+    let encoded = response.headers().contains_key(header::CONTENT_ENCODING);
+    if !html || encoded || response.status() != StatusCode::OK {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, MOST_PAGE_BYTES).await else {
+        return (StatusCode::BAD_GATEWAY, "JupyterLab's page could not be read.").into_response();
+    };
+    let page = String::from_utf8_lossy(&bytes);
+    let tag = format!(r#"<script src="{}_slicehub/idle.js" defer></script>"#, session.base_url());
+    let page = match page.rfind("</head>") {
+        Some(at) => format!("{}{tag}{}", &page[..at], &page[at..]),
+        None => format!("{page}{tag}"),
+    };
+    parts.headers.remove(header::CONTENT_LENGTH);
+    if let Ok(length) = HeaderValue::from_str(&page.len().to_string()) {
+        parts.headers.insert(header::CONTENT_LENGTH, length);
+    }
+    Response::from_parts(parts, Body::from(page))
+}
