@@ -4,7 +4,9 @@
 //! notebook whose kernel runs code, one whose student pressed "Keep it running" and one
 //! whose slice is busy (simulated GPU: container CPU) are not; with students waiting for
 //! its size an idle notebook is stopped early, says why, and the first waiting claim gets
-//! its slice. Needs `slicehub/jupyterlab:offline` (scripts/test.sh builds it).
+//! its slice; a "Keep it running" written while a pass decides wins over that pass, and of
+//! passes deciding at once only one writes. Needs `slicehub/jupyterlab:offline`
+//! (scripts/test.sh builds it).
 
 mod common;
 mod lab;
@@ -16,7 +18,7 @@ use futures_util::SinkExt;
 use lab::{lab, Lab};
 use slicehub_core::gpu::GpuBackend;
 use slicehub_core::sessions::{set_policy, ClaimRequest, GpuSession, PolicyForm, SessionState::*, Sessions, Workload};
-use slicehub_core::store::Store;
+use slicehub_core::store::{IdleRow, Store};
 
 const JUPYTERLAB: &str = "slicehub/jupyterlab:offline";
 const START: Duration = Duration::from_secs(180);
@@ -216,3 +218,25 @@ async fn idle_culling_on_both_databases() {
     }
     futures_util::future::join_all(runs).await;
 }
+
+async fn a_keep_written_during_a_pass_wins_and_one_pass_writes_at_a_time(store: Store) {
+    let read = IdleRow { last_active_at: 1_000, stops_at: Some(61_000), early: 0, stops: 1 };
+    assert!(store.save_idle_if_unchanged("s-a", None, &read).await.unwrap());
+    assert!(!store.save_idle_if_unchanged("s-a", None, &read).await.unwrap(), "a second first write loses");
+    // The student keeps it running after a pass read `read`; the pass cannot write its stop.
+    let kept = IdleRow { last_active_at: 50_000, stops_at: None, early: 0, stops: 1 };
+    store.save_idle("s-a", &kept).await.unwrap();
+    assert!(!store.save_idle_if_unchanged("s-a", Some(read), &read).await.unwrap());
+    assert_eq!(store.idle_rows().await.unwrap()["s-a"], kept);
+    // Eight passes (two portals, say) decide from the same reading: one writes.
+    let tries = (0..8).map(|i| {
+        let store = store.clone();
+        let row = IdleRow { stops_at: Some(110_000 + i), ..kept };
+        async move { store.save_idle_if_unchanged("s-a", Some(kept), &row).await.unwrap() }
+    });
+    let wrote = futures_util::future::join_all(tries).await.into_iter().filter(|w| *w).count();
+    assert_eq!(wrote, 1);
+    assert_ne!(store.idle_rows().await.unwrap()["s-a"], kept);
+}
+
+on_both_databases!(a_keep_written_during_a_pass_wins_and_one_pass_writes_at_a_time);

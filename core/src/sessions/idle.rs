@@ -119,8 +119,14 @@ impl Sessions {
                 early: i64::from(warning.is_some_and(|w| w.early)),
                 stops: i64::from(kind == Judged::Notebook || idle.job_idle_stop),
             };
-            if before != Some(row) {
-                store.save_idle(&session.id, &row).await?;
+            let stopping = matches!(verdict, IdleVerdict::Stop(_));
+            if before != Some(row) || stopping {
+                // A "Keep it running" (or a change through the proxy) since this pass read
+                // the session wins: it is judged again next pass.
+                let kept_meanwhile = self.seen_after(&session.id, last);
+                if kept_meanwhile || !store.save_idle_if_unchanged(&session.id, before, &row).await? {
+                    continue;
+                }
                 if before.and_then(|r| r.stops_at) != row.stops_at {
                     self.touch(session);
                 }
@@ -145,6 +151,12 @@ impl Sessions {
         self.inner.seen_active.lock().unwrap_or_else(|p| p.into_inner()).retain(|id, _| live.contains(id.as_str()));
         store.forget_idle_of_ended().await?;
         Ok(stopped)
+    }
+
+    /// Whether the proxy or "Keep it running" saw the session active after `ms`.
+    fn seen_after(&self, session_id: &str, ms: i64) -> bool {
+        let seen = self.inner.seen_active.lock().unwrap_or_else(|p| p.into_inner());
+        seen.get(session_id).is_some_and(|&at| at > ms)
     }
 
     /// The newest sample of the session's slice at or above `percent` busy.

@@ -45,6 +45,33 @@ impl Store {
         Ok(())
     }
 
+    /// Writes `row` only if the session's idle state is still `before` (what the pass read):
+    /// a "Keep it running" written meanwhile wins. True when written.
+    pub async fn save_idle_if_unchanged(&self, session_id: &str, before: Option<IdleRow>, row: &IdleRow) -> Result<bool, CoreError> {
+        let done = match before {
+            None => sqlx::query(
+                "INSERT INTO session_idle (session_id, last_active_at, stops_at, early, stops)
+                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT (session_id) DO NOTHING",
+            ),
+            Some(_) => sqlx::query(
+                "UPDATE session_idle SET last_active_at = $2, stops_at = $3, early = $4, stops = $5
+                 WHERE session_id = $1 AND last_active_at = $6 AND COALESCE(stops_at, -1) = $7",
+            ),
+        }
+        .bind(session_id)
+        .bind(row.last_active_at)
+        .bind(row.stops_at)
+        .bind(row.early)
+        .bind(row.stops);
+        let done = match before {
+            None => done,
+            Some(b) => done.bind(b.last_active_at).bind(b.stops_at.unwrap_or(-1)),
+        }
+        .execute(self.pool())
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
     /// Forgets the idle state of sessions that are over.
     pub async fn forget_idle_of_ended(&self) -> Result<(), CoreError> {
         sqlx::query(
