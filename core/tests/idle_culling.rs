@@ -4,9 +4,9 @@
 //! notebook whose kernel runs code, one whose student pressed "Keep it running" and one
 //! whose slice is busy (simulated GPU: container CPU) are not; with students waiting for
 //! its size an idle notebook is stopped early, says why, and the first waiting claim gets
-//! its slice; a "Keep it running" written while a pass decides wins over that pass, and of
-//! passes deciding at once only one writes. Needs `slicehub/jupyterlab:offline`
-//! (scripts/test.sh builds it).
+//! its slice; a job with an idle slice is reported, not stopped. A "Keep it running"
+//! written while a pass decides wins over that pass, and of passes deciding at once only
+//! one writes. Needs `slicehub/jupyterlab:offline` (scripts/test.sh builds it).
 
 mod common;
 mod lab;
@@ -25,6 +25,10 @@ const START: Duration = Duration::from_secs(180);
 const PASS: Duration = Duration::from_secs(3);
 
 async fn jupyter_lab(store: Store, idle: &str, waiting: &str) -> Lab {
+    jupyter_lab_with(store, idle, waiting, "off", "report").await
+}
+
+async fn jupyter_lab_with(store: Store, idle: &str, waiting: &str, job_minutes: &str, job_idle: &str) -> Lab {
     let lab = lab(store, "1 x H100-80GB", |c| {
         c.sessions_default_image = JUPYTERLAB.to_string();
         c.sessions_memory_mib_per_memory_slice = 256;
@@ -43,6 +47,8 @@ async fn jupyter_lab(store: Store, idle: &str, waiting: &str) -> Lab {
         idle_waiting_minutes: waiting.into(),
         idle_warning_minutes: "1".into(),
         idle_gpu_percent: "10".into(),
+        job_idle_minutes: job_minutes.into(),
+        job_idle: job_idle.into(),
         ..PolicyForm::default()
     };
     set_policy(&lab.store, lab.course_id, &form.parse(&known).unwrap(), &known, "vic").await.unwrap();
@@ -199,6 +205,28 @@ async fn with_students_waiting_an_idle_notebook_stops_early_and_the_first_in_lin
     lab.clean_up().await;
 }
 
+async fn a_job_without_gpu_activity_is_reported_and_keeps_running(store: Store) {
+    let lab = jupyter_lab_with(store, "2", "off", "1", "report").await;
+    let user = lab.student("jo").await;
+    let job = lab.sessions.claim(lab.job(user, &["sleep", "600"])).await.unwrap();
+    let job = lab.until(&job.id, &[Ready], START).await;
+    let reported = loop {
+        pass(&lab.sessions).await;
+        if let Some(notice) = lab.sessions.idle_notices().await.unwrap().get(&job.id) {
+            break *notice;
+        }
+        tokio::time::sleep(PASS).await;
+    };
+    assert!(!reported.stops, "the course only reports idle jobs: {reported:?}");
+    // Past the reported moment it still runs.
+    while now_ms() < reported.stops_at_ms + 2 * PASS.as_millis() as i64 {
+        pass(&lab.sessions).await;
+        tokio::time::sleep(PASS).await;
+    }
+    assert_eq!(lab.sessions.session(&job.id).await.unwrap().state, Ready);
+    lab.clean_up().await;
+}
+
 fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
 }
@@ -207,9 +235,11 @@ fn now_ms() -> i64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn idle_culling_on_both_databases() {
     let (a, b) = (common::sqlite().await, common::sqlite().await);
+    let e = common::sqlite().await;
     let mut runs: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>> = vec![
         Box::pin(idle_notebooks_are_warned_then_stopped_and_active_ones_are_not(a.store.clone())),
         Box::pin(with_students_waiting_an_idle_notebook_stops_early_and_the_first_in_line_starts(b.store.clone())),
+        Box::pin(a_job_without_gpu_activity_is_reported_and_keeps_running(e.store.clone())),
     ];
     let (c, d) = (common::postgres().await, common::postgres().await);
     if let (Some(c), Some(d)) = (&c, &d) {
