@@ -143,6 +143,19 @@ impl NotebookAccess {
         }
         Ok(None)
     }
+
+    /// Whether one of `grants` is the session's own student's (not an administrator's
+    /// visit): only the student's own changes and answers count for the session.
+    pub async fn held_by_owner(&self, grants: &[String], session: &GpuSession) -> Result<bool, CoreError> {
+        for grant in grants {
+            if let Some(row) = self.store.notebook_grant(&token_sha256(grant), &session.id).await? {
+                if row.user_id == session.user_id && !row.user_disabled {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
 }
 
 /// `https://gpu.example.edu:8443` → (`https://`, `:8443`); no port, no suffix.

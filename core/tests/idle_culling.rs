@@ -1,6 +1,7 @@
 //! Idle culling with the real JupyterLab image on the real Docker engine, SQLite and
 //! PostgreSQL: an idle notebook is warned, then stopped with the reason "idle" at the
-//! deadline it was warned of (across a restart of the portal during the warning); a
+//! deadline it was warned of (across a restart of the portal during the warning; one that
+//! passed while no portal ran is renewed); a
 //! notebook whose kernel runs code, one whose student pressed "Keep it running" and one
 //! whose slice is busy (simulated GPU: container CPU) are not; with students waiting for
 //! its size an idle notebook is stopped early, says why, and the first waiting claim gets
@@ -170,6 +171,14 @@ async fn idle_notebooks_are_warned_then_stopped_and_active_ones_are_not(store: S
     for other in [&running, &kept, &training] {
         assert_eq!(restarted.session(&other.id).await.unwrap().state, Ready, "{} was stopped", other.username);
     }
+    // A portal that was down across a deadline gives the whole warning lead again.
+    let missed = IdleRow { last_active_at: now_ms() - 600_000, stops_at: Some(now_ms() - 60_000), early: 0, stops: 1 };
+    lab.store.save_idle(&kept.id, &missed).await.unwrap();
+    let after_outage = Sessions::new(lab.store.clone(), lab.gpus.clone() as Arc<dyn GpuBackend>, lab.engine.clone(), lab.config.clone());
+    pass(&after_outage).await;
+    assert_eq!(after_outage.session(&kept.id).await.unwrap().state, Ready, "stopped with no time to answer");
+    let renewed = after_outage.idle_notice(&kept.id).await.unwrap().expect("warned again");
+    assert!(renewed.stops_at_ms >= now_ms() + 50_000, "{renewed:?}");
     let usage = lab.store.usage_rows().await.unwrap();
     let row = usage.iter().find(|u| u.session_id == idle.id).unwrap();
     assert!(row.end_reason.as_deref().unwrap_or_default().starts_with("idle"), "{row:?}");

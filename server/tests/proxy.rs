@@ -217,6 +217,17 @@ async fn the_owner_runs_code_on_the_notebook_origin_and_nobody_else_gets_in() {
     }
     assert_eq!(audit_count(portal, "session.admin_open").await, 1);
 
+    // "Keep it running" inside JupyterLab answers for the student: not from an
+    // administrator's visit, not from another origin; from the student's own page, yes.
+    let keep = format!("{base}_slicehub/keep");
+    let nothing = serde_json::json!({});
+    assert_eq!(admin_visit.post_json(&keep, &nothing, &origin, false).await.status(), 403);
+    let foreign = format!("http://s-zzzzzzzzzzzz.nb.localhost:{port}");
+    assert_eq!(visit.post_json(&keep, &nothing, &foreign, false).await.status(), 403);
+    assert_eq!(audit_count(portal, "session.keep").await, 0, "nobody kept it yet");
+    assert_eq!(visit.post_json(&keep, &nothing, &origin, false).await.status(), 204);
+    assert_eq!(audit_count(portal, "session.keep").await, 1);
+
     // After a stop: every grant is gone; the door says the session ended.
     let resp = post(&client(), &portal.url, Some(alice), "stop_session", format!("id={id}")).await;
     assert_eq!(resp.status(), 200);

@@ -94,7 +94,11 @@ impl Sessions {
                         tracing::info!(gpu = index, instance = ?at, "made a booked lab's MIG instance ahead of its window");
                         created += 1;
                     }
-                    Err(e) => tracing::warn!(gpu = index, instance = ?at, error = %e, "booked MIG instance not made yet"),
+                    Err(e) => {
+                        tracing::warn!(gpu = index, instance = ?at, error = %e, "booked MIG instance not made yet");
+                        // Not made by the portal (perhaps someone else made one there first).
+                        store.forget_prepared_instance(&info.uuid, at.profile_id, at.start).await?;
+                    }
                 }
             }
         }

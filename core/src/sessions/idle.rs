@@ -28,6 +28,15 @@ pub struct IdleNotice {
     pub stops: bool,
 }
 
+fn notice_of(row: IdleRow) -> Option<IdleNotice> {
+    Some(IdleNotice {
+        idle_since_ms: row.last_active_at,
+        stops_at_ms: row.stops_at?,
+        early: row.early != 0,
+        stops: row.stops != 0,
+    })
+}
+
 impl Sessions {
     /// Something the student did through the proxy that a background poll does not do.
     pub fn note_activity(&self, session_id: &str) {
@@ -52,23 +61,19 @@ impl Sessions {
     /// The idle warning of every session that has one, by session id.
     pub async fn idle_notices(&self) -> Result<HashMap<String, IdleNotice>, CoreError> {
         let rows = self.inner.store.idle_rows().await?;
-        Ok(rows
-            .into_iter()
-            .filter_map(|(id, row)| {
-                let notice = IdleNotice {
-                    idle_since_ms: row.last_active_at,
-                    stops_at_ms: row.stops_at?,
-                    early: row.early != 0,
-                    stops: row.stops != 0,
-                };
-                Some((id, notice))
-            })
-            .collect())
+        Ok(rows.into_iter().filter_map(|(id, row)| Some((id, notice_of(row)?))).collect())
+    }
+
+    /// The session's idle warning, if it has one.
+    pub async fn idle_notice(&self, session_id: &str) -> Result<Option<IdleNotice>, CoreError> {
+        Ok(self.inner.store.idle_row(session_id).await?.and_then(notice_of))
     }
 
     /// One culling pass at the clock's time; returns how many sessions it stopped.
     pub async fn cull_idle(&self) -> Result<usize, CoreError> {
         let now = crate::store::now_ms();
+        // A deadline that passed while no portal ran was never shown to anyone in time.
+        let first_pass = !self.inner.culled_before.swap(true, std::sync::atomic::Ordering::SeqCst);
         let store = &self.inner.store;
         let running = store.gpu_sessions_in(&[SessionState::Ready]).await?;
         let rows = store.idle_rows().await?;
@@ -105,9 +110,14 @@ impl Sessions {
                 Judged::Job => vec![busy_at],
             };
             last = signals.into_iter().flatten().fold(last, i64::max).min(now);
+            let stops = kind == Judged::Notebook || idle.job_idle_stop;
+            let lead = idle.warning_minutes.max(0) * 60_000;
+            // A warning counts only for the same activity and the same outcome: a job that
+            // was only reported gets a warning of its own once the course stops such jobs.
             let warned = before
+                .filter(|r| r.last_active_at == last && r.stops == i64::from(stops))
                 .and_then(|r| r.stops_at.map(|stops_at_ms| IdleWarning { stops_at_ms, early: r.early != 0 }))
-                .filter(|_| before.is_some_and(|r| r.last_active_at == last));
+                .map(|w| if first_pass && w.stops_at_ms <= now { IdleWarning { stops_at_ms: now + lead, ..w } } else { w });
             let verdict = idle.judge(kind, last, warned, waiting.contains(&session.profile), now);
             let warning = match verdict {
                 IdleVerdict::Active => None,
@@ -117,7 +127,7 @@ impl Sessions {
                 last_active_at: last,
                 stops_at: warning.map(|w| w.stops_at_ms),
                 early: i64::from(warning.is_some_and(|w| w.early)),
-                stops: i64::from(kind == Judged::Notebook || idle.job_idle_stop),
+                stops: i64::from(stops),
             };
             let stopping = matches!(verdict, IdleVerdict::Stop(_));
             if before != Some(row) || stopping {
@@ -138,6 +148,9 @@ impl Sessions {
                 } else {
                     format!("idle: no activity for {minutes} min")
                 };
+                if self.seen_after(&session.id, last) {
+                    continue;
+                }
                 match self.stop(&session.id, &reason).await {
                     Ok(_) => {
                         stopped += 1;

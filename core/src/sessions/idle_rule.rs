@@ -171,8 +171,13 @@ mod tests {
         let mut w = None;
         step(&p, Judged::Job, 0, &mut w, false, 25 * MIN);
         assert!(matches!(step(&p, Judged::Job, 0, &mut w, false, 90 * MIN), IdleVerdict::Warn(_)), "reported, not stopped");
+        // Once the course stops such jobs, the report is no warning (the culler drops it):
+        // the job gets the whole lead before it stops.
         p.job_idle_stop = true;
-        assert!(matches!(step(&p, Judged::Job, 0, &mut w, false, 91 * MIN), IdleVerdict::Stop(_)));
+        let mut w = None;
+        let v = step(&p, Judged::Job, 0, &mut w, false, 91 * MIN);
+        assert_eq!(v, IdleVerdict::Warn(IdleWarning { stops_at_ms: 101 * MIN, early: false }));
+        assert!(matches!(step(&p, Judged::Job, 0, &mut w, false, 101 * MIN), IdleVerdict::Stop(_)));
         let off = IdlePolicy { idle_minutes: None, ..IdlePolicy::default() };
         assert_eq!(off.judge(Judged::Notebook, 0, None, true, 600 * MIN), IdleVerdict::Active);
     }

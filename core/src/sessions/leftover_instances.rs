@@ -49,6 +49,11 @@ impl Sessions {
                     Ok(()) => {
                         tracing::info!(gpu = index, instance = ?at, "destroyed a MIG instance no session holds");
                         destroyed += 1;
+                        if was_prepared {
+                            // At once: an admin may make an instance here before the next pass.
+                            store.forget_prepared_instance(&info.uuid, at.profile_id, at.start).await?;
+                            prepared.retain(|p| *p != (info.uuid.clone(), at.profile_id, at.start));
+                        }
                     }
                     Err(e) => tracing::warn!(gpu = index, instance = ?at, error = %e, "leftover MIG instance not destroyed yet"),
                 }

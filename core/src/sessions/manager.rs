@@ -76,6 +76,8 @@ pub(super) struct Inner {
     pub estimates: std::sync::Mutex<Option<super::eta::Remembered>>,
     /// When the proxy last saw each session's student change something (`idle`).
     pub seen_active: std::sync::Mutex<std::collections::HashMap<String, i64>>,
+    /// Set by this process's first idle pass.
+    pub culled_before: std::sync::atomic::AtomicBool,
 }
 
 impl Sessions {
@@ -107,6 +109,7 @@ impl Sessions {
                 all_changes: std::sync::atomic::AtomicU64::new(0),
                 estimates: std::sync::Mutex::new(None),
                 seen_active: std::sync::Mutex::new(std::collections::HashMap::new()),
+                culled_before: std::sync::atomic::AtomicBool::new(false),
             }),
         }
     }

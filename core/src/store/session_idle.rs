@@ -28,6 +28,15 @@ impl Store {
             .collect())
     }
 
+    pub async fn idle_row(&self, session_id: &str) -> Result<Option<IdleRow>, CoreError> {
+        let row: Option<(i64, Option<i64>, i64, i64)> =
+            sqlx::query_as("SELECT last_active_at, stops_at, early, stops FROM session_idle WHERE session_id = $1")
+                .bind(session_id)
+                .fetch_optional(self.pool())
+                .await?;
+        Ok(row.map(|(last_active_at, stops_at, early, stops)| IdleRow { last_active_at, stops_at, early, stops }))
+    }
+
     pub async fn save_idle(&self, session_id: &str, row: &IdleRow) -> Result<(), CoreError> {
         sqlx::query(
             "INSERT INTO session_idle (session_id, last_active_at, stops_at, early, stops)

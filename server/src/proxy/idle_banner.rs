@@ -8,16 +8,19 @@
 use axum::body::Body;
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
-use slicehub_core::sessions::GpuSession;
+use slicehub_core::sessions::{GpuSession, SessionState};
+use slicehub_core::CoreError;
 
 use crate::serve::AppState;
 
 const SCRIPT: &str = include_str!("idle_banner.js");
-/// JupyterLab's page is about 30 KB; anything far larger is passed on untouched.
+/// JupyterLab's page is about 30 KB; a page far larger is refused rather than held.
 const MOST_PAGE_BYTES: usize = 4 * 1024 * 1024;
 
 /// `_slicehub/…` under the session's base URL, answered by the portal.
-pub(super) async fn answer(state: &AppState, session: &GpuSession, rest: &str, method: &Method) -> Response {
+/// `owner`: the request carries the session's own student's grant (an administrator's
+/// visit cannot answer for the student).
+pub(super) async fn answer(state: &AppState, session: &GpuSession, rest: &str, method: &Method, owner: bool) -> Response {
     let sessions = &state.services.sessions;
     match (method, rest) {
         (&Method::GET, "idle.js") => (
@@ -26,8 +29,8 @@ pub(super) async fn answer(state: &AppState, session: &GpuSession, rest: &str, m
         )
             .into_response(),
         (&Method::GET, "idle") => {
-            let notice = match sessions.idle_notices().await {
-                Ok(mut all) => all.remove(&session.id),
+            let notice = match sessions.idle_notice(&session.id).await {
+                Ok(notice) => notice.filter(|_| session.state == SessionState::Ready),
                 Err(e) => {
                     tracing::warn!(error = %e, "notebook host: idle state unreadable");
                     None
@@ -36,11 +39,15 @@ pub(super) async fn answer(state: &AppState, session: &GpuSession, rest: &str, m
             let body = serde_json::json!({ "idle": notice });
             ([(header::CACHE_CONTROL, "no-store")], axum::Json(body)).into_response()
         }
+        (&Method::POST, "keep") if !owner => {
+            (StatusCode::FORBIDDEN, "Only the session's own student can keep it running.").into_response()
+        }
         (&Method::POST, "keep") => match sessions.keep_running(session, &session.username).await {
             Ok(()) => StatusCode::NO_CONTENT.into_response(),
+            Err(CoreError::Conflict(words)) => (StatusCode::CONFLICT, words).into_response(),
             Err(e) => {
-                tracing::info!(session = %session.id, error = %e, "notebook host: keep running refused");
-                (StatusCode::CONFLICT, "This session is not running.").into_response()
+                tracing::warn!(session = %session.id, error = %e, "notebook host: keep running not recorded");
+                (StatusCode::SERVICE_UNAVAILABLE, "The portal cannot record that right now; try again.").into_response()
             }
         },
         _ => StatusCode::NOT_FOUND.into_response(),

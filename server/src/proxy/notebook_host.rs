@@ -155,12 +155,19 @@ async fn forward(State(state): State<AppState>, request: Request) -> Response {
         }
     }
     let path = request.uri().path().to_string();
+    let by_owner = || async {
+        services.notebooks.held_by_owner(&grants, &session).await.unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "notebook host: checking whose grant this is failed");
+            false
+        })
+    };
     if let Some(rest) = path.strip_prefix(&session.base_url()).and_then(|r| r.strip_prefix("_slicehub/")) {
-        return super::idle_banner::answer(&state, &session, rest, request.method()).await;
+        let owner = request.method() == Method::POST && by_owner().await;
+        return super::idle_banner::answer(&state, &session, rest, request.method(), owner).await;
     }
     match (session.state, session.notebook_address.as_deref()) {
         (SessionState::Ready, Some(address)) if !session.token.is_empty() => {
-            if writes && counts_as_activity(&path, &session.base_url()) {
+            if writes && counts_as_activity(&path, &session.base_url()) && by_owner().await {
                 services.sessions.note_activity(&session.id);
             }
             let lab_page = request.method() == Method::GET && super::idle_banner::is_lab_page(&path, &session);

@@ -31,6 +31,8 @@ pub fn IdleWarning(id: String, idle: IdleView, job: bool, keep: ServerAction<Kee
             })}
             {(idle.stops && !job).then(|| view! {
                 <p class="hint">"Running code, saving or typing in a terminal counts as activity; an open tab alone does not."</p>
+            })}
+            {idle.stops.then(|| view! {
                 <button type="button" class="btn btn-primary btn-small keep-running"
                     on:click=move |_| { keep.dispatch(KeepSessionRunning { id: id.clone() }); }>
                     "Keep it running"
