@@ -172,7 +172,7 @@ async fn idle_notebooks_are_warned_then_stopped_and_active_ones_are_not(store: S
         assert_eq!(restarted.session(&other.id).await.unwrap().state, Ready, "{} was stopped", other.username);
     }
     // A portal that was down across a deadline gives the whole warning lead again.
-    let missed = IdleRow { last_active_at: now_ms() - 600_000, stops_at: Some(now_ms() - 60_000), early: 0, stops: 1 };
+    let missed = IdleRow { last_active_at: now_ms() - 600_000, stops_at: Some(now_ms() - 60_000), early: false, stops: true };
     lab.store.save_idle(&kept.id, &missed).await.unwrap();
     let after_outage = Sessions::new(lab.store.clone(), lab.gpus.clone() as Arc<dyn GpuBackend>, lab.engine.clone(), lab.config.clone());
     pass(&after_outage).await;
@@ -259,11 +259,11 @@ async fn idle_culling_on_both_databases() {
 }
 
 async fn a_keep_written_during_a_pass_wins_and_one_pass_writes_at_a_time(store: Store) {
-    let read = IdleRow { last_active_at: 1_000, stops_at: Some(61_000), early: 0, stops: 1 };
+    let read = IdleRow { last_active_at: 1_000, stops_at: Some(61_000), early: false, stops: true };
     assert!(store.save_idle_if_unchanged("s-a", None, &read).await.unwrap());
     assert!(!store.save_idle_if_unchanged("s-a", None, &read).await.unwrap(), "a second first write loses");
     // The student keeps it running after a pass read `read`; the pass cannot write its stop.
-    let kept = IdleRow { last_active_at: 50_000, stops_at: None, early: 0, stops: 1 };
+    let kept = IdleRow { last_active_at: 50_000, stops_at: None, early: false, stops: true };
     store.save_idle("s-a", &kept).await.unwrap();
     assert!(!store.save_idle_if_unchanged("s-a", Some(read), &read).await.unwrap());
     assert_eq!(store.idle_rows().await.unwrap()["s-a"], kept);

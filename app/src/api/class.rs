@@ -32,7 +32,11 @@ pub async fn class_dashboard(code: String) -> Result<ClassPageView, ServerFnErro
     } else {
         std::collections::HashMap::new()
     };
-    let idle = services.sessions.idle_notices().await.map_err(from_core)?;
+    let idle = if view.sessions.iter().any(|c| c.session.state == slicehub_core::sessions::SessionState::Ready) {
+        services.sessions.idle_notices().await.map_err(from_core)?
+    } else {
+        std::collections::HashMap::new()
+    };
     let sessions = view
         .sessions
         .iter()

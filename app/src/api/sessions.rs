@@ -112,7 +112,11 @@ pub async fn my_sessions() -> Result<Vec<SessionView>, ServerFnError> {
         .collect();
     let mut views = ssr_views::with_steps(store, sessions).await.map_err(from_core)?;
     let warn = i64::from(services.config.quotas_warn_minutes) * 60_000;
-    let idle = services.sessions.idle_notices().await.map_err(from_core)?;
+    let idle = if views.iter().any(|v| v.state == "ready") {
+        services.sessions.idle_notices().await.map_err(from_core)?
+    } else {
+        std::collections::HashMap::new()
+    };
     for view in &mut views {
         view.warn_before_ms = warn;
         view.idle = idle.get(&view.id).filter(|_| view.state == "ready").map(|n| ssr_views::idle_view(*n));

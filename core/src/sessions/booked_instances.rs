@@ -45,12 +45,10 @@ impl Sessions {
         .map_err(|e| CoreError::Gpu(format!("GPU call crashed: {e}")))?
     }
 
-    /// Creates the missing instances of the windows open now (or about to open) on
-    /// dynamic GPUs that are not drained, where nothing else occupies their slices.
-    /// Returns how many were created.
-    pub(super) async fn prepare_booked_instances(&self) -> Result<usize, CoreError> {
-        let now = crate::store::now_ms();
-        let wanted = self.booked_placements_now(now).await?;
+    /// Creates the missing instances of `wanted` (the windows open now or about to open,
+    /// [`Sessions::booked_placements_now`]) on dynamic GPUs that are not drained, where
+    /// nothing else occupies their slices. Returns how many were created.
+    pub(super) async fn prepare_booked_instances(&self, wanted: &HashSet<BookedPlacement>) -> Result<usize, CoreError> {
         if wanted.is_empty() {
             return Ok(0);
         }

@@ -32,8 +32,8 @@ fn notice_of(row: IdleRow) -> Option<IdleNotice> {
     Some(IdleNotice {
         idle_since_ms: row.last_active_at,
         stops_at_ms: row.stops_at?,
-        early: row.early != 0,
-        stops: row.stops != 0,
+        early: row.early,
+        stops: row.stops,
     })
 }
 
@@ -52,7 +52,7 @@ impl Sessions {
         let now = crate::store::now_ms();
         self.note_activity(&session.id);
         let store = &self.inner.store;
-        store.save_idle(&session.id, &IdleRow { last_active_at: now, stops_at: None, early: 0, stops: 1 }).await?;
+        store.save_idle(&session.id, &IdleRow { last_active_at: now, stops_at: None, early: false, stops: true }).await?;
         store.audit(actor, "session.keep", &session.id, "kept running while idle").await?;
         self.touch(session);
         Ok(())
@@ -77,11 +77,20 @@ impl Sessions {
         let store = &self.inner.store;
         let running = store.gpu_sessions_in(&[SessionState::Ready]).await?;
         let rows = store.idle_rows().await?;
+        let live: HashSet<&str> = running.iter().map(|s| s.id.as_str()).collect();
+        if rows.keys().any(|id| !live.contains(id.as_str())) {
+            store.forget_idle_of_ended().await?;
+        }
+        self.inner.seen_active.lock().unwrap_or_else(|p| p.into_inner()).retain(|id, _| live.contains(id.as_str()));
+        if running.is_empty() {
+            return Ok(0);
+        }
         let waiting: HashSet<String> = store
-            .gpu_sessions_in(&[SessionState::Queued])
+            .waiting_claims()
             .await?
             .into_iter()
-            .map(|s| s.profile)
+            .filter(|c| c.state == SessionState::Queued.as_str())
+            .map(|c| c.profile)
             .collect();
         let proxy_seen = self.inner.seen_active.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let mut policies: HashMap<i64, CoursePolicy> = HashMap::new();
@@ -90,10 +99,10 @@ impl Sessions {
                 policies.insert(session.course_id, policy_of(store, &self.inner.config, session.course_id).await?);
             }
         }
-        let client = reqwest::Client::new();
+        let client = &self.inner.jupyter_client;
         let jupyter = futures_util::future::join_all(running.iter().map(|s| async {
             match (&s.kind, &s.notebook_address) {
-                (SessionKind::Notebook, Some(address)) => jupyter_activity(&client, address, &s.base_url(), &s.token, now).await,
+                (SessionKind::Notebook, Some(address)) => jupyter_activity(client, address, &s.base_url(), &s.token, now).await,
                 _ => None,
             }
         }))
@@ -115,8 +124,8 @@ impl Sessions {
             // A warning counts only for the same activity and the same outcome: a job that
             // was only reported gets a warning of its own once the course stops such jobs.
             let warned = before
-                .filter(|r| r.last_active_at == last && r.stops == i64::from(stops))
-                .and_then(|r| r.stops_at.map(|stops_at_ms| IdleWarning { stops_at_ms, early: r.early != 0 }))
+                .filter(|r| r.last_active_at == last && r.stops == stops)
+                .and_then(|r| r.stops_at.map(|stops_at_ms| IdleWarning { stops_at_ms, early: r.early }))
                 .map(|w| if first_pass && w.stops_at_ms <= now { IdleWarning { stops_at_ms: now + lead, ..w } } else { w });
             let verdict = idle.judge(kind, last, warned, waiting.contains(&session.profile), now);
             let warning = match verdict {
@@ -126,8 +135,8 @@ impl Sessions {
             let row = IdleRow {
                 last_active_at: last,
                 stops_at: warning.map(|w| w.stops_at_ms),
-                early: i64::from(warning.is_some_and(|w| w.early)),
-                stops: i64::from(stops),
+                early: warning.is_some_and(|w| w.early),
+                stops,
             };
             let stopping = matches!(verdict, IdleVerdict::Stop(_));
             if before != Some(row) || stopping {
@@ -160,9 +169,6 @@ impl Sessions {
                 }
             }
         }
-        let live: HashSet<&str> = running.iter().map(|s| s.id.as_str()).collect();
-        self.inner.seen_active.lock().unwrap_or_else(|p| p.into_inner()).retain(|id, _| live.contains(id.as_str()));
-        store.forget_idle_of_ended().await?;
         Ok(stopped)
     }
 

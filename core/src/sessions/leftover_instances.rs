@@ -4,7 +4,11 @@
 //! over. An instance an admin made (at a placement the portal never created one at) is
 //! never touched.
 
+use std::collections::HashSet;
+
 use slicehub_mig::Placement;
+
+use super::booked_instances::BookedPlacement;
 
 use super::manager::Sessions;
 use crate::fleet::{self, GpuMode};
@@ -12,11 +16,10 @@ use crate::CoreError;
 
 impl Sessions {
     /// Destroys every instance on a dynamic GPU that no session holds, no open booked
-    /// window keeps, and that the portal once created there. Runs under the allocation
-    /// lock, so no placement can claim one while it goes. Returns how many were destroyed.
-    pub(super) async fn destroy_leftover_instances(&self) -> Result<usize, CoreError> {
-        let now = crate::store::now_ms();
-        let kept = self.booked_placements_now(now).await?;
+    /// window keeps (`kept`, [`Sessions::booked_placements_now`]), and that the portal once
+    /// created there. Runs under the allocation lock, so no placement can claim one while
+    /// it goes. Returns how many were destroyed.
+    pub(super) async fn destroy_leftover_instances(&self, kept: &HashSet<BookedPlacement>) -> Result<usize, CoreError> {
         let _placing = self.inner.allocation.lock().await;
         let _instances = self.inner.instances.lock().await;
         let store = &self.inner.store;

@@ -78,6 +78,8 @@ pub(super) struct Inner {
     pub seen_active: std::sync::Mutex<std::collections::HashMap<String, i64>>,
     /// Set by this process's first idle pass.
     pub culled_before: std::sync::atomic::AtomicBool,
+    /// Reads JupyterLab's kernels and terminals (`idle`); one connection pool.
+    pub jupyter_client: reqwest::Client,
 }
 
 impl Sessions {
@@ -110,6 +112,7 @@ impl Sessions {
                 estimates: std::sync::Mutex::new(None),
                 seen_active: std::sync::Mutex::new(std::collections::HashMap::new()),
                 culled_before: std::sync::atomic::AtomicBool::new(false),
+                jupyter_client: reqwest::Client::new(),
             }),
         }
     }

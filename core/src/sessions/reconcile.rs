@@ -154,13 +154,18 @@ impl Sessions {
                 Err(e) => tracing::warn!(session = %session.id, error = %e, "slice not released yet"),
             }
         }
-        match self.destroy_leftover_instances().await {
-            Ok(n) => report.instances_destroyed = n,
-            Err(e) => tracing::warn!(error = %e, "reconcile: could not look for leftover MIG instances"),
-        }
-        match self.prepare_booked_instances().await {
-            Ok(n) => report.instances_prepared = n,
-            Err(e) => tracing::warn!(error = %e, "reconcile: could not make booked lab instances"),
+        match self.booked_placements_now(now_ms()).await {
+            Ok(kept) => {
+                match self.destroy_leftover_instances(&kept).await {
+                    Ok(n) => report.instances_destroyed = n,
+                    Err(e) => tracing::warn!(error = %e, "reconcile: could not look for leftover MIG instances"),
+                }
+                match self.prepare_booked_instances(&kept).await {
+                    Ok(n) => report.instances_prepared = n,
+                    Err(e) => tracing::warn!(error = %e, "reconcile: could not make booked lab instances"),
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "reconcile: bookings unreadable; MIG instances left as they are"),
         }
         for (id, ended_at, reason) in store.open_usage_of_final_sessions().await? {
             match store.close_usage(&id, ended_at, &reason).await {

@@ -10,9 +10,16 @@ pub struct IdleRow {
     pub last_active_at: i64,
     /// The warning's stop; `None`: no warning.
     pub stops_at: Option<i64>,
-    pub early: i64,
-    /// 0: a job the course only reports.
-    pub stops: i64,
+    /// The stop comes early because students wait for the session's size.
+    pub early: bool,
+    /// False: a job the course only reports.
+    pub stops: bool,
+}
+
+impl IdleRow {
+    fn of(last_active_at: i64, stops_at: Option<i64>, early: i64, stops: i64) -> IdleRow {
+        IdleRow { last_active_at, stops_at, early: early != 0, stops: stops != 0 }
+    }
 }
 
 impl Store {
@@ -24,7 +31,7 @@ impl Store {
                 .await?;
         Ok(rows
             .into_iter()
-            .map(|(id, last_active_at, stops_at, early, stops)| (id, IdleRow { last_active_at, stops_at, early, stops }))
+            .map(|(id, last_active_at, stops_at, early, stops)| (id, IdleRow::of(last_active_at, stops_at, early, stops)))
             .collect())
     }
 
@@ -34,7 +41,7 @@ impl Store {
                 .bind(session_id)
                 .fetch_optional(self.pool())
                 .await?;
-        Ok(row.map(|(last_active_at, stops_at, early, stops)| IdleRow { last_active_at, stops_at, early, stops }))
+        Ok(row.map(|(last_active_at, stops_at, early, stops)| IdleRow::of(last_active_at, stops_at, early, stops)))
     }
 
     pub async fn save_idle(&self, session_id: &str, row: &IdleRow) -> Result<(), CoreError> {
@@ -47,8 +54,8 @@ impl Store {
         .bind(session_id)
         .bind(row.last_active_at)
         .bind(row.stops_at)
-        .bind(row.early)
-        .bind(row.stops)
+        .bind(i64::from(row.early))
+        .bind(i64::from(row.stops))
         .execute(self.pool())
         .await?;
         Ok(())
@@ -70,8 +77,8 @@ impl Store {
         .bind(session_id)
         .bind(row.last_active_at)
         .bind(row.stops_at)
-        .bind(row.early)
-        .bind(row.stops);
+        .bind(i64::from(row.early))
+        .bind(i64::from(row.stops));
         let done = match before {
             None => done,
             Some(b) => done.bind(b.last_active_at).bind(b.stops_at.unwrap_or(-1)),
