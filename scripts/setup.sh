@@ -3,7 +3,7 @@
 # Idempotent: each step checks first, so a second run takes seconds.
 #   scripts/setup.sh          build tools (wasm target, cargo-leptos, wasm-bindgen-cli, wasm-opt)
 #   scripts/setup.sh --test   also Chromium + chromedriver, PostgreSQL, debootstrap, busybox-static,
-#                             Prometheus
+#                             Prometheus, curl
 set -euo pipefail
 
 CARGO_LEPTOS_VERSION=0.3.11
@@ -84,6 +84,7 @@ if [[ $WITH_TEST -eq 1 ]]; then
   have pg_ctlcluster || apt_install postgresql
   have debootstrap || apt_install debootstrap
   [[ -x /bin/busybox ]] || apt_install busybox-static
+  have curl || apt_install curl
   # a real Prometheus for the metrics test (its packaged service is not wanted running)
   if ! have prometheus; then
     apt_install prometheus

@@ -12,10 +12,12 @@ export SLICEHUB_TEST_DATABASE_URL
 # default address pools hold only a few dozen networks. Nothing of this run exists yet.
 docker network prune -f --filter label=org.slicehub.managed=true >/dev/null
 
-# The images the container tests run: a tiny one for jobs (seconds) and the real
-# JupyterLab one, built with no registry (about 75 s once; cached after).
+# The images the container tests run: a tiny one for jobs (seconds), the real JupyterLab
+# one and the Slurm cluster's (JupyterLab plus Debian's Slurm), built with no registry
+# (a few minutes once; cached after). The Slurm test starts its cluster itself.
 docker/offline/busybox.sh
 docker/offline/build.sh
+docker/offline/slurm.sh
 
 # The wasm bundle and stylesheet the browser tests load (target/site), and the server.
 cargo leptos build

@@ -53,8 +53,38 @@ pub struct GpuBoard {
     pub gpus: Vec<GpuLayoutView>,
     /// Every course's booked lab sessions still to come or running.
     pub bookings: Vec<BookingView>,
+    /// The Slurm pool, when the portal has one.
+    pub cluster: Option<SlurmPoolView>,
     pub refreshed_at: String,
     pub refreshed_at_ms: i64,
+}
+
+/// The Slurm cluster's nodes and their MIG GRES, read-only (the site's layout).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlurmPoolView {
+    pub partition: String,
+    /// The courses whose sessions run there (`all courses`).
+    pub courses: String,
+    /// Why the nodes could not be read, when they could not.
+    pub problem: Option<String>,
+    pub nodes: Vec<SlurmNodeView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlurmNodeView {
+    pub name: String,
+    /// `idle`, `mixed`, `down · DRAIN`…
+    pub state: String,
+    pub available: bool,
+    pub reason: String,
+    pub gres: Vec<SlurmGresView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlurmGresView {
+    pub profile: String,
+    pub used: u32,
+    pub total: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -394,8 +424,21 @@ pub struct SessionView {
     pub queue_position: Option<u32>,
     /// While queued: when it starts.
     pub eta: Option<Eta>,
+    /// While it waits in the Slurm cluster's queue: Slurm's reason and estimate.
+    pub cluster_wait: Option<ClusterWaitView>,
     /// While it runs idle long enough to be warned.
     pub idle: Option<IdleView>,
+}
+
+/// Why a session waits on the Slurm cluster, in Slurm's word and the student's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClusterWaitView {
+    /// `Resources`, `Priority`…
+    pub reason: String,
+    pub words: String,
+    /// Slurm's estimated start (its backfill plan), when it has one.
+    pub expected_start_ms: Option<i64>,
+    pub expected_start: Option<String>,
 }
 
 /// An idle session's warning: it stops at `stops_at_ms` unless the student continues.

@@ -53,6 +53,10 @@ pub enum CoreError {
 
     #[error("container engine: {0}")]
     Engine(String),
+
+    /// The Slurm cluster (slurmrestd) cannot be reached or refused a request.
+    #[error("Slurm: {0}")]
+    Cluster(String),
 }
 
 impl From<sqlx::Error> for CoreError {

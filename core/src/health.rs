@@ -20,6 +20,8 @@ pub struct HealthReport {
     pub database: ComponentHealth,
     pub docker: ComponentHealth,
     pub gpu: ComponentHealth,
+    /// The Slurm cluster, when one is configured.
+    pub slurm: Option<ComponentHealth>,
     pub engine: EngineStatus,
     pub gpu_backend: BackendKind,
 }
@@ -75,9 +77,27 @@ pub async fn check(services: &Services) -> HealthReport {
         },
     };
 
+    let slurm = match services.sessions.slurm_nodes().await {
+        Err(crate::CoreError::Config(_)) => None,
+        Ok(nodes) => {
+            let up = nodes.iter().filter(|n| !n.unavailable()).count();
+            let gres: u32 = nodes.iter().flat_map(|n| n.gres.iter().map(|g| g.count)).sum();
+            Some(ComponentHealth {
+                ok: up > 0,
+                summary: format!(
+                    "partition {} at {}: {up} of {} nodes up, {gres} MIG GRES",
+                    services.config.slurm_partition,
+                    services.config.slurm_url,
+                    nodes.len()
+                ),
+            })
+        }
+        Err(e) => Some(ComponentHealth { ok: false, summary: format!("down: {e}") }),
+    };
+
     let status = if !database.ok {
         "down"
-    } else if docker.ok && gpu.ok {
+    } else if docker.ok && gpu.ok && slurm.as_ref().is_none_or(|s| s.ok) {
         "ok"
     } else {
         "degraded"
@@ -87,6 +107,7 @@ pub async fn check(services: &Services) -> HealthReport {
         database,
         docker,
         gpu,
+        slurm,
         engine,
         gpu_backend: services.gpus.kind(),
     }

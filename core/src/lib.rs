@@ -18,6 +18,7 @@ pub mod reports;
 pub mod runtime;
 pub mod services;
 pub mod sessions;
+pub mod slurm;
 pub mod store;
 
 pub use error::CoreError;

@@ -188,7 +188,7 @@ async fn bad_claims_get_clear_refusals(store: Store) {
 async fn the_database_refuses_a_second_hold_on_a_slice(store: Store) {
     use slicehub_core::sessions::SlicePlacement;
     use slicehub_core::store::NewGpuSession;
-    use slicehub_core::sessions::SessionKind;
+    use slicehub_core::sessions::{SessionKind, SessionPool};
     let lab = lab(store.clone(), "1 x H100-80GB", |_| {}).await;
     let mut ids = Vec::new();
     for (n, name) in ["fay", "gus"].iter().enumerate() {
@@ -201,6 +201,7 @@ async fn the_database_refuses_a_second_hold_on_a_slice(store: Store) {
                     user_id: user,
                     course_id: lab.course_id,
                     kind: SessionKind::Job,
+                    pool: SessionPool::Local,
                     profile: "2g.20gb",
                     image: BUSYBOX,
                     argv: &["true".to_string()],

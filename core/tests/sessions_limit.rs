@@ -5,7 +5,7 @@ mod common;
 
 use std::sync::Arc;
 
-use slicehub_core::sessions::{SessionKind, SessionState};
+use slicehub_core::sessions::{SessionKind, SessionPool, SessionState};
 use slicehub_core::store::{NewGpuSession, NewUserRow, Store};
 use slicehub_core::CoreError;
 
@@ -39,6 +39,7 @@ async fn fifty_simultaneous_claims_by_one_student_with_a_limit_of_one(store: Sto
                     user_id: user.id,
                     course_id: course.id,
                     kind: SessionKind::Job,
+                    pool: SessionPool::Local,
                     profile: "1g.10gb",
                     image: "slicehub/busybox:offline",
                     argv: &["true".to_string()],

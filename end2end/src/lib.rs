@@ -5,7 +5,9 @@ mod browser;
 pub mod classroom;
 pub mod cli;
 pub mod form;
+pub mod kernel;
 pub mod notebook;
+pub mod slurm_cluster;
 mod page_check;
 mod portal;
 

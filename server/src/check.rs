@@ -35,6 +35,9 @@ pub async fn run(config: &Config, json: bool) -> Result<(), CliError> {
             mark(report.gpu.ok),
             report.gpu.summary
         );
+        if let Some(slurm) = &report.slurm {
+            println!("  [{}] slurm:    {}", mark(slurm.ok), slurm.summary);
+        }
         for gpu in &gpus {
             println!(
                 "         GPU {} {} — {} MiB, MIG {:?}, {}",

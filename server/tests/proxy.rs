@@ -9,13 +9,11 @@
 
 use std::time::{Duration, Instant};
 
-use futures_util::{SinkExt, StreamExt};
 use slicehub_end2end::classroom::Classroom;
 use slicehub_end2end::form::{client, post, urlencode};
+use slicehub_end2end::kernel::{run_code, ws_connect};
 use slicehub_end2end::notebook::{client_for, set_cookies, NotebookVisit};
 use slicehub_end2end::Portal;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::Message;
 
 const BIN: &str = env!("CARGO_BIN_EXE_slicehub");
 const JUPYTERLAB: &str = "slicehub/jupyterlab:offline";
@@ -49,26 +47,6 @@ async fn door(portal: &Portal, cookie: Option<&str>, path: &str) -> reqwest::Res
         request = request.header("cookie", cookie);
     }
     request.send().await.unwrap()
-}
-
-/// The status a WebSocket upgrade to `path` on the notebook host gets.
-async fn ws_connect(
-    portal: &Portal,
-    visit: &NotebookVisit,
-    path: &str,
-    origin: &str,
-) -> Result<tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>, u16> {
-    let url = format!("{}{path}", visit.origin.replacen("http://", "ws://", 1));
-    let mut request = url.into_client_request().unwrap();
-    request.headers_mut().insert("cookie", visit.cookie_header().parse().unwrap());
-    request.headers_mut().insert("origin", origin.parse().unwrap());
-    let port: u16 = portal.url.rsplit(':').next().unwrap().parse().unwrap();
-    let stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-    match tokio_tungstenite::client_async(request, stream).await {
-        Ok((socket, _)) => Ok(socket),
-        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => Err(response.status().as_u16()),
-        Err(e) => panic!("websocket to {path}: {e}"),
-    }
 }
 
 async fn audit_count(portal: &Portal, action: &str) -> usize {
@@ -153,27 +131,7 @@ async fn the_owner_runs_code_on_the_notebook_origin_and_nobody_else_gets_in() {
     let foreign = format!("http://s-zzzzzzzzzzzz.nb.localhost:{port}");
     assert_eq!(ws_connect(portal, &visit, &channels, &foreign).await.err(), Some(403));
     let mut socket = ws_connect(portal, &visit, &channels, &origin).await.expect("the owner's socket");
-    let msg_id = format!("exec-{id}");
-    let execute = serde_json::json!({
-        "header": {"msg_id": msg_id, "username": "px-alice", "session": id,
-                   "msg_type": "execute_request", "version": "5.3", "date": "2026-11-21T00:00:00Z"},
-        "parent_header": {}, "metadata": {}, "buffers": [], "channel": "shell",
-        "content": {"code": "print(6 * 7)", "silent": false, "store_history": false,
-                    "user_expressions": {}, "allow_stdin": false, "stop_on_error": true},
-    });
-    socket.send(Message::text(execute.to_string())).await.unwrap();
-    let until = Instant::now() + Duration::from_secs(60);
-    let printed = loop {
-        let next = tokio::time::timeout(Duration::from_secs(60), socket.next()).await;
-        let Ok(Some(Ok(Message::Text(text)))) = next else {
-            assert!(Instant::now() < until, "no output from the kernel");
-            continue;
-        };
-        let msg: serde_json::Value = serde_json::from_str(&text).unwrap();
-        if msg["parent_header"]["msg_id"] == msg_id.as_str() && msg["msg_type"] == "stream" {
-            break msg["content"]["text"].as_str().unwrap().to_string();
-        }
-    };
+    let printed = run_code(&mut socket, "print(6 * 7)").await;
     assert_eq!(printed, "42\n");
     socket.close(None).await.ok();
 

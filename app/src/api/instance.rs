@@ -29,11 +29,15 @@ pub async fn check_instance() -> Result<InstanceStatus, ServerFnError> {
     };
     Ok(InstanceStatus {
         status: report.status.to_string(),
-        components: vec![
-            component("Database", &report.database),
-            component("Docker engine", &report.docker),
-            component("GPUs", &report.gpu),
-        ],
+        components: [
+            Some(component("Database", &report.database)),
+            Some(component("Docker engine", &report.docker)),
+            Some(component("GPUs", &report.gpu)),
+            report.slurm.as_ref().map(|s| component("Slurm cluster", s)),
+        ]
+        .into_iter()
+        .flatten()
+        .collect(),
         capacity: capacity::capacity(&services).await,
         board: match admin {
             true => Some(board::board(&services).await?),
@@ -120,6 +124,7 @@ mod board {
         let latest = services.sessions.latest_slice_samples();
         let bookings = services.sessions.bookings().await.map_err(super::super::ssr::from_core)?;
         Ok(GpuBoard {
+            cluster: cluster(services).await,
             bookings: bookings.iter().map(crate::api::bookings::ssr::view_of).collect(),
             simulated: services.gpus.kind() == BackendKind::Simulated,
             backend: services.gpus.describe(),
@@ -129,6 +134,53 @@ mod board {
                 .collect(),
             refreshed_at: super::super::ssr::clock(),
             refreshed_at_ms: super::super::ssr::now_ms(),
+        })
+    }
+
+    /// The Slurm pool's nodes; a cluster that cannot be read is said so, not an error of
+    /// the whole page.
+    async fn cluster(services: &Services) -> Option<crate::views::SlurmPoolView> {
+        use crate::views::{SlurmGresView, SlurmNodeView, SlurmPoolView};
+        let config = &services.config;
+        if config.slurm_url.is_empty() {
+            return None;
+        }
+        let courses = if config.slurm_courses.iter().any(|c| c == "*") {
+            "all courses".to_string()
+        } else if config.slurm_courses.is_empty() {
+            "no course yet (slurm.courses)".to_string()
+        } else {
+            config.slurm_courses.join(", ")
+        };
+        let (nodes, problem) = match services.sessions.slurm_nodes().await {
+            Ok(nodes) => (nodes, None),
+            Err(e) => {
+                tracing::warn!(error = %e, "the Slurm cluster's nodes cannot be read");
+                (Vec::new(), Some("The Slurm cluster is not answering right now; its nodes show again when it does.".to_string()))
+            }
+        };
+        Some(SlurmPoolView {
+            partition: config.slurm_partition.clone(),
+            courses,
+            problem,
+            nodes: nodes
+                .into_iter()
+                .map(|n| SlurmNodeView {
+                    available: !n.unavailable(),
+                    state: std::iter::once(n.state.clone()).chain(n.flags.iter().cloned()).collect::<Vec<_>>().join(" · "),
+                    reason: n.reason.clone(),
+                    gres: n
+                        .gres
+                        .iter()
+                        .map(|g| SlurmGresView {
+                            profile: if g.profile.is_empty() { "gpu".into() } else { g.profile.clone() },
+                            used: n.used.iter().find(|u| u.profile == g.profile).map_or(0, |u| u.count),
+                            total: g.count,
+                        })
+                        .collect(),
+                    name: n.name,
+                })
+                .collect(),
         })
     }
 

@@ -78,7 +78,7 @@ const HISTORY: i64 = 50;
 #[server(endpoint = "my_sessions")]
 pub async fn my_sessions() -> Result<Vec<SessionView>, ServerFnError> {
     use super::ssr::{from_core, require, services, Action, Caller};
-    use slicehub_core::sessions::{queue_position, SessionState};
+    use slicehub_core::sessions::{queue_position, SessionPool, SessionState};
     let caller = require(Action::ListOwnSessions).await?;
     let Caller::User { id, .. } = caller else {
         return Ok(Vec::new());
@@ -92,11 +92,17 @@ pub async fn my_sessions() -> Result<Vec<SessionView>, ServerFnError> {
     let store = &services.store;
     let sessions = store.gpu_sessions_of_user(id, HISTORY).await.map_err(from_core)?;
     let quota_ends = ssr_views::quota_ends(&services, &sessions).await.map_err(from_core)?;
-    let queued = if sessions.iter().any(|s| s.state == SessionState::Queued) {
+    let queued: Vec<_> = if sessions.iter().any(|s| s.state == SessionState::Queued) {
         store.gpu_sessions_in(&[SessionState::Queued]).await.map_err(from_core)?
     } else {
         Vec::new()
     };
+    let slurm_waits = if queued.iter().any(|s| s.pool == SessionPool::Slurm) {
+        services.sessions.slurm_waits()
+    } else {
+        std::collections::HashMap::new()
+    };
+    let queued: Vec<_> = queued.into_iter().filter(|s| s.pool == SessionPool::Local).collect();
     let estimates = if queued.is_empty() {
         std::collections::HashMap::new()
     } else {
@@ -108,7 +114,13 @@ pub async fn my_sessions() -> Result<Vec<SessionView>, ServerFnError> {
     };
     let places: std::collections::HashMap<String, u32> = sessions
         .iter()
-        .filter_map(|s| queue_position(&queued, s).map(|p| (s.id.clone(), p as u32)))
+        .filter_map(|s| {
+            let place = match s.pool {
+                SessionPool::Local => queue_position(&queued, s),
+                SessionPool::Slurm => slurm_waits.get(&s.id).map(|w| w.position),
+            };
+            place.map(|p| (s.id.clone(), p as u32))
+        })
         .collect();
     let mut views = ssr_views::with_steps(store, sessions).await.map_err(from_core)?;
     let warn = i64::from(services.config.quotas_warn_minutes) * 60_000;
@@ -122,6 +134,10 @@ pub async fn my_sessions() -> Result<Vec<SessionView>, ServerFnError> {
         view.idle = idle.get(&view.id).filter(|_| view.state == "ready").map(|n| ssr_views::idle_view(*n));
         view.queue_position = places.get(&view.id).copied();
         view.eta = estimates.get(&view.id).copied().map(ssr_views::eta_view);
+        view.cluster_wait = slurm_waits
+            .get(&view.id)
+            .filter(|_| view.state == "queued")
+            .map(ssr_views::cluster_wait_view);
         let Some(&at) = quota_ends.get(&view.id) else {
             continue;
         };
@@ -299,6 +315,15 @@ pub(crate) mod ssr_views {
         }
     }
 
+    pub fn cluster_wait_view(wait: &slicehub_core::sessions::SlurmWait) -> crate::views::ClusterWaitView {
+        crate::views::ClusterWaitView {
+            reason: wait.reason.clone(),
+            words: wait.words.clone(),
+            expected_start_ms: wait.expected_start_ms,
+            expected_start: wait.expected_start_ms.map(clock_of),
+        }
+    }
+
     pub fn idle_view(notice: slicehub_core::sessions::IdleNotice) -> crate::views::IdleView {
         crate::views::IdleView {
             idle_since_ms: notice.idle_since_ms,
@@ -395,11 +420,13 @@ pub(crate) mod ssr_views {
             open_url,
             queue_position: None,
             eta: None,
+            cluster_wait: None,
             idle: None,
             placement: session
                 .placement
                 .as_ref()
-                .map(|p| format!("GPU {} · {}", p.gpu_index, p.label)),
+                .map(|p| format!("GPU {} · {}", p.gpu_index, p.label))
+                .or_else(|| session.slurm_job.map(|job| format!("Slurm job {job}"))),
             ends_at: ends_at_ms.map(clock_of),
             ends_at_ms,
             time_left: ends_at_ms.map(|t| minutes_left(t, now)),

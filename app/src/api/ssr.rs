@@ -65,6 +65,7 @@ pub fn answer_for(e: CoreError) -> (StatusCode, String) {
                     "The portal's database is not answering right now; try again in a moment."
                 }
                 CoreError::Engine(_) => "The container engine is not answering right now; try again in a moment.",
+                CoreError::Cluster(_) => "The Slurm cluster is not answering right now; try again in a moment.",
                 CoreError::Gpu(_) | CoreError::GpuStateFile { .. } => {
                     "The GPUs cannot be read right now; try again in a moment."
                 }

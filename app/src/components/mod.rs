@@ -6,6 +6,7 @@ pub mod gpu_card;
 pub mod layout;
 pub mod message;
 pub mod slice_bar;
+pub mod slurm_pool;
 pub mod status_panel;
 pub mod stop_reason;
 pub mod time;

@@ -10,6 +10,7 @@ use crate::api::instance::{read_gpus, SetGpuDrained};
 use crate::api::message;
 use crate::components::message::ErrorMessage;
 use crate::components::gpu_card::GpuCard;
+use crate::components::slurm_pool::SlurmPool;
 use crate::components::time::LocalTime;
 use crate::views::GpuLayoutView;
 
@@ -54,6 +55,7 @@ pub fn GpusPage() -> impl IntoView {
                                 <span class="muted refreshed-at">"Read at " <LocalTime ms=board.refreshed_at_ms utc=board.refreshed_at.clone() seconds=true/></span>
                             </div>
                             {sections}
+                            {board.cluster.clone().map(|pool| view! { <SlurmPool pool/> })}
                             <section class="card gpu-bookings">
                                 <h2 class="card-title">"Booked lab sessions"</h2>
                                 <crate::pages::courses::bookings::BookingList code=String::new() bookings=board.bookings.clone() show_course=true/>

@@ -444,6 +444,91 @@ pub static KEYS: &[KeySpec] = &[
             Ok(())
         },
     },
+    KeySpec {
+        key: "slurm.url",
+        default: "",
+        expected: "empty, or slurmrestd's http:// or https:// URL, e.g. http://slurmctl:6820",
+        doc: "The Slurm cluster's REST API; empty: every session runs on this machine's Docker engine.",
+        apply: |c, v| {
+            let v = v.trim().trim_end_matches('/');
+            if !(v.is_empty() || v.starts_with("http://") || v.starts_with("https://")) {
+                return Err(());
+            }
+            c.slurm_url = v.to_string();
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "slurm.user",
+        default: "slicehub",
+        expected: "a Slurm user name",
+        doc: "The Slurm user the portal's jobs run as (the token is this user's).",
+        apply: |c, v| {
+            let v = v.trim();
+            if v.is_empty() || !v.chars().all(|ch| ch.is_ascii_alphanumeric() || "._-".contains(ch)) {
+                return Err(());
+            }
+            c.slurm_user = v.to_string();
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "slurm.token",
+        default: "",
+        expected: "a JWT from `scontrol token username=USER`",
+        doc: "The token slurmrestd accepts for `slurm.user`.",
+        apply: |c, v| {
+            c.slurm_token = v.trim().to_string();
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "slurm.partition",
+        default: "gpu",
+        expected: "a Slurm partition name",
+        doc: "The partition the Slurm pool's sessions are submitted to.",
+        apply: |c, v| {
+            let v = v.trim();
+            if v.is_empty() || !v.chars().all(|ch| ch.is_ascii_alphanumeric() || "._-".contains(ch)) {
+                return Err(());
+            }
+            c.slurm_partition = v.to_string();
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "slurm.courses",
+        default: "",
+        expected: "course codes separated by commas, or *",
+        doc: "The courses whose sessions run on the Slurm cluster (* for all); the others run on this machine.",
+        apply: |c, v| {
+            c.slurm_courses = v.split(',').map(|w| w.trim().to_string()).filter(|w| !w.is_empty()).collect();
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "slurm.container_command",
+        default: "",
+        expected: "empty, or the words that run a command in the course image on a node, with {image}",
+        doc: "How a job enters the course's image on the node, e.g. `apptainer exec --nv {image}`; empty runs it on the node as it is.",
+        apply: |c, v| {
+            c.slurm_container_command = crate::sessions::split_command(v).map_err(|_| ())?;
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "slurm.node_path",
+        default: "/opt/venv/bin:/usr/local/bin:/usr/bin:/bin",
+        expected: "a PATH for jobs on the nodes",
+        doc: "Where a job finds JupyterLab (`slicehub-notebook`) and its command on the nodes.",
+        apply: |c, v| {
+            if v.trim().is_empty() {
+                return Err(());
+            }
+            c.slurm_node_path = v.trim().to_string();
+            Ok(())
+        },
+    },
 ];
 
 fn image_reference(value: &str) -> Result<String, ()> {

@@ -75,6 +75,15 @@ pub struct Config {
     pub sessions_memory_mib_per_memory_slice: u32,
     pub sessions_pids_limit: u32,
     pub sessions_profile_limits: Vec<ProfileLimit>,
+    /// slurmrestd's URL; empty: no Slurm pool.
+    pub slurm_url: String,
+    pub slurm_user: String,
+    pub slurm_token: String,
+    pub slurm_partition: String,
+    /// Course codes whose sessions run on Slurm (`*`: all).
+    pub slurm_courses: Vec<String>,
+    pub slurm_container_command: Vec<String>,
+    pub slurm_node_path: String,
 }
 
 /// Container limits for one MIG profile, replacing the per-slice scaling.
@@ -148,6 +157,13 @@ impl Default for Config {
             sessions_memory_mib_per_memory_slice: 0,
             sessions_pids_limit: 0,
             sessions_profile_limits: Vec::new(),
+            slurm_url: String::new(),
+            slurm_user: String::new(),
+            slurm_token: String::new(),
+            slurm_partition: String::new(),
+            slurm_courses: Vec::new(),
+            slurm_container_command: Vec::new(),
+            slurm_node_path: String::new(),
         };
         for key in KEYS {
             (key.apply)(&mut config, key.default).expect("built-in defaults parse");
@@ -171,6 +187,12 @@ impl Config {
         };
         format!("http://{host}:{}", bind.port())
     }
+    /// Whether a course's sessions run on the Slurm cluster.
+    pub fn runs_on_slurm(&self, course_code: &str) -> bool {
+        !self.slurm_url.is_empty()
+            && self.slurm_courses.iter().any(|c| c == "*" || c.eq_ignore_ascii_case(course_code))
+    }
+
     /// The database URL actually used: the configured one, or the SQLite file in `data_dir`.
     pub fn effective_database_url(&self) -> String {
         if self.database_url.is_empty() {

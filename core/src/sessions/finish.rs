@@ -75,7 +75,7 @@ impl Sessions {
     /// Moves the session from one of `from` to `stopping` (only one caller can), keeps the
     /// container's output, removes the container, gives the slice back, then records `to`
     /// and closes the usage interval. `Ok(false)`: someone else is finishing it.
-    async fn finish(
+    pub(super) async fn finish(
         &self,
         id: &str,
         from: &[SessionState],
@@ -139,6 +139,10 @@ impl Sessions {
     /// removed keeps its slice (an error: the reconciler's repair pass retries); a slice
     /// that cannot be released is retried by the reconciler too.
     pub(super) async fn tear_down(&self, session: &GpuSession) -> Result<(), CoreError> {
+        if let Err(e) = self.cancel_slurm_job(session).await {
+            tracing::warn!(session = %session.id, error = %e, "Slurm job not cancelled yet; the stop is retried");
+            return Err(e);
+        }
         if let Some(name) = &session.container {
             if let Err(e) = self.inner.engine.remove(name).await {
                 tracing::warn!(session = %session.id, error = %e, "container not removed yet; its slice stays held");

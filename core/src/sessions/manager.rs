@@ -2,7 +2,7 @@ use std::sync::Arc;
 
 use tokio::sync::{broadcast, Mutex};
 
-use super::model::{GpuSession, SessionEvent, SessionKind};
+use super::model::{GpuSession, SessionEvent, SessionKind, SessionPool};
 use super::policy::policy_of;
 use super::queue::Placed;
 use crate::auth::tokens::new_session_token;
@@ -80,6 +80,10 @@ pub(super) struct Inner {
     pub culled_before: std::sync::atomic::AtomicBool,
     /// Reads JupyterLab's kernels and terminals (`idle`); one connection pool.
     pub jupyter_client: reqwest::Client,
+    /// The Slurm cluster, when `slurm.url` is set (`slurm_pool`).
+    pub slurm: Option<crate::slurm::SlurmClient>,
+    /// Why each waiting Slurm session waits, as the watcher last read it.
+    pub slurm_waits: std::sync::Mutex<std::collections::HashMap<String, super::slurm_pool::SlurmWait>>,
 }
 
 impl Sessions {
@@ -90,6 +94,9 @@ impl Sessions {
         config: Arc<Config>,
     ) -> Sessions {
         let (events, _) = broadcast::channel(1024);
+        let slurm = (!config.slurm_url.is_empty()).then(|| {
+            crate::slurm::SlurmClient::new(&config.slurm_url, &config.slurm_user, &config.slurm_token)
+        });
         Sessions {
             inner: Arc::new(Inner {
                 store,
@@ -113,6 +120,8 @@ impl Sessions {
                 seen_active: std::sync::Mutex::new(std::collections::HashMap::new()),
                 culled_before: std::sync::atomic::AtomicBool::new(false),
                 jupyter_client: reqwest::Client::new(),
+                slurm,
+                slurm_waits: std::sync::Mutex::new(std::collections::HashMap::new()),
             }),
         }
     }
@@ -240,7 +249,25 @@ impl Sessions {
                 )));
             }
         }
-        self.require_known_profile(&request.profile).await?;
+        let config = &self.inner.config;
+        let pool = if !config.slurm_url.is_empty() && config.runs_on_slurm(&course_code(store, request.course_id).await?) {
+            SessionPool::Slurm
+        } else {
+            SessionPool::Local
+        };
+        match pool {
+            SessionPool::Local => self.require_known_profile(&request.profile).await?,
+            SessionPool::Slurm => {
+                let known = self.slurm_profiles().await?;
+                if !known.contains(&request.profile) {
+                    return Err(CoreError::InvalidRequest(format!(
+                        "no node of the Slurm cluster offers the profile {:?}; there are {}",
+                        request.profile,
+                        known.join(", ")
+                    )));
+                }
+            }
+        }
         let (kind, argv) = match &request.workload {
             Workload::Notebook => (SessionKind::Notebook, Vec::new()),
             Workload::Job(argv) if argv.is_empty() || argv[0].trim().is_empty() => {
@@ -258,6 +285,7 @@ impl Sessions {
             user_id: request.user_id,
             course_id: request.course_id,
             kind,
+            pool,
             profile: &request.profile,
             image: &request.image,
             argv: &argv,
@@ -268,6 +296,10 @@ impl Sessions {
             .insert_gpu_session(&new, policy.max_sessions)
             .await?;
         self.publish(Some(event));
+        if pool == SessionPool::Slurm {
+            self.submit_to_slurm(&id, policy.max_minutes).await?;
+            return self.session(&id).await;
+        }
         for (placed_id, outcome) in self.serve_queue(Some(&id)).await? {
             if outcome == Placed::Yes {
                 self.spawn_launch(placed_id);
@@ -295,6 +327,15 @@ impl Sessions {
         .await
         .map_err(|e| CoreError::Gpu(format!("GPU call crashed: {e}")))?
     }
+}
+
+/// The course's code (Slurm pools are chosen by course).
+async fn course_code(store: &Store, course_id: i64) -> Result<String, CoreError> {
+    Ok(store
+        .course_by_id(course_id)
+        .await?
+        .ok_or_else(|| CoreError::NotFound(format!("there is no course {course_id}")))?
+        .code)
 }
 
 /// `s-` and 12 lowercase letters and digits: short enough for a URL, and a container name.

@@ -22,6 +22,7 @@ mod quota_stop;
 mod readiness;
 mod reconcile;
 mod search;
+mod slurm_pool;
 
 pub use activity::{SliceNow, SliceSample, KEPT_SAMPLES};
 pub use allocate::ProfileAvailability;
@@ -33,10 +34,11 @@ pub use idle::IdleNotice;
 pub use idle_rule::{IdlePolicy, IdleVerdict, IdleWarning, Judged};
 pub use manager::{ClaimRequest, Sessions, Workload};
 pub use model::{
-    queue_position, GpuSession, SessionEvent, SessionKind, SessionState, SlicePlacement,
+    queue_position, GpuSession, SessionEvent, SessionKind, SessionPool, SessionState, SlicePlacement,
 };
 pub use policy::{
     policy_of, set_policy, split_list, CoursePolicy, FieldProblem, PolicyForm, Quota,
 };
 pub use reconcile::ReconcileReport;
+pub use slurm_pool::SlurmWait;
 pub use search::{find_sessions, SessionFilter, RECENT_DAYS, STATE_FILTERS};

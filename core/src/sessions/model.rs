@@ -105,6 +105,33 @@ impl SessionKind {
     }
 }
 
+/// Where a session runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SessionPool {
+    /// This machine's Docker engine, on a slice SliceHub's own allocator placed.
+    Local,
+    /// A job of the Slurm cluster; Slurm places it on a node's MIG GRES.
+    Slurm,
+}
+
+impl SessionPool {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionPool::Local => "",
+            SessionPool::Slurm => "slurm",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<SessionPool> {
+        match text {
+            "" => Some(SessionPool::Local),
+            "slurm" => Some(SessionPool::Slurm),
+            _ => None,
+        }
+    }
+}
+
 /// Where a session's slice is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SlicePlacement {
@@ -125,6 +152,9 @@ pub struct GpuSession {
     pub course_id: i64,
     pub course_code: String,
     pub kind: SessionKind,
+    pub pool: SessionPool,
+    /// The Slurm job, once Slurm accepted it (`SessionPool::Slurm`).
+    pub slurm_job: Option<i64>,
     pub profile: String,
     pub image: String,
     /// A job's command; empty for notebooks.
@@ -137,7 +167,8 @@ pub struct GpuSession {
     pub released: bool,
     pub mig_uuid: Option<String>,
     pub container: Option<String>,
-    /// `IP:PORT` of JupyterLab on the session network, reachable from the portal host only.
+    /// `IP:PORT` of JupyterLab on the session network (or the Slurm node), reachable from
+    /// the portal host.
     pub notebook_address: Option<String>,
     #[serde(skip)]
     pub token: String,

@@ -8,7 +8,7 @@ use futures_util::StreamExt;
 use serde::Serialize;
 
 use super::manager::Sessions;
-use super::model::{SessionKind, SessionState};
+use super::model::{SessionKind, SessionPool, SessionState};
 use crate::store::now_ms;
 use crate::CoreError;
 
@@ -48,7 +48,11 @@ impl Sessions {
     pub async fn recover_after_restart(&self) -> Result<ReconcileReport, CoreError> {
         use SessionState::*;
         let store = &self.inner.store;
+        // A Slurm session's job may have run on through the restart: the watcher adopts it.
         for session in store.gpu_sessions_in(&[Allocating, Creating, Starting]).await? {
+            if session.pool == SessionPool::Slurm {
+                continue;
+            }
             let why = "the portal restarted while this session was starting; start it again";
             if let Err(e) = self.fail(&session.id, why).await {
                 tracing::warn!(session = %session.id, error = %e, "recovery: launch not failed yet; the repair pass retries");
@@ -112,7 +116,7 @@ impl Sessions {
                     }
                 }
                 for session in store.gpu_sessions_in(&[Ready]).await? {
-                    if running.contains(&session.id) {
+                    if running.contains(&session.id) || session.pool == SessionPool::Slurm {
                         continue;
                     }
                     // Not running in the list read above, but that list may predate the
@@ -212,6 +216,10 @@ impl Sessions {
             if now - session.updated_at_ms < STUCK_MS || self.is_in_flight(&session.id) {
                 continue;
             }
+            // Slurm sessions' launches are the watcher's; only their stops are repaired here.
+            if session.pool == SessionPool::Slurm && session.state != Stopping {
+                continue;
+            }
             let _working = self.mark_in_flight(&session.id);
             let outcome = if session.state == Stopping {
                 self.complete_stop(&session.id, Ended, "stopped (finished by the portal's repair pass)").await
@@ -253,6 +261,7 @@ impl Sessions {
         let this = self.clone();
         tokio::spawn(async move { this.follow_container_deaths().await });
         self.start_sampling();
+        self.start_slurm_watch();
     }
 
     async fn follow_container_deaths(&self) {

@@ -4,7 +4,7 @@ use sqlx::any::AnyRow;
 use sqlx::Row;
 
 use super::{now_ms, Store};
-use crate::sessions::{GpuSession, SessionEvent, SessionKind, SessionState, SlicePlacement};
+use crate::sessions::{GpuSession, SessionEvent, SessionKind, SessionPool, SessionState, SlicePlacement};
 use crate::CoreError;
 
 /// A session as first written, in state `requested`.
@@ -13,6 +13,7 @@ pub struct NewGpuSession<'a> {
     pub user_id: i64,
     pub course_id: i64,
     pub kind: SessionKind,
+    pub pool: SessionPool,
     pub profile: &'a str,
     pub image: &'a str,
     pub argv: &'a [String],
@@ -33,7 +34,7 @@ pub(super) const SELECT: &str = "SELECT s.id, s.user_id, u.username, s.course_id
         s.image, s.argv, s.state, s.reason, s.gpu_uuid, s.gpu_index, s.profile_id, s.start_slice,
         s.placement, s.created_instance, s.released, s.mig_uuid, s.container, s.notebook_address,
         s.token, s.exit_code, s.log_tail, s.requested_at, s.updated_at, s.ready_at, s.ended_at,
-        s.deadline_at
+        s.deadline_at, s.pool, s.slurm_job
     FROM gpu_sessions s JOIN users u ON u.id = s.user_id JOIN courses c ON c.id = s.course_id";
 
 pub(super) fn in_list(states: &[SessionState]) -> String {
@@ -48,6 +49,7 @@ pub(super) fn session_from(row: &AnyRow) -> Result<GpuSession, CoreError> {
     let state: String = row.try_get("state")?;
     let kind: String = row.try_get("kind")?;
     let argv: String = row.try_get("argv")?;
+    let pool: String = row.try_get("pool")?;
     let gpu_uuid: Option<String> = row.try_get("gpu_uuid")?;
     let placement = match (
         gpu_uuid,
@@ -75,6 +77,9 @@ pub(super) fn session_from(row: &AnyRow) -> Result<GpuSession, CoreError> {
         course_code: row.try_get("code")?,
         kind: SessionKind::parse(&kind)
             .ok_or_else(|| CoreError::Database(format!("unknown session kind {kind:?}")))?,
+        pool: SessionPool::parse(&pool)
+            .ok_or_else(|| CoreError::Database(format!("unknown session pool {pool:?}")))?,
+        slurm_job: row.try_get("slurm_job")?,
         profile: row.try_get("profile")?,
         image: row.try_get("image")?,
         argv: if argv.is_empty() {
@@ -176,8 +181,8 @@ impl Store {
         };
         sqlx::query(
             "INSERT INTO gpu_sessions (id, user_id, course_id, kind, profile, image, argv, state,
-                                       released, token, requested_at, updated_at, deadline_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, 'requested', 1, $8, $9, $9, $10)",
+                                       released, token, requested_at, updated_at, deadline_at, pool)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, 'requested', 1, $8, $9, $9, $10, $11)",
         )
         .bind(new.id)
         .bind(new.user_id)
@@ -189,6 +194,7 @@ impl Store {
         .bind(new.token)
         .bind(now)
         .bind(new.deadline_at_ms)
+        .bind(new.pool.as_str())
         .execute(&mut *tx)
         .await?;
         let detail = format!("{} on {} with {}", new.kind.as_str(), new.profile, new.image);
@@ -466,6 +472,25 @@ impl Store {
 
     pub async fn set_session_mig_uuid(&self, id: &str, mig_uuid: &str) -> Result<(), CoreError> {
         self.set_session_text(id, "mig_uuid", mig_uuid).await
+    }
+
+    /// The Slurm job a session became.
+    pub async fn set_slurm_job(&self, id: &str, job: i64) -> Result<(), CoreError> {
+        sqlx::query("UPDATE gpu_sessions SET slurm_job = $1, updated_at = $2 WHERE id = $3")
+            .bind(job)
+            .bind(now_ms())
+            .bind(id)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// Sessions of the Slurm pool that are not over.
+    pub async fn live_slurm_sessions(&self) -> Result<Vec<GpuSession>, CoreError> {
+        let rows = sqlx::query(&format!("{SELECT} WHERE s.pool = 'slurm' AND s.live = 1 ORDER BY s.requested_at"))
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter().map(session_from).collect()
     }
 
     pub async fn set_session_container(&self, id: &str, name: &str) -> Result<(), CoreError> {

@@ -98,17 +98,18 @@ pub struct WaitingClaim {
 impl Store {
     pub async fn count_queued(&self) -> Result<i64, CoreError> {
         let (n,): (i64,) =
-            sqlx::query_as("SELECT COUNT(*) FROM gpu_sessions WHERE state = 'queued'")
+            sqlx::query_as("SELECT COUNT(*) FROM gpu_sessions WHERE state = 'queued' AND pool = ''")
                 .fetch_one(self.pool())
                 .await?;
         Ok(n)
     }
 
-    /// Requested and queued sessions, oldest request first (the order they are served in).
+    /// Requested and queued sessions of this machine's GPUs, oldest request first (the
+    /// order they are served in); Slurm orders its own.
     pub async fn waiting_claims(&self) -> Result<Vec<WaitingClaim>, CoreError> {
         Ok(sqlx::query_as(
             "SELECT id, course_id, state, profile, requested_at, deadline_at FROM gpu_sessions
-             WHERE state IN ('requested', 'queued') ORDER BY requested_at, id",
+             WHERE state IN ('requested', 'queued') AND pool = '' ORDER BY requested_at, id",
         )
         .fetch_all(self.pool())
         .await?)

@@ -31,6 +31,12 @@ impl Store {
                 session.id
             )));
         };
+        self.open_usage_on(session, &placement.gpu_uuid, &placement.label).await
+    }
+
+    /// [`Store::open_usage`] on a slice the portal did not place: `gpu` and `placement`
+    /// say where it is (`slurm:NODE`, `job 12 on NODE`).
+    pub async fn open_usage_on(&self, session: &GpuSession, gpu: &str, placement: &str) -> Result<(), CoreError> {
         let exists: Option<(String,)> =
             sqlx::query_as("SELECT session_id FROM usage_ledger WHERE session_id = $1")
                 .bind(&session.id)
@@ -47,9 +53,9 @@ impl Store {
         .bind(&session.id)
         .bind(session.user_id)
         .bind(session.course_id)
-        .bind(&placement.gpu_uuid)
+        .bind(gpu)
         .bind(&session.profile)
-        .bind(&placement.label)
+        .bind(placement)
         .bind(&session.image)
         .bind(session.kind.as_str())
         .bind(now_ms())

@@ -75,6 +75,14 @@ pub fn SessionCard(
                 <p class="queue-eta">"Expected start: " <EtaText eta/> " (your time). "
                     <span class="muted">"“At the latest” holds even if every session ahead runs to its time limit."</span></p>
             })}
+            {s.cluster_wait.clone().map(|w| view! {
+                <p class="queue-eta cluster-wait" data-reason=w.reason.clone()>
+                    "On the Slurm cluster: " {w.words.clone()} " (Slurm's reason: " <code>{w.reason.clone()}</code> "). "
+                    {w.expected_start_ms.zip(w.expected_start.clone()).map(|(ms, utc)| view! {
+                        "Slurm expects it to start at " <LocalTime ms utc/> " (your time). "
+                    })}
+                </p>
+            })}
             {matches!(s.state.as_str(), "requested" | "queued").then(|| view! { <super::arrival::NotifyWhenReady/> })}
             {stop_warning}
             {s.idle.clone().map(|idle| view! { <super::idle::IdleWarning id=s.id.clone() idle job keep/> })}

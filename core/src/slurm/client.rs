@@ -1,0 +1,203 @@
+//! `slurmrestd`'s job and node API (OpenAPI v0.0.38, Slurm 22.05), authenticated with the
+//! JWT the admin configures (`slurm.token`) for one Slurm user (`slurm.user`).
+
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::gres::{parse_gres, GresCount};
+use super::job::{JobPhase, JobRequest};
+use crate::CoreError;
+
+const API: &str = "slurm/v0.0.38";
+
+pub struct SlurmClient {
+    http: reqwest::Client,
+    url: String,
+    user: String,
+    token: String,
+}
+
+/// One job as Slurm reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlurmJob {
+    pub id: u64,
+    /// `PENDING`, `RUNNING`, `COMPLETED`, `CANCELLED`, `NODE_FAIL`…
+    pub state: String,
+    /// Why it waits (`Resources`, `Priority`) or why it ended.
+    pub reason: String,
+    pub comment: String,
+    /// The node it runs on (one node per session).
+    pub node: Option<String>,
+    /// Expected start while pending (Slurm's backfill estimate), start once running.
+    pub start_ms: Option<i64>,
+    pub exit_code: Option<i64>,
+    pub priority: u64,
+}
+
+impl SlurmJob {
+    pub fn phase(&self) -> JobPhase {
+        JobPhase::of(&self.state)
+    }
+}
+
+/// One compute node, its GPU GRES and what is allocated of them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SlurmNode {
+    pub name: String,
+    /// Where the portal reaches services on the node (`NodeAddr`).
+    pub address: String,
+    /// `idle`, `mixed`, `allocated`, `down`…
+    pub state: String,
+    /// `DRAIN`, `NOT_RESPONDING`…
+    pub flags: Vec<String>,
+    pub reason: String,
+    pub gres: Vec<GresCount>,
+    pub used: Vec<GresCount>,
+}
+
+impl SlurmNode {
+    /// Down, drained or not answering: jobs there cannot run.
+    pub fn unavailable(&self) -> bool {
+        self.state == "down"
+            || self.flags.iter().any(|f| f == "DRAIN" || f == "NOT_RESPONDING" || f == "FAIL")
+    }
+}
+
+impl SlurmClient {
+    pub fn new(url: &str, user: &str, token: &str) -> SlurmClient {
+        SlurmClient {
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(10))
+                .build()
+                .unwrap_or_default(),
+            url: url.trim_end_matches('/').to_string(),
+            user: user.to_string(),
+            token: token.to_string(),
+        }
+    }
+
+    async fn call(&self, method: reqwest::Method, path: &str, body: Option<&Value>) -> Result<Value, CoreError> {
+        let mut request = self
+            .http
+            .request(method, format!("{}/{API}/{path}", self.url))
+            .header("X-SLURM-USER-NAME", &self.user)
+            .header("X-SLURM-USER-TOKEN", &self.token);
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|e| CoreError::Cluster(format!("slurmrestd at {} does not answer: {e}", self.url)))?;
+        let status = response.status();
+        if status == reqwest::StatusCode::UNAUTHORIZED || status == reqwest::StatusCode::FORBIDDEN {
+            return Err(CoreError::Cluster(format!(
+                "slurmrestd refused the configured token ({status}); make a new one with `scontrol token username={}`",
+                self.user
+            )));
+        }
+        let text = response
+            .text()
+            .await
+            .map_err(|e| CoreError::Cluster(format!("slurmrestd's answer broke off: {e}")))?;
+        let value: Value = serde_json::from_str(&text).map_err(|_| {
+            CoreError::Cluster(format!("slurmrestd answered {status} with something that is not JSON"))
+        })?;
+        Ok(value)
+    }
+
+    /// Slurm's first error in an answer, in its own words.
+    fn first_error(value: &Value) -> Option<String> {
+        let error = value["errors"].as_array()?.first()?;
+        let text = error["error"].as_str().or(error["description"].as_str()).unwrap_or("unknown error");
+        let detail = error["description"].as_str().filter(|d| *d != text && !d.is_empty());
+        Some(match detail {
+            Some(d) => format!("{text}: {d}"),
+            None => text.to_string(),
+        })
+    }
+
+    pub async fn ping(&self) -> Result<(), CoreError> {
+        let value = self.call(reqwest::Method::GET, "ping", None).await?;
+        match Self::first_error(&value) {
+            Some(e) => Err(CoreError::Cluster(format!("slurmctld does not answer: {e}"))),
+            None => Ok(()),
+        }
+    }
+
+    /// Submits the job; its id.
+    pub async fn submit(&self, job: &JobRequest) -> Result<u64, CoreError> {
+        let value = self.call(reqwest::Method::POST, "job/submit", Some(&job.body())).await?;
+        if let Some(e) = Self::first_error(&value) {
+            return Err(CoreError::Cluster(format!("Slurm refused the job: {e}")));
+        }
+        value["job_id"]
+            .as_u64()
+            .ok_or_else(|| CoreError::Cluster("Slurm accepted the job but named no job id".into()))
+    }
+
+    /// Every job Slurm still knows (finished ones for `MinJobAge`).
+    pub async fn jobs(&self) -> Result<Vec<SlurmJob>, CoreError> {
+        let value = self.call(reqwest::Method::GET, "jobs", None).await?;
+        if let Some(e) = Self::first_error(&value) {
+            return Err(CoreError::Cluster(format!("Slurm's job list cannot be read: {e}")));
+        }
+        Ok(value["jobs"].as_array().map(|jobs| jobs.iter().filter_map(job_from).collect()).unwrap_or_default())
+    }
+
+    /// Cancels a job; one already over is not an error.
+    pub async fn cancel(&self, id: u64) -> Result<(), CoreError> {
+        let value = self.call(reqwest::Method::DELETE, &format!("job/{id}"), None).await?;
+        match Self::first_error(&value) {
+            Some(e) if !(e.contains("already") || e.contains("Invalid job id")) => {
+                Err(CoreError::Cluster(format!("Slurm did not cancel job {id}: {e}")))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    pub async fn nodes(&self) -> Result<Vec<SlurmNode>, CoreError> {
+        let value = self.call(reqwest::Method::GET, "nodes", None).await?;
+        if let Some(e) = Self::first_error(&value) {
+            return Err(CoreError::Cluster(format!("Slurm's nodes cannot be read: {e}")));
+        }
+        Ok(value["nodes"].as_array().map(|nodes| nodes.iter().filter_map(node_from).collect()).unwrap_or_default())
+    }
+}
+
+fn text(value: &Value) -> String {
+    value.as_str().unwrap_or_default().to_string()
+}
+
+fn job_from(value: &Value) -> Option<SlurmJob> {
+    let node = Some(text(&value["batch_host"]))
+        .filter(|n| !n.is_empty())
+        .or_else(|| Some(text(&value["nodes"])).filter(|n| !n.is_empty()));
+    Some(SlurmJob {
+        id: value["job_id"].as_u64()?,
+        state: text(&value["job_state"]),
+        reason: text(&value["state_reason"]),
+        comment: text(&value["comment"]),
+        node,
+        start_ms: value["start_time"].as_i64().filter(|s| *s > 0).map(|s| s * 1000),
+        exit_code: value["exit_code"].as_i64(),
+        priority: value["priority"].as_u64().unwrap_or(0),
+    })
+}
+
+fn node_from(value: &Value) -> Option<SlurmNode> {
+    Some(SlurmNode {
+        name: value["name"].as_str()?.to_string(),
+        address: text(&value["address"]),
+        state: text(&value["state"]),
+        flags: value["state_flags"]
+            .as_array()
+            .map(|f| f.iter().map(text).collect())
+            .unwrap_or_default(),
+        reason: text(&value["reason"]),
+        gres: parse_gres(value["gres"].as_str().unwrap_or_default()),
+        used: parse_gres(value["gres_used"].as_str().unwrap_or_default()),
+    })
+}

@@ -1,0 +1,182 @@
+//! What the portal asks Slurm to run for a session, and what Slurm's job states mean to it.
+
+use serde_json::{json, Value};
+
+/// JupyterLab's port on the node: several sessions share a node, and the job id (unique
+/// while jobs run) gives each its own without a call back to the portal. The job script
+/// computes the same number from `SLURM_JOB_ID`.
+pub fn notebook_port(job_id: u64) -> u16 {
+    20_000 + (job_id % 20_000) as u16
+}
+
+/// One session as a Slurm batch job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobRequest {
+    pub session_id: String,
+    /// Marks the portal's jobs (`comment`), so it never touches another job.
+    pub tag: String,
+    pub partition: String,
+    /// The course: Slurm's own fair share and accounting see one account per course.
+    pub account: String,
+    /// The MIG profile as Slurm names it (`1g.10gb`): `--gres=gpu:1g.10gb:1`.
+    pub profile: String,
+    pub time_limit_minutes: i64,
+    pub image: String,
+    /// Words put before the command, `{image}` replaced (`apptainer exec --nv {image}`);
+    /// empty runs it on the node as it is.
+    pub container_command: Vec<String>,
+    pub path: String,
+    pub work: JobWork,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum JobWork {
+    Notebook { token: String, base_url: String },
+    Command(Vec<String>),
+}
+
+impl JobRequest {
+    /// The body of `POST /slurm/v0.0.38/job/submit`.
+    pub fn body(&self) -> Value {
+        let mut environment = json!({
+            "PATH": self.path,
+            "LANG": "C.UTF-8",
+            "SLICEHUB_SESSION": self.session_id,
+        });
+        if let JobWork::Notebook { token, base_url } = &self.work {
+            environment["JUPYTER_TOKEN"] = json!(token);
+            environment["SLICEHUB_BASE_URL"] = json!(base_url);
+        }
+        json!({
+            "script": self.script(),
+            "job": {
+                "name": format!("slicehub-{}", self.session_id),
+                "partition": self.partition,
+                "account": self.account,
+                "comment": self.tag,
+                "time_limit": self.time_limit_minutes.max(1),
+                "gres": format!("gpu:{}:1", self.profile),
+                "requeue": false,
+                "environment": environment,
+                "current_working_directory": "/tmp",
+                "standard_output": "/tmp/slicehub-%j.out",
+            }
+        })
+    }
+
+    /// The batch script: a shell runs it on the node, so every word is single-quoted.
+    pub fn script(&self) -> String {
+        let command: Vec<String> = match &self.work {
+            JobWork::Notebook { .. } => vec!["slicehub-notebook".into()],
+            JobWork::Command(argv) => argv.clone(),
+        };
+        let words: Vec<String> = self
+            .container_command
+            .iter()
+            .map(|w| w.replace("{image}", &self.image))
+            .chain(command)
+            .map(|w| quote(&w))
+            .collect();
+        format!(
+            "#!/bin/sh\n\
+             # SliceHub session {session}\n\
+             HOME=$(getent passwd \"$(id -un)\" | cut -d: -f6)\n\
+             export HOME\n\
+             cd \"$HOME\" 2>/dev/null || cd /tmp\n\
+             SLICEHUB_NOTEBOOK_PORT=$((20000 + SLURM_JOB_ID % 20000))\n\
+             export SLICEHUB_NOTEBOOK_PORT\n\
+             exec {command}\n",
+            session = self.session_id,
+            command = words.join(" ")
+        )
+    }
+}
+
+fn quote(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+/// Where a job is in Slurm's life, as the portal acts on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobPhase {
+    /// Waiting for resources or priority (`reason` is Slurm's word for why).
+    Pending,
+    Running,
+    /// Over, or on its way out: Slurm's state name (`COMPLETED`, `CANCELLED`, `NODE_FAIL`…).
+    Over(String),
+}
+
+impl JobPhase {
+    pub fn of(state: &str) -> JobPhase {
+        match state {
+            "PENDING" | "REQUEUED" | "REQUEUE_HOLD" | "REQUEUE_FED" | "RESV_DEL_HOLD" => JobPhase::Pending,
+            "RUNNING" | "CONFIGURING" | "SUSPENDED" | "RESIZING" | "SIGNALING" | "STAGE_OUT" => JobPhase::Running,
+            other => JobPhase::Over(other.to_string()),
+        }
+    }
+}
+
+/// What a student reads for Slurm's pending reason.
+pub fn pending_words(reason: &str) -> String {
+    match reason {
+        "Resources" => "waiting for a free slice on the cluster".into(),
+        "Priority" => "waiting behind jobs with higher priority".into(),
+        "None" | "" => "waiting for the cluster to schedule it".into(),
+        "ReqNodeNotAvail" | "NodeDown" => "waiting: the nodes it needs are not available".into(),
+        "PartitionDown" | "PartitionInactive" => "waiting: the partition is not accepting jobs".into(),
+        other => format!("waiting ({other})"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(work: JobWork) -> JobRequest {
+        JobRequest {
+            session_id: "s-abc".into(),
+            tag: "slicehub:i-1:s-abc".into(),
+            partition: "gpu".into(),
+            account: "cs101".into(),
+            profile: "1g.10gb".into(),
+            time_limit_minutes: 90,
+            image: "/images/lab.sif".into(),
+            container_command: vec!["apptainer".into(), "exec".into(), "--nv".into(), "{image}".into()],
+            path: "/usr/bin:/bin".into(),
+            work,
+        }
+    }
+
+    #[test]
+    fn a_job_asks_for_one_mig_gres_of_its_profile_under_the_course_account() {
+        let body = request(JobWork::Notebook { token: "t0k".into(), base_url: "/user/a/s-abc/".into() }).body();
+        let job = &body["job"];
+        assert_eq!(job["gres"], "gpu:1g.10gb:1");
+        assert_eq!(job["account"], "cs101");
+        assert_eq!(job["time_limit"], 90);
+        assert_eq!(job["comment"], "slicehub:i-1:s-abc");
+        assert_eq!(job["requeue"], false);
+        assert_eq!(job["environment"]["JUPYTER_TOKEN"], "t0k");
+        let script = body["script"].as_str().unwrap();
+        assert!(script.contains("exec 'apptainer' 'exec' '--nv' '/images/lab.sif' 'slicehub-notebook'"), "{script}");
+        assert!(!script.contains("t0k"), "the token stays out of the script");
+    }
+
+    #[test]
+    fn a_commands_words_reach_the_node_unchanged() {
+        let mut r = request(JobWork::Command(vec!["python".into(), "-c".into(), "print('it''s $HOME')".into()]));
+        r.container_command.clear();
+        let script = r.script();
+        assert!(script.ends_with("exec 'python' '-c' 'print('\\''it'\\'''\\''s $HOME'\\'')'\n"), "{script}");
+        assert_eq!(notebook_port(7), 20_007);
+        assert_eq!(notebook_port(20_003), 20_003);
+    }
+
+    #[test]
+    fn slurm_states_map_to_phases() {
+        assert_eq!(JobPhase::of("PENDING"), JobPhase::Pending);
+        assert_eq!(JobPhase::of("RUNNING"), JobPhase::Running);
+        assert_eq!(JobPhase::of("NODE_FAIL"), JobPhase::Over("NODE_FAIL".into()));
+        assert_eq!(JobPhase::of("COMPLETING"), JobPhase::Over("COMPLETING".into()));
+    }
+}

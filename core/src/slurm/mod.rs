@@ -1,0 +1,11 @@
+//! The Slurm boundary: a cluster partition reached through `slurmrestd` (REST with a JWT
+//! the admin configures). Sessions of the courses configured for Slurm become Slurm jobs;
+//! Slurm places them on nodes and their MIG-typed GPU GRES.
+
+mod client;
+mod gres;
+mod job;
+
+pub use client::{SlurmClient, SlurmJob, SlurmNode};
+pub use gres::{parse_gres, GresCount};
+pub use job::{notebook_port, pending_words, JobPhase, JobRequest, JobWork};

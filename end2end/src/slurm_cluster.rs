@@ -1,0 +1,70 @@
+//! The test Slurm cluster (`scripts/slurm-cluster.sh`): started or kept, its settings for a
+//! portal, and Slurm's own commands run on its controller, as an operator would.
+
+use std::collections::HashMap;
+use std::process::Command;
+
+use crate::portal::workspace_root;
+
+pub struct SlurmCluster {
+    /// `SLICEHUB_SLURM_URL`, `…_USER`, `…_TOKEN`, `…_PARTITION`.
+    pub settings: Vec<(String, String)>,
+}
+
+impl SlurmCluster {
+    /// Starts the cluster (or keeps the running one) and cancels every job left on it.
+    pub fn up() -> SlurmCluster {
+        let out = Command::new(workspace_root().join("scripts/slurm-cluster.sh"))
+            .arg("up")
+            .output()
+            .expect("scripts/slurm-cluster.sh runs");
+        assert!(out.status.success(), "the Slurm cluster did not start:\n{}", String::from_utf8_lossy(&out.stderr));
+        let settings = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let cluster = SlurmCluster { settings };
+        cluster.ctl(&["scancel", "--user=jovyan"]);
+        cluster
+    }
+
+    /// The settings with `extra` added, as `Portal::start` takes them.
+    pub fn env<'a>(&'a self, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+        let mut env: Vec<(&str, &str)> = self.settings.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        env.extend_from_slice(extra);
+        env
+    }
+
+    /// Runs a Slurm command on the controller; its output (panics if it fails).
+    pub fn ctl(&self, args: &[&str]) -> String {
+        let out = Command::new("docker")
+            .arg("exec")
+            .arg("slurmctl")
+            .args(args)
+            .output()
+            .expect("docker exec runs");
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// `scontrol show job -o ID` as fields (`JobState`, `NodeList`, `Account`, `TresPerNode`…).
+    pub fn job(&self, id: u64) -> HashMap<String, String> {
+        self.ctl(&["scontrol", "show", "job", "-o", &id.to_string()])
+            .split_whitespace()
+            .filter_map(|w| w.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    /// Ids of the jobs not over yet, with their state.
+    pub fn live_jobs(&self) -> Vec<(u64, String)> {
+        self.ctl(&["squeue", "-h", "-o", "%i %T"])
+            .lines()
+            .filter_map(|l| {
+                let (id, state) = l.split_once(' ')?;
+                Some((id.parse().ok()?, state.to_string()))
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,194 @@
+//! Sessions on the Slurm pool, against a real Slurm cluster (slurmctld, slurmrestd and two
+//! slurmd nodes with MIG-typed GRES in containers, `scripts/slurm-cluster.sh`) and the real
+//! portal: a notebook runs as a Slurm job and a cell executes on the node through the proxy;
+//! ten claims on seven 1g GRES queue in Slurm with its reason and estimate; a cancel from
+//! outside, a portal restart and a node going down are followed. One test: the scenarios
+//! share the cluster's seven slices.
+
+use std::time::{Duration, Instant};
+
+use slicehub_end2end::classroom::Classroom;
+use slicehub_end2end::form::{client, post, urlencode};
+use slicehub_end2end::kernel::{run_code, start_kernel, ws_connect};
+use slicehub_end2end::notebook::NotebookVisit;
+use slicehub_end2end::slurm_cluster::SlurmCluster;
+use slicehub_end2end::Portal;
+
+const BIN: &str = env!("CARGO_BIN_EXE_slicehub");
+const JUPYTERLAB: &str = "slicehub/jupyterlab:offline";
+
+async fn start(portal: &Portal, cookie: &str, body: String) -> String {
+    let resp = post(&client(), &portal.url, Some(cookie), "start_session", body).await;
+    assert_eq!(resp.status(), 200, "{}", resp.text().await.unwrap_or_default());
+    let view: serde_json::Value = resp.json().await.unwrap();
+    view["id"].as_str().unwrap().to_string()
+}
+
+async fn view_of(portal: &Portal, cookie: &str, id: &str) -> serde_json::Value {
+    let resp = post(&client(), &portal.url, Some(cookie), "my_sessions", String::new()).await;
+    let list: serde_json::Value = resp.json().await.unwrap();
+    list.as_array().unwrap().iter().find(|s| s["id"] == id).expect("the session is listed").clone()
+}
+
+/// Waits until the session's state is one of `states`.
+async fn until(portal: &Portal, cookie: &str, id: &str, states: &[&str], limit: Duration) -> serde_json::Value {
+    let deadline = Instant::now() + limit;
+    loop {
+        let me = view_of(portal, cookie, id).await;
+        if states.iter().any(|s| me["state"] == *s) {
+            return me;
+        }
+        assert!(Instant::now() < deadline, "after {limit:?} not {states:?}: {me}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn job_of(view: &serde_json::Value) -> u64 {
+    let placement = view["placement"].as_str().unwrap_or_default();
+    placement.strip_prefix("Slurm job ").and_then(|j| j.parse().ok()).unwrap_or_else(|| panic!("no Slurm job: {view}"))
+}
+
+async fn stop(portal: &Portal, cookie: &str, id: &str) {
+    let resp = post(&client(), &portal.url, Some(cookie), "stop_session", format!("id={id}")).await;
+    assert_eq!(resp.status(), 200, "{}", resp.text().await.unwrap_or_default());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sessions_run_as_slurm_jobs_and_follow_what_slurm_does() {
+    let cluster = SlurmCluster::up();
+    let env = cluster.env(&[("SLICEHUB_SLURM_COURSES", "*"), ("SLICEHUB_SESSIONS_READY_TIMEOUT_SECONDS", "120")]);
+    let mut class = Classroom::start(BIN.as_ref(), &env).await;
+    let names: Vec<String> = (0..11).map(|i| format!("sl-{i}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let cookies = class.enroll(&names).await;
+
+    // A notebook: a Slurm job on a node, asking for one 1g GRES under the course's account;
+    // a cell runs on that node through the portal's proxy; another student gets nothing.
+    let (alice, bob) = (&cookies[0], &cookies[1]);
+    let id = start(&class.portal, alice, format!("course_id=1&profile=1g.10gb&image={}", urlencode(JUPYTERLAB))).await;
+    let me = until(&class.portal, alice, &id, &["ready"], Duration::from_secs(120)).await;
+    let job = job_of(&me);
+    let record = cluster.job(job);
+    assert_eq!(record["JobState"], "RUNNING");
+    assert_eq!(record["TresPerNode"], "gres:gpu:1g.10gb:1");
+    assert_eq!(record["Account"], "cs-101");
+    assert_eq!(record["Partition"], "gpu");
+    let node = record["NodeList"].clone();
+    assert!(node.starts_with("slurmnode"), "{node}");
+    let base = format!("/user/sl-0/{id}/");
+    let door = client().get(format!("{}{base}lab", class.portal.url)).header("cookie", bob.as_str()).send().await.unwrap();
+    assert_eq!(door.status(), 404, "another student's door stays shut");
+    let visit = NotebookVisit::open(&class.portal, alice, &format!("{base}lab")).await;
+    let kernel = start_kernel(&visit, &base).await;
+    let channels = format!("{base}api/kernels/{kernel}/channels");
+    let mut socket = ws_connect(&class.portal, &visit, &channels, &visit.origin).await.expect("the owner's socket");
+    let printed = run_code(&mut socket, "import os, socket; print(socket.gethostname(), os.environ['SLURM_JOB_ID'])").await;
+    assert_eq!(printed.trim(), format!("{node} {job}"), "the cell ran inside the Slurm job");
+    socket.close(None).await.ok();
+    // A stop cancels the job.
+    stop(&class.portal, alice, &id).await;
+    let me = until(&class.portal, alice, &id, &["ended"], Duration::from_secs(10)).await;
+    assert_eq!(me["reason"], "stopped by sl-0", "{me}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while cluster.job(job)["JobState"] != "CANCELLED" {
+        assert!(Instant::now() < deadline, "job {job} not cancelled: {:?}", cluster.job(job));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    // Ten claims on seven 1g GRES: seven run, three wait in Slurm with its reason and
+    // estimated start.
+    let job_body = format!("course_id=1&profile=1g.10gb&image={}&command=sleep+600", urlencode(JUPYTERLAB));
+    let mut ids = Vec::new();
+    for cookie in &cookies[1..11] {
+        ids.push(start(&class.portal, cookie, job_body.clone()).await);
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let (running, waiting) = loop {
+        let mut views = Vec::new();
+        for (cookie, id) in cookies[1..11].iter().zip(&ids) {
+            views.push(view_of(&class.portal, cookie, id).await);
+        }
+        let running: Vec<usize> = (0..10).filter(|&i| views[i]["state"] == "ready").collect();
+        let waiting: Vec<usize> = (0..10)
+            .filter(|&i| views[i]["state"] == "queued" && views[i]["cluster_wait"]["expected_start_ms"].is_i64())
+            .collect();
+        if running.len() == 7 && waiting.len() == 3 {
+            for &i in &waiting {
+                let wait = &views[i]["cluster_wait"];
+                assert!(["Resources", "Priority"].contains(&wait["reason"].as_str().unwrap()), "{wait}");
+                assert!(wait["expected_start_ms"].as_i64().unwrap() > views[i]["requested_at_ms"].as_i64().unwrap());
+            }
+            let places: Vec<u64> = waiting.iter().map(|&i| views[i]["queue_position"].as_u64().unwrap()).collect();
+            assert_eq!(places, vec![1, 2, 3], "Slurm's order, oldest first");
+            break (running, waiting);
+        }
+        assert!(Instant::now() < deadline, "not 7 running and 3 waiting: {views:?}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    };
+    let held: usize = cluster.live_jobs().iter().filter(|(_, s)| s == "RUNNING").count();
+    assert_eq!(held, 7, "Slurm runs the seven");
+
+    // A job cancelled outside the portal ends its session within 5 s; the first waiting
+    // claim starts in its place.
+    let victim = running[0];
+    let victim_view = view_of(&class.portal, &cookies[1 + victim], &ids[victim]).await;
+    let victim_job = job_of(&victim_view);
+    cluster.ctl(&["scancel", &victim_job.to_string()]);
+    let cancelled_at = Instant::now();
+    let me = until(&class.portal, &cookies[1 + victim], &ids[victim], &["failed", "ended"], Duration::from_secs(5)).await;
+    assert!(cancelled_at.elapsed() <= Duration::from_secs(5));
+    assert_eq!(me["reason"], format!("Slurm job {victim_job} was cancelled outside the portal"), "{me}");
+    let first = waiting[0];
+    until(&class.portal, &cookies[1 + first], &ids[first], &["ready"], Duration::from_secs(30)).await;
+
+    // A portal restart re-adopts the running jobs: same jobs, still ready, still stoppable.
+    let before: Vec<(usize, u64)> = {
+        let mut r = Vec::new();
+        for i in (0..10).filter(|&i| i != victim) {
+            let v = view_of(&class.portal, &cookies[1 + i], &ids[i]).await;
+            if v["state"] == "ready" {
+                r.push((i, job_of(&v)));
+            }
+        }
+        r
+    };
+    assert_eq!(before.len(), 7);
+    class.portal.restart().await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    for &(i, job) in &before {
+        let v = view_of(&class.portal, &cookies[1 + i], &ids[i]).await;
+        assert_eq!(v["state"], "ready", "adopted after the restart: {v}");
+        assert_eq!(job_of(&v), job);
+        assert_eq!(cluster.job(job)["JobState"], "RUNNING");
+    }
+
+    // A node taken down fails its sessions with a clear reason, and only those.
+    let on_node2: Vec<usize> = before
+        .iter()
+        .filter(|(_, job)| cluster.job(*job)["NodeList"] == "slurmnode2")
+        .map(|(i, _)| *i)
+        .collect();
+    assert!(!on_node2.is_empty(), "some sessions run on slurmnode2");
+    cluster.ctl(&["scontrol", "update", "nodename=slurmnode2", "state=down", "reason=disk replaced"]);
+    for &i in &on_node2 {
+        let v = until(&class.portal, &cookies[1 + i], &ids[i], &["failed"], Duration::from_secs(10)).await;
+        let reason = v["reason"].as_str().unwrap();
+        assert!(reason.contains("slurmnode2") && reason.contains("disk replaced"), "{reason}");
+    }
+    for &(i, _) in before.iter().filter(|(i, _)| !on_node2.contains(i)) {
+        assert_eq!(view_of(&class.portal, &cookies[1 + i], &ids[i]).await["state"], "ready");
+    }
+    cluster.ctl(&["scontrol", "update", "nodename=slurmnode2", "state=resume"]);
+
+    // Everything stopped: no job of the portal is left on the cluster.
+    for (cookie, id) in cookies[1..11].iter().zip(&ids) {
+        if view_of(&class.portal, cookie, id).await["live"] == true {
+            stop(&class.portal, cookie, id).await;
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !cluster.live_jobs().is_empty() {
+        assert!(Instant::now() < deadline, "jobs left: {:?}", cluster.live_jobs());
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
