@@ -56,9 +56,12 @@ flock 9
 image_id "$image" >/dev/null && { docker tag "$image" "$alias_tag"; echo "cached: $image"; exit 0; }
 
 rootfs=
-proc_mounted=
+mounts=()
 cleanup() {
-  [[ -n $proc_mounted ]] && { umount "$rootfs/proc" 2>/dev/null || umount -l "$rootfs/proc" || true; }
+  local i
+  for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
+    umount "${mounts[i]}" 2>/dev/null || umount -l "${mounts[i]}" || true
+  done
   if [[ -n $rootfs && -d $rootfs ]] && ! grep -q " $rootfs/" /proc/self/mounts; then
     rm -rf --one-file-system "$rootfs"
   fi
@@ -80,8 +83,11 @@ else
   docker export "$container" | tar -C "$rootfs" --numeric-owner -xpf -
   docker rm "$container" >/dev/null
   cp -L /etc/resolv.conf "$rootfs/etc/resolv.conf"
+  # An exported image has an empty /dev; apt needs /dev/null.
   mount -t proc proc "$rootfs/proc"
-  proc_mounted=1
+  mounts+=("$rootfs/proc")
+  mount --bind /dev "$rootfs/dev"
+  mounts+=("$rootfs/dev")
   if ! chroot "$rootfs" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
     DEBIAN_FRONTEND=noninteractive sh -ec "
       apt-get update -qq
@@ -95,8 +101,8 @@ else
     tail -n 30 "$log" >&2
     die "installing Slurm failed; the end of $log is above"
   fi
-  umount "$rootfs/proc"
-  proc_mounted=
+  umount "$rootfs/dev" "$rootfs/proc"
+  mounts=()
   install -m 0644 "$docker_dir/slurm/slurm.conf" "$docker_dir/slurm/gres.conf" "$rootfs/etc/slurm/"
   install -m 0755 "$docker_dir/slurm/slurm-entrypoint" "$rootfs/usr/local/bin/slurm-entrypoint"
   : >"$rootfs/etc/resolv.conf"

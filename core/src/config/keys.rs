@@ -512,7 +512,11 @@ pub static KEYS: &[KeySpec] = &[
         expected: "empty, or the words that run a command in the course image on a node, with {image}",
         doc: "How a job enters the course's image on the node, e.g. `apptainer exec --nv {image}`; empty runs it on the node as it is.",
         apply: |c, v| {
-            c.slurm_container_command = crate::sessions::split_command(v).map_err(|_| ())?;
+            c.slurm_container_command = if v.trim().is_empty() {
+                Vec::new()
+            } else {
+                crate::sessions::split_command(v).map_err(|_| ())?
+            };
             Ok(())
         },
     },

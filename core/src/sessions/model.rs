@@ -155,6 +155,8 @@ pub struct GpuSession {
     pub pool: SessionPool,
     /// The Slurm job, once Slurm accepted it (`SessionPool::Slurm`).
     pub slurm_job: Option<i64>,
+    /// The Slurm node its job started on.
+    pub slurm_node: Option<String>,
     pub profile: String,
     pub image: String,
     /// A job's command; empty for notebooks.

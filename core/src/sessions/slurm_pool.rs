@@ -214,6 +214,19 @@ impl Sessions {
             };
             return self.fail(&session.id, &why).await;
         };
+        // A job that had started and is back in the queue (Slurm requeues a job whose node
+        // fails, whatever `requeue` said) or whose node went away: its notebook is gone.
+        let started = matches!(session.state, Allocating | Creating | Starting | Ready);
+        let node = session.slurm_node.as_deref().or(job.node.as_deref()).and_then(|n| nodes.get(n));
+        let node_gone = node.filter(|n| n.unavailable());
+        if started && (job.phase() == JobPhase::Pending || node_gone.is_some()) {
+            let why = match node_gone {
+                Some(n) => node_went(n),
+                None => format!("Slurm put job {} back in its queue (its node failed)", job.id),
+            };
+            self.fail(&session.id, &why).await?;
+            return Ok(());
+        }
         match job.phase() {
             JobPhase::Pending => {
                 if session.state == Requested && !self.is_in_flight(&session.id) {
@@ -223,13 +236,6 @@ impl Sessions {
                 Ok(())
             }
             JobPhase::Running => {
-                let node = job.node.as_deref().and_then(|n| nodes.get(n));
-                if let Some(node) = node.filter(|n| n.unavailable()) {
-                    let reason = if node.reason.is_empty() { String::new() } else { format!(": {}", node.reason) };
-                    let why = format!("the Slurm node {} went {}{reason}", node.name, node.state);
-                    self.fail(&session.id, &why).await?;
-                    return self.slurm()?.cancel(job.id).await;
-                }
                 if self.is_in_flight(&session.id) {
                     return Ok(());
                 }
@@ -242,10 +248,7 @@ impl Sessions {
                     _ => Ok(()),
                 }
             }
-            JobPhase::Over(state) => {
-                let node = job.node.as_deref().and_then(|n| nodes.get(n));
-                self.slurm_job_over(session, job, &state, node).await
-            }
+            JobPhase::Over(state) => self.slurm_job_over(session, job, &state, node).await,
         }
     }
 
@@ -279,6 +282,7 @@ impl Sessions {
                 return Ok(());
             }
         }
+        store.set_slurm_node(id, &node_name).await?;
         if session.kind == SessionKind::Notebook {
             store
                 .set_session_address(id, &format!("{address}:{}", notebook_port(job.id)))
@@ -369,8 +373,7 @@ impl Sessions {
         }
         let node_name = job.node.clone().unwrap_or_else(|| "its node".into());
         let node_went = match node.filter(|n| n.unavailable()) {
-            Some(n) if !n.reason.is_empty() => format!("the Slurm node {} went {}: {}", n.name, n.state, n.reason),
-            Some(n) => format!("the Slurm node {} went {}", n.name, n.state),
+            Some(n) => node_went(n),
             None => format!("the Slurm node {node_name} failed"),
         };
         let code = job.exit_code.map(|c| c.to_string()).unwrap_or_else(|| "unknown".into());
@@ -397,10 +400,25 @@ impl Sessions {
     }
 
     /// Cancels the session's Slurm job (stops and failures); a job already over is fine.
+    /// Every way a session ends comes here (`tear_down`), so a failed session's job never
+    /// runs on.
     pub(super) async fn cancel_slurm_job(&self, session: &GpuSession) -> Result<(), CoreError> {
         match (session.pool, session.slurm_job) {
             (SessionPool::Slurm, Some(job)) => self.slurm()?.cancel(job as u64).await,
             _ => Ok(()),
         }
+    }
+}
+
+/// "the Slurm node X went down: REASON"
+fn node_went(node: &SlurmNode) -> String {
+    let state = match node.state.as_str() {
+        "down" => "down",
+        _ if node.flags.iter().any(|f| f == "DRAIN") => "into drain",
+        _ => "out of service",
+    };
+    match node.reason.as_str() {
+        "" => format!("the Slurm node {} went {state}", node.name),
+        reason => format!("the Slurm node {} went {state}: {reason}", node.name),
     }
 }

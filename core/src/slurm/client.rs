@@ -32,6 +32,7 @@ pub struct SlurmJob {
     pub node: Option<String>,
     /// Expected start while pending (Slurm's backfill estimate), start once running.
     pub start_ms: Option<i64>,
+    /// The job's exit code (128 + N when signal N killed it).
     pub exit_code: Option<i64>,
     pub priority: u64,
 }
@@ -130,12 +131,13 @@ impl SlurmClient {
     /// Submits the job; its id.
     pub async fn submit(&self, job: &JobRequest) -> Result<u64, CoreError> {
         let value = self.call(reqwest::Method::POST, "job/submit", Some(&job.body())).await?;
-        if let Some(e) = Self::first_error(&value) {
-            return Err(CoreError::Cluster(format!("Slurm refused the job: {e}")));
+        // A job id means Slurm has the job, whatever else it says (a held job comes with
+        // an "error" that is only a remark).
+        match (value["job_id"].as_u64(), Self::first_error(&value)) {
+            (Some(id), _) => Ok(id),
+            (None, Some(e)) => Err(CoreError::Cluster(format!("Slurm refused the job: {e}"))),
+            (None, None) => Err(CoreError::Cluster("Slurm answered the job with no job id".into())),
         }
-        value["job_id"]
-            .as_u64()
-            .ok_or_else(|| CoreError::Cluster("Slurm accepted the job but named no job id".into()))
     }
 
     /// Every job Slurm still knows (finished ones for `MinJobAge`).
@@ -182,9 +184,18 @@ fn job_from(value: &Value) -> Option<SlurmJob> {
         comment: text(&value["comment"]),
         node,
         start_ms: value["start_time"].as_i64().filter(|s| *s > 0).map(|s| s * 1000),
-        exit_code: value["exit_code"].as_i64(),
+        exit_code: value["exit_code"].as_i64().map(exit_code_of),
         priority: value["priority"].as_u64().unwrap_or(0),
     })
+}
+
+/// Slurm reports a job's exit as a wait status: the code in the high byte, or the signal
+/// that killed it in the low bits (then 128 + the signal, as a shell says it).
+fn exit_code_of(status: i64) -> i64 {
+    match status & 0x7f {
+        0 => (status >> 8) & 0xff,
+        signal => 128 + signal,
+    }
 }
 
 fn node_from(value: &Value) -> Option<SlurmNode> {
@@ -200,4 +211,15 @@ fn node_from(value: &Value) -> Option<SlurmNode> {
         gres: parse_gres(value["gres"].as_str().unwrap_or_default()),
         used: parse_gres(value["gres_used"].as_str().unwrap_or_default()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn slurms_wait_status_becomes_an_exit_code() {
+        assert_eq!(super::exit_code_of(768), 3);
+        assert_eq!(super::exit_code_of(0), 0);
+        assert_eq!(super::exit_code_of(15), 143);
+        assert_eq!(super::exit_code_of(9), 137);
+    }
 }

@@ -34,7 +34,7 @@ pub(super) const SELECT: &str = "SELECT s.id, s.user_id, u.username, s.course_id
         s.image, s.argv, s.state, s.reason, s.gpu_uuid, s.gpu_index, s.profile_id, s.start_slice,
         s.placement, s.created_instance, s.released, s.mig_uuid, s.container, s.notebook_address,
         s.token, s.exit_code, s.log_tail, s.requested_at, s.updated_at, s.ready_at, s.ended_at,
-        s.deadline_at, s.pool, s.slurm_job
+        s.deadline_at, s.pool, s.slurm_job, s.slurm_node
     FROM gpu_sessions s JOIN users u ON u.id = s.user_id JOIN courses c ON c.id = s.course_id";
 
 pub(super) fn in_list(states: &[SessionState]) -> String {
@@ -80,6 +80,7 @@ pub(super) fn session_from(row: &AnyRow) -> Result<GpuSession, CoreError> {
         pool: SessionPool::parse(&pool)
             .ok_or_else(|| CoreError::Database(format!("unknown session pool {pool:?}")))?,
         slurm_job: row.try_get("slurm_job")?,
+        slurm_node: row.try_get("slurm_node")?,
         profile: row.try_get("profile")?,
         image: row.try_get("image")?,
         argv: if argv.is_empty() {
@@ -483,6 +484,11 @@ impl Store {
             .execute(self.pool())
             .await?;
         Ok(())
+    }
+
+    /// The node a Slurm session's job started on.
+    pub async fn set_slurm_node(&self, id: &str, node: &str) -> Result<(), CoreError> {
+        self.set_session_text(id, "slurm_node", node).await
     }
 
     /// Sessions of the Slurm pool that are not over.
