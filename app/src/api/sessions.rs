@@ -36,8 +36,21 @@ pub async fn launch_options() -> Result<Vec<LaunchCourse>, ServerFnError> {
         .availability_per_course(&known, &limits, true)
         .await
         .map_err(from_core)?;
+    // Courses on the Slurm cluster see the cluster's free GRES (read once).
+    let on_slurm = courses.iter().any(|(c, _)| services.config.runs_on_slurm(&c.code));
+    let slurm = match on_slurm {
+        true => Some(services.sessions.slurm_availability().await.unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "the Slurm cluster's free slices cannot be read");
+            Vec::new()
+        })),
+        false => None,
+    };
     let mut out = Vec::new();
-    for ((course, policy), availability) in courses.into_iter().zip(availability) {
+    for ((course, policy), local) in courses.into_iter().zip(availability) {
+        let availability = match &slurm {
+            Some(cluster) if services.config.runs_on_slurm(&course.code) => cluster.clone(),
+            _ => local,
+        };
         let budget = slicehub_core::quotas::budget_at(
             &services.store,
             &policy,

@@ -31,6 +31,7 @@ pub struct SlurmWait {
     pub expected_start_ms: Option<i64>,
     /// Place among the portal's pending jobs of the same profile, in Slurm's order: 1 is next.
     pub position: usize,
+    pub profile: String,
 }
 
 impl Sessions {
@@ -64,6 +65,31 @@ impl Sessions {
     /// The cluster's nodes with their GRES and what is allocated (the GPU page).
     pub async fn slurm_nodes(&self) -> Result<Vec<SlurmNode>, CoreError> {
         self.slurm()?.nodes().await
+    }
+
+    /// What a claim on the cluster would find now, per MIG profile the nodes offer: GRES
+    /// free on nodes that take jobs, and the portal's jobs waiting for that profile.
+    pub async fn slurm_availability(&self) -> Result<Vec<super::ProfileAvailability>, CoreError> {
+        let nodes = self.slurm()?.nodes().await?;
+        let waits = self.slurm_waits();
+        let mut out: Vec<super::ProfileAvailability> = Vec::new();
+        for node in &nodes {
+            for gres in node.gres.iter().filter(|g| !g.profile.is_empty()) {
+                let used = node.used.iter().find(|u| u.profile == gres.profile).map_or(0, |u| u.count);
+                let free = if node.unavailable() { 0 } else { gres.count.saturating_sub(used) };
+                match out.iter_mut().find(|a| a.profile == gres.profile) {
+                    Some(a) => a.free += free,
+                    None => out.push(super::ProfileAvailability {
+                        profile: gres.profile.clone(),
+                        free,
+                        queued: waits.values().filter(|w| w.profile == gres.profile).count() as u32,
+                        wait: None,
+                    }),
+                }
+            }
+        }
+        out.sort_by(|a, b| a.profile.cmp(&b.profile));
+        Ok(out)
     }
 
     /// Why each waiting Slurm session waits, as the watcher last read it.
@@ -189,6 +215,7 @@ impl Sessions {
                         words: pending_words(&j.reason),
                         expected_start_ms: j.start_ms.filter(|at| *at > now_ms() - 60_000),
                         position: *position,
+                        profile: s.profile.clone(),
                     },
                 )
             })
