@@ -9,6 +9,9 @@ use slicehub_end2end::classroom::{password_of, Classroom};
 use slicehub_end2end::form::{client, post, sign_in, urlencode};
 use slicehub_end2end::Portal;
 
+mod common;
+use common::postgres_database;
+
 const BIN: &str = env!("CARGO_BIN_EXE_slicehub");
 const BUSYBOX: &str = "slicehub/busybox:offline";
 
@@ -188,17 +191,6 @@ async fn a_portal_killed_mid_spawn_leaks_nothing_after_restart() {
     for id in &ids {
         assert!(docker_containers(&format!("org.slicehub.session={id}")).is_empty());
     }
-}
-
-/// A fresh PostgreSQL database for one portal, or None when the run leaves PostgreSQL out.
-async fn postgres_database() -> Option<String> {
-    let server = std::env::var("SLICEHUB_TEST_DATABASE_URL").ok().filter(|u| !u.is_empty())?;
-    let admin = slicehub_core::store::Store::connect(&server, 1).await.expect("postgres reachable");
-    let name = format!("slicehub_test_kills_{}_{}", std::process::id(), Instant::now().elapsed().as_nanos());
-    admin.execute_admin(&format!("CREATE DATABASE {name}")).await.expect("create database");
-    admin.close().await;
-    let (base, _) = server.rsplit_once('/').unwrap();
-    Some(format!("{base}/{name}"))
 }
 
 /// Twenty `kill -9`s at random moments of launches and stops, each followed by a restart:

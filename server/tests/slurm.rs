@@ -2,7 +2,8 @@
 //! slurmd nodes with MIG-typed GRES in containers, `scripts/slurm-cluster.sh`) and the real
 //! portal: a notebook runs as a Slurm job and a cell executes on the node through the proxy;
 //! ten claims on seven 1g GRES queue in Slurm with its reason and estimate; a cancel from
-//! outside, a portal restart and a node going down are followed. One test: the scenarios
+//! outside, a portal restart and a node going down are followed. On SQLite, then on
+//! PostgreSQL (the watcher, the stops and the claims race on both); one test, as the runs
 //! share the cluster's seven slices.
 
 use std::time::{Duration, Instant};
@@ -13,6 +14,9 @@ use slicehub_end2end::kernel::{run_code, start_kernel, ws_connect};
 use slicehub_end2end::notebook::NotebookVisit;
 use slicehub_end2end::slurm_cluster::SlurmCluster;
 use slicehub_end2end::Portal;
+
+mod common;
+use common::postgres_database;
 
 const BIN: &str = env!("CARGO_BIN_EXE_slicehub");
 const JUPYTERLAB: &str = "slicehub/jupyterlab:offline";
@@ -56,9 +60,25 @@ async fn stop(portal: &Portal, cookie: &str, id: &str) {
 #[tokio::test(flavor = "multi_thread")]
 async fn sessions_run_as_slurm_jobs_and_follow_what_slurm_does() {
     let cluster = SlurmCluster::up();
-    let env = cluster.env(&[("SLICEHUB_SLURM_COURSES", "*"), ("SLICEHUB_SESSIONS_READY_TIMEOUT_SECONDS", "120")]);
+    follow_slurm(&cluster, None, "sl").await;
+    match postgres_database().await {
+        Some(url) => follow_slurm(&cluster, Some(url), "sp").await,
+        None => assert_eq!(
+            std::env::var("SLICEHUB_SKIP_POSTGRES").as_deref(),
+            Ok("1"),
+            "SLICEHUB_TEST_DATABASE_URL is not set: run the tests through scripts/test.sh"
+        ),
+    }
+}
+
+async fn follow_slurm(cluster: &SlurmCluster, database_url: Option<String>, prefix: &str) {
+    let mut extra = vec![("SLICEHUB_SLURM_COURSES", "*"), ("SLICEHUB_SESSIONS_READY_TIMEOUT_SECONDS", "120")];
+    if let Some(url) = &database_url {
+        extra.push(("SLICEHUB_DATABASE_URL", url.as_str()));
+    }
+    let env = cluster.env(&extra);
     let mut class = Classroom::start(BIN.as_ref(), &env).await;
-    let names: Vec<String> = (0..11).map(|i| format!("sl-{i}")).collect();
+    let names: Vec<String> = (0..11).map(|i| format!("{prefix}-{i}")).collect();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let cookies = class.enroll(&names).await;
 
@@ -75,7 +95,7 @@ async fn sessions_run_as_slurm_jobs_and_follow_what_slurm_does() {
     assert_eq!(record["Partition"], "gpu");
     let node = record["NodeList"].clone();
     assert!(node.starts_with("slurmnode"), "{node}");
-    let base = format!("/user/sl-0/{id}/");
+    let base = format!("/user/{prefix}-0/{id}/");
     let door = client().get(format!("{}{base}lab", class.portal.url)).header("cookie", bob.as_str()).send().await.unwrap();
     assert_eq!(door.status(), 404, "another student's door stays shut");
     let visit = NotebookVisit::open(&class.portal, alice, &format!("{base}lab")).await;
@@ -88,7 +108,7 @@ async fn sessions_run_as_slurm_jobs_and_follow_what_slurm_does() {
     // A stop cancels the job.
     stop(&class.portal, alice, &id).await;
     let me = until(&class.portal, alice, &id, &["ended"], Duration::from_secs(10)).await;
-    assert_eq!(me["reason"], "stopped by sl-0", "{me}");
+    assert_eq!(me["reason"], format!("stopped by {prefix}-0"), "{me}");
     let deadline = Instant::now() + Duration::from_secs(10);
     while cluster.job(job)["JobState"] != "CANCELLED" {
         assert!(Instant::now() < deadline, "job {job} not cancelled: {:?}", cluster.job(job));
