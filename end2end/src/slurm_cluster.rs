@@ -38,9 +38,13 @@ impl SlurmCluster {
 
     /// Runs a Slurm command on the controller; its output (panics if it fails).
     pub fn ctl(&self, args: &[&str]) -> String {
+        self.ctl_as("root", args)
+    }
+
+    /// [`SlurmCluster::ctl`] as another user of the cluster.
+    pub fn ctl_as(&self, user: &str, args: &[&str]) -> String {
         let out = Command::new("docker")
-            .arg("exec")
-            .arg("slurmctl")
+            .args(["exec", "-u", user, "slurmctl"])
             .args(args)
             .output()
             .expect("docker exec runs");

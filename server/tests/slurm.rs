@@ -77,6 +77,12 @@ async fn follow_slurm(cluster: &SlurmCluster, database_url: Option<String>, pref
         extra.push(("SLICEHUB_DATABASE_URL", url.as_str()));
     }
     let env = cluster.env(&extra);
+    // Someone else's job on the same cluster, same Slurm user: the portal never touches it.
+    let submitted = cluster.ctl_as(
+        "jovyan",
+        &["sbatch", "--partition=gpu", "--nodelist=slurmnode1", "--chdir=/tmp", "--output=/dev/null", "--comment=another-team", "--wrap=sleep 900"],
+    );
+    let outsider: u64 = submitted.trim().rsplit(' ').next().unwrap().parse().expect("sbatch names the job");
     let mut class = Classroom::start(BIN.as_ref(), &env).await;
     let names: Vec<String> = (0..11).map(|i| format!("{prefix}-{i}")).collect();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
@@ -145,7 +151,7 @@ async fn follow_slurm(cluster: &SlurmCluster, database_url: Option<String>, pref
         assert!(Instant::now() < deadline, "not 7 running and 3 waiting: {views:?}");
         tokio::time::sleep(Duration::from_millis(300)).await;
     };
-    let held: usize = cluster.live_jobs().iter().filter(|(_, s)| s == "RUNNING").count();
+    let held: usize = cluster.live_jobs().iter().filter(|(job, s)| s == "RUNNING" && *job != outsider).count();
     assert_eq!(held, 7, "Slurm runs the seven");
 
     // A job cancelled outside the portal ends its session within 5 s; the first waiting
@@ -200,15 +206,18 @@ async fn follow_slurm(cluster: &SlurmCluster, database_url: Option<String>, pref
     }
     cluster.ctl(&["scontrol", "update", "nodename=slurmnode2", "state=resume"]);
 
-    // Everything stopped: no job of the portal is left on the cluster.
+    // Everything stopped: no job of the portal is left on the cluster, and the other
+    // team's job still runs.
     for (cookie, id) in cookies[1..11].iter().zip(&ids) {
         if view_of(&class.portal, cookie, id).await["live"] == true {
             stop(&class.portal, cookie, id).await;
         }
     }
     let deadline = Instant::now() + Duration::from_secs(15);
-    while !cluster.live_jobs().is_empty() {
+    while cluster.live_jobs().iter().any(|(job, _)| *job != outsider) {
         assert!(Instant::now() < deadline, "jobs left: {:?}", cluster.live_jobs());
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
+    assert_eq!(cluster.job(outsider)["JobState"], "RUNNING", "another team's job is left alone");
+    cluster.ctl(&["scancel", &outsider.to_string()]);
 }
