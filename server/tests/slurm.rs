@@ -121,6 +121,18 @@ async fn follow_slurm(cluster: &SlurmCluster, database_url: Option<String>, pref
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 
+    // Jobs end with their command: exit 0 ends the session, exit 3 fails it with the code
+    // (however briefly Slurm shows them completing).
+    let job = |command: &str| format!("course_id=1&profile=1g.10gb&image={}&command={}", urlencode(JUPYTERLAB), urlencode(command));
+    let id = start(&class.portal, alice, job("true")).await;
+    let me = until(&class.portal, alice, &id, &["ended", "failed"], Duration::from_secs(30)).await;
+    assert_eq!(me["reason"], "the job finished (exit code 0)", "{me}");
+    assert_eq!(me["state"], "ended");
+    let id = start(&class.portal, alice, job("sh -c 'sleep 1; exit 3'")).await;
+    let me = until(&class.portal, alice, &id, &["ended", "failed"], Duration::from_secs(30)).await;
+    assert_eq!(me["reason"], "the job exited with code 3", "{me}");
+    assert_eq!((me["state"].as_str(), me["exit_code"].as_i64()), (Some("failed"), Some(3)));
+
     // Ten claims on seven 1g GRES: seven run, three wait in Slurm with its reason and
     // estimated start.
     let job_body = format!("course_id=1&profile=1g.10gb&image={}&command=sleep+600", urlencode(JUPYTERLAB));

@@ -23,6 +23,11 @@ pub async fn class_dashboard(code: String) -> Result<ClassPageView, ServerFnErro
         .iter()
         .map(|s| (s.username.as_str(), s.display_name.as_str()))
         .collect();
+    let slurm_waits = if view.sessions.iter().any(|c| c.session.pool == slicehub_core::sessions::SessionPool::Slurm) {
+        services.sessions.slurm_waits()
+    } else {
+        std::collections::HashMap::new()
+    };
     let estimates = if view.sessions.iter().any(|c| c.queue_position.is_some()) {
         services
             .sessions
@@ -49,7 +54,10 @@ pub async fn class_dashboard(code: String) -> Result<ClassPageView, ServerFnErro
                 kind: s.kind.as_str().to_string(),
                 profile: s.profile.clone(),
                 state: s.state.as_str().to_string(),
-                queue_position: c.queue_position.map(|p| p as u32),
+                queue_position: c
+                    .queue_position
+                    .or_else(|| slurm_waits.get(&s.id).filter(|_| s.state == slicehub_core::sessions::SessionState::Queued).map(|w| w.position))
+                    .map(|p| p as u32),
                 eta: estimates
                     .get(&s.id)
                     .copied()

@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::idle_rule::{IdleVerdict, IdleWarning, Judged};
 use super::jupyter_activity::jupyter_activity;
 use super::manager::Sessions;
-use super::model::{GpuSession, SessionKind, SessionState};
+use super::model::{GpuSession, SessionKind, SessionPool, SessionState};
 use super::policy::{policy_of, CoursePolicy};
 use crate::store::IdleRow;
 use crate::CoreError;
@@ -92,6 +92,8 @@ impl Sessions {
             .filter(|c| c.state == SessionState::Queued.as_str())
             .map(|c| c.profile)
             .collect();
+        // The Slurm pool's own queue (the local queue does not wait for its slices).
+        let waiting_on_slurm: HashSet<String> = self.slurm_waits().into_values().map(|w| w.profile).collect();
         let proxy_seen = self.inner.seen_active.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let mut policies: HashMap<i64, CoursePolicy> = HashMap::new();
         for session in &running {
@@ -109,6 +111,11 @@ impl Sessions {
         .await;
         let mut stopped = 0;
         for (session, from_jupyter) in running.iter().zip(jupyter) {
+            // A Slurm job's only signal would be its slice, which no node reports yet: it is
+            // never judged idle.
+            if session.kind == SessionKind::Job && session.pool == SessionPool::Slurm {
+                continue;
+            }
             let idle = policies[&session.course_id].idle;
             let kind = if session.kind == SessionKind::Job { Judged::Job } else { Judged::Notebook };
             let before = rows.get(&session.id).copied();
@@ -127,7 +134,8 @@ impl Sessions {
                 .filter(|r| r.last_active_at == last && r.stops == stops)
                 .and_then(|r| r.stops_at.map(|stops_at_ms| IdleWarning { stops_at_ms, early: r.early }))
                 .map(|w| if first_pass && w.stops_at_ms <= now { IdleWarning { stops_at_ms: now + lead, ..w } } else { w });
-            let verdict = idle.judge(kind, last, warned, waiting.contains(&session.profile), now);
+            let queue = if session.pool == SessionPool::Slurm { &waiting_on_slurm } else { &waiting };
+            let verdict = idle.judge(kind, last, warned, queue.contains(&session.profile), now);
             let warning = match verdict {
                 IdleVerdict::Active => None,
                 IdleVerdict::Warn(w) | IdleVerdict::Stop(w) => Some(w),

@@ -48,6 +48,9 @@ impl Sessions {
     pub async fn recover_after_restart(&self) -> Result<ReconcileReport, CoreError> {
         use SessionState::*;
         let store = &self.inner.store;
+        if let Err(e) = self.end_unreachable_slurm_sessions().await {
+            tracing::warn!(error = %e, "recovery: Slurm sessions not checked");
+        }
         // A Slurm session's job may have run on through the restart: the watcher adopts it.
         for session in store.gpu_sessions_in(&[Allocating, Creating, Starting]).await? {
             if session.pool == SessionPool::Slurm {

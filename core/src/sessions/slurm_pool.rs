@@ -10,7 +10,7 @@ use super::manager::Sessions;
 use super::model::{GpuSession, SessionKind, SessionPool, SessionState};
 use super::readiness::answers_ok;
 use crate::metrics::METRICS;
-use crate::slurm::{notebook_port, pending_words, JobPhase, JobRequest, JobWork, SlurmClient, SlurmJob, SlurmNode};
+use crate::slurm::{never_starts, notebook_port, pending_words, JobPhase, JobRequest, JobWork, SlurmClient, SlurmJob, SlurmNode};
 use crate::store::now_ms;
 use crate::CoreError;
 
@@ -125,7 +125,12 @@ impl Sessions {
         let job = match self.slurm()?.submit(&request).await {
             Ok(job) => job,
             Err(e) => {
-                self.fail(id, &e.to_string()).await?;
+                tracing::warn!(session = %id, error = %e, "slurm: job not submitted");
+                let why = match e {
+                    CoreError::Cluster(m) if m.starts_with("Slurm refused the job") => m,
+                    _ => "the Slurm cluster did not take the job (it is not answering); start it again".to_string(),
+                };
+                self.fail(id, &why).await?;
                 return Ok(());
             }
         };
@@ -137,6 +142,21 @@ impl Sessions {
         if !self.publish(store.transition(id, SessionState::Queued, &detail).await?) {
             // Stopped while it was being submitted: the stop found no job to cancel.
             self.slurm()?.cancel(job).await?;
+        }
+        Ok(())
+    }
+
+    /// Sessions of the Slurm pool when the portal has no cluster configured any more: they
+    /// cannot be followed, so they end (at start-up).
+    pub(super) async fn end_unreachable_slurm_sessions(&self) -> Result<(), CoreError> {
+        if self.inner.slurm.is_some() {
+            return Ok(());
+        }
+        for session in self.inner.store.live_slurm_sessions().await? {
+            let why = "the portal no longer has a Slurm cluster configured";
+            if let Err(e) = self.fail(&session.id, why).await {
+                tracing::warn!(session = %session.id, error = %e, "slurm: session not ended");
+            }
         }
         Ok(())
     }
@@ -177,7 +197,14 @@ impl Sessions {
         };
         self.remember_waits(&sessions, &jobs);
         for session in &sessions {
-            if let Err(e) = self.follow_job(session, jobs.get(&session.id), &nodes).await {
+            // Missing from the list (a controller failing over may answer an empty one):
+            // asked for by id before anything is concluded.
+            let missing = match (jobs.get(&session.id), session.slurm_job) {
+                (None, Some(job)) => client.job(job as u64).await.ok().flatten(),
+                _ => None,
+            };
+            let job = jobs.get(&session.id).or(missing.as_ref());
+            if let Err(e) = self.follow_job(session, job, &nodes).await {
                 tracing::warn!(session = %session.id, error = %e, "slurm: session not brought up to date");
             }
         }
@@ -189,7 +216,9 @@ impl Sessions {
                 continue;
             }
             tracing::info!(session = %id, job = job.id, "slurm: cancelling a job no live session owns");
-            client.cancel(job.id).await?;
+            if let Err(e) = client.cancel(job.id).await {
+                tracing::warn!(session = %id, job = job.id, error = %e, "slurm: orphan job not cancelled yet");
+            }
         }
         Ok(())
     }
@@ -241,11 +270,15 @@ impl Sessions {
             };
             return self.fail(&session.id, &why).await;
         };
+        if session.slurm_job.is_none() {
+            // The claim that submitted it did not live to write its id down.
+            self.inner.store.set_slurm_job(&session.id, job.id as i64).await?;
+        }
         // A job that had started and is back in the queue (Slurm requeues a job whose node
-        // fails, whatever `requeue` said) or whose node went away: its notebook is gone.
+        // fails, whatever `requeue` said) or whose node went down: its notebook is gone.
         let started = matches!(session.state, Allocating | Creating | Starting | Ready);
         let node = session.slurm_node.as_deref().or(job.node.as_deref()).and_then(|n| nodes.get(n));
-        let node_gone = node.filter(|n| n.unavailable());
+        let node_gone = node.filter(|n| n.down());
         if started && (job.phase() == JobPhase::Pending || node_gone.is_some()) {
             let why = match node_gone {
                 Some(n) => node_went(n),
@@ -255,6 +288,11 @@ impl Sessions {
             return Ok(());
         }
         match job.phase() {
+            JobPhase::Pending if never_starts(&job.reason) => {
+                let why = format!("Slurm will not start this job ({}): the course's settings and the cluster's disagree; tell your instructor", job.reason);
+                self.fail(&session.id, &why).await
+            }
+            JobPhase::Ending => Ok(()),
             JobPhase::Pending => {
                 if session.state == Requested && !self.is_in_flight(&session.id) {
                     let detail = format!("waiting in Slurm as job {}", job.id);
@@ -399,7 +437,7 @@ impl Sessions {
             return Ok(());
         }
         let node_name = job.node.clone().unwrap_or_else(|| "its node".into());
-        let node_went = match node.filter(|n| n.unavailable()) {
+        let node_went = match node.filter(|n| n.down()) {
             Some(n) => node_went(n),
             None => format!("the Slurm node {node_name} failed"),
         };
@@ -430,8 +468,12 @@ impl Sessions {
     /// Every way a session ends comes here (`tear_down`), so a failed session's job never
     /// runs on.
     pub(super) async fn cancel_slurm_job(&self, session: &GpuSession) -> Result<(), CoreError> {
-        match (session.pool, session.slurm_job) {
-            (SessionPool::Slurm, Some(job)) => self.slurm()?.cancel(job as u64).await,
+        match (session.pool, session.slurm_job, &self.inner.slurm) {
+            (SessionPool::Slurm, Some(job), Some(client)) => client.cancel(job as u64).await,
+            (SessionPool::Slurm, Some(job), None) => {
+                tracing::warn!(session = %session.id, job, "slurm: no cluster configured any more; the job is left to the cluster");
+                Ok(())
+            }
             _ => Ok(()),
         }
     }
@@ -439,13 +481,8 @@ impl Sessions {
 
 /// "the Slurm node X went down: REASON"
 fn node_went(node: &SlurmNode) -> String {
-    let state = match node.state.as_str() {
-        "down" => "down",
-        _ if node.flags.iter().any(|f| f == "DRAIN") => "into drain",
-        _ => "out of service",
-    };
     match node.reason.as_str() {
-        "" => format!("the Slurm node {} went {state}", node.name),
-        reason => format!("the Slurm node {} went {state}: {reason}", node.name),
+        "" => format!("the Slurm node {} went down", node.name),
+        reason => format!("the Slurm node {} went down: {reason}", node.name),
     }
 }

@@ -59,7 +59,12 @@ pub struct SlurmNode {
 }
 
 impl SlurmNode {
-    /// Down, drained or not answering: jobs there cannot run.
+    /// Down: the jobs that ran there are gone. (A drained node lets them finish.)
+    pub fn down(&self) -> bool {
+        self.state == "down"
+    }
+
+    /// Down, drained or not answering: no new job starts there.
     pub fn unavailable(&self) -> bool {
         self.state == "down"
             || self.flags.iter().any(|f| f == "DRAIN" || f == "NOT_RESPONDING" || f == "FAIL")
@@ -147,6 +152,16 @@ impl SlurmClient {
             return Err(CoreError::Cluster(format!("Slurm's job list cannot be read: {e}")));
         }
         Ok(value["jobs"].as_array().map(|jobs| jobs.iter().filter_map(job_from).collect()).unwrap_or_default())
+    }
+
+    /// One job, or `None` when Slurm no longer knows it.
+    pub async fn job(&self, id: u64) -> Result<Option<SlurmJob>, CoreError> {
+        let value = self.call(reqwest::Method::GET, &format!("job/{id}"), None).await?;
+        match Self::first_error(&value) {
+            Some(e) if e.contains("Invalid job id") => Ok(None),
+            Some(e) => Err(CoreError::Cluster(format!("Slurm's job {id} cannot be read: {e}"))),
+            None => Ok(value["jobs"].as_array().and_then(|jobs| jobs.iter().find_map(job_from))),
+        }
     }
 
     /// Cancels a job; one already over is not an error.

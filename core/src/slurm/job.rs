@@ -102,7 +102,9 @@ pub enum JobPhase {
     /// Waiting for resources or priority (`reason` is Slurm's word for why).
     Pending,
     Running,
-    /// Over, or on its way out: Slurm's state name (`COMPLETED`, `CANCELLED`, `NODE_FAIL`…).
+    /// On its way out (`COMPLETING`): the final state follows.
+    Ending,
+    /// Over: Slurm's state name (`COMPLETED`, `CANCELLED`, `NODE_FAIL`…).
     Over(String),
 }
 
@@ -110,10 +112,29 @@ impl JobPhase {
     pub fn of(state: &str) -> JobPhase {
         match state {
             "PENDING" | "REQUEUED" | "REQUEUE_HOLD" | "REQUEUE_FED" | "RESV_DEL_HOLD" => JobPhase::Pending,
-            "RUNNING" | "CONFIGURING" | "SUSPENDED" | "RESIZING" | "SIGNALING" | "STAGE_OUT" => JobPhase::Running,
+            "RUNNING" | "CONFIGURING" | "SUSPENDED" | "RESIZING" => JobPhase::Running,
+            "COMPLETING" | "SIGNALING" | "STAGE_OUT" => JobPhase::Ending,
             other => JobPhase::Over(other.to_string()),
         }
     }
+}
+
+/// Pending reasons that do not clear by waiting: the job would sit in the queue for good.
+pub fn never_starts(reason: &str) -> bool {
+    matches!(
+        reason,
+        "PartitionTimeLimit"
+            | "PartitionNodeLimit"
+            | "PartitionConfig"
+            | "InvalidAccount"
+            | "InvalidQOS"
+            | "BadConstraints"
+            | "JobHeldAdmin"
+            | "JobHeldUser"
+            | "DependencyNeverSatisfied"
+            | "AssocMaxWallDurationPerJobLimit"
+            | "QOSMaxWallDurationPerJobLimit"
+    )
 }
 
 /// What a student reads for Slurm's pending reason.
@@ -177,6 +198,7 @@ mod tests {
         assert_eq!(JobPhase::of("PENDING"), JobPhase::Pending);
         assert_eq!(JobPhase::of("RUNNING"), JobPhase::Running);
         assert_eq!(JobPhase::of("NODE_FAIL"), JobPhase::Over("NODE_FAIL".into()));
-        assert_eq!(JobPhase::of("COMPLETING"), JobPhase::Over("COMPLETING".into()));
+        assert_eq!(JobPhase::of("COMPLETING"), JobPhase::Ending);
+        assert!(never_starts("PartitionTimeLimit") && !never_starts("Resources") && !never_starts("Priority"));
     }
 }

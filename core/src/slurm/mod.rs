@@ -8,4 +8,4 @@ mod job;
 
 pub use client::{SlurmClient, SlurmJob, SlurmNode};
 pub use gres::{parse_gres, GresCount};
-pub use job::{notebook_port, pending_words, JobPhase, JobRequest, JobWork};
+pub use job::{never_starts, notebook_port, pending_words, JobPhase, JobRequest, JobWork};
