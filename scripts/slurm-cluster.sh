@@ -5,6 +5,8 @@
 #
 #   scripts/slurm-cluster.sh [up]   start it (or keep the running one), print the
 #                                   SLICEHUB_SLURM_* settings a portal needs, one per line
+#                                   (with the cluster's JWT key: each student's jobs run as
+#                                   their own user, who must exist on every host)
 #   scripts/slurm-cluster.sh down   remove the containers and the network
 #
 # Idempotent: a cluster already running from the current image is kept (its down nodes are
@@ -86,3 +88,4 @@ echo "SLICEHUB_SLURM_URL=$url"
 echo "SLICEHUB_SLURM_USER=$job_user"
 echo "SLICEHUB_SLURM_TOKEN=$token"
 echo "SLICEHUB_SLURM_PARTITION=gpu"
+echo "SLICEHUB_SLURM_JWT_KEY_FILE=$keys/jwt_hs256.key"

@@ -29,11 +29,32 @@ impl SlurmCluster {
         cluster
     }
 
-    /// The settings with `extra` added, as `Portal::start` takes them.
+    /// The settings with `extra` added, as `Portal::start` takes them: each student's jobs
+    /// run as their own user (see [`SlurmCluster::add_users`]).
     pub fn env<'a>(&'a self, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
         let mut env: Vec<(&str, &str)> = self.settings.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         env.extend_from_slice(extra);
         env
+    }
+
+    /// [`SlurmCluster::env`] without the cluster's key: every job runs as the one user.
+    pub fn shared_env<'a>(&'a self, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+        let mut env = self.env(extra);
+        env.retain(|(k, _)| *k != "SLICEHUB_SLURM_JWT_KEY_FILE");
+        env
+    }
+
+    /// Unix accounts for these students on every host (as a site's directory would have
+    /// them), added in the same order everywhere so their ids agree.
+    pub fn add_users(&self, names: &[&str]) {
+        let script = format!(
+            "for u in {}; do id -u \"$u\" >/dev/null 2>&1 || useradd --create-home --key HOME_MODE=0700 --shell /bin/sh \"$u\"; done",
+            names.join(" ")
+        );
+        for host in ["slurmctl", "slurmnode1", "slurmnode2"] {
+            let out = Command::new("docker").args(["exec", host, "sh", "-c", &script]).output().expect("docker exec runs");
+            assert!(out.status.success(), "users on {host}: {}", String::from_utf8_lossy(&out.stderr));
+        }
     }
 
     /// Runs a Slurm command on the controller; its output (panics if it fails).

@@ -16,7 +16,8 @@ const JUPYTERLAB: &str = "slicehub/jupyterlab:offline";
 #[tokio::test]
 async fn a_claim_waiting_on_slurm_shows_slurms_reason_and_estimate_and_the_gpu_page_its_nodes() {
     let cluster = SlurmCluster::up();
-    let env = cluster.env(&[("SLICEHUB_SLURM_COURSES", "CS-101")]);
+    // The shared mode: every job runs as the cluster's one portal user.
+    let env = cluster.shared_env(&[("SLICEHUB_SLURM_COURSES", "CS-101")]);
     let class = Classroom::start(&built_portal(), &env).await;
     let portal = &class.portal;
     let names: Vec<String> = (0..8).map(|i| format!("sp-{i}")).collect();

@@ -1,6 +1,7 @@
 //! Sessions on the Slurm pool, against a real Slurm cluster (slurmctld, slurmrestd and two
 //! slurmd nodes with MIG-typed GRES in containers, `scripts/slurm-cluster.sh`) and the real
-//! portal: a notebook runs as a Slurm job and a cell executes on the node through the proxy;
+//! portal: a notebook runs as a Slurm job, as the student's own Unix user, and a cell executes
+//! on the node through the proxy (and cannot read another student's job there);
 //! ten claims on seven 1g GRES queue in Slurm with its reason and estimate; a cancel from
 //! outside, a portal restart and a node going down are followed. On SQLite, then on
 //! PostgreSQL (the watcher, the stops and the claims race on both); one test, as the runs
@@ -87,10 +88,16 @@ async fn follow_slurm(cluster: &SlurmCluster, database_url: Option<String>, pref
     let names: Vec<String> = (0..11).map(|i| format!("{prefix}-{i}")).collect();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let cookies = class.enroll(&names).await;
+    cluster.add_users(&names);
 
-    // A notebook: a Slurm job on a node, asking for one 1g GRES under the course's account;
-    // a cell runs on that node through the portal's proxy; another student gets nothing.
+    // A notebook: a Slurm job on a node, asking for one 1g GRES under the course's account,
+    // run as the student's own Unix user; a cell runs on that node through the portal's
+    // proxy and cannot read another student's job on the same node; another student's door
+    // stays shut. (Node 2 is drained meanwhile, so both land on node 1.)
+    cluster.ctl(&["scontrol", "update", "nodename=slurmnode2", "state=drain", "reason=isolation check"]);
     let (alice, bob) = (&cookies[0], &cookies[1]);
+    let bobs = start(&class.portal, bob, format!("course_id=1&profile=1g.10gb&image={}&command=sleep+600", urlencode(JUPYTERLAB))).await;
+    until(&class.portal, bob, &bobs, &["ready"], Duration::from_secs(30)).await;
     let id = start(&class.portal, alice, format!("course_id=1&profile=1g.10gb&image={}", urlencode(JUPYTERLAB))).await;
     let me = until(&class.portal, alice, &id, &["ready"], Duration::from_secs(120)).await;
     let job = job_of(&me);
@@ -99,6 +106,7 @@ async fn follow_slurm(cluster: &SlurmCluster, database_url: Option<String>, pref
     assert_eq!(record["TresPerNode"], "gres:gpu:1g.10gb:1");
     assert_eq!(record["Account"], "cs-101");
     assert_eq!(record["Partition"], "gpu");
+    assert!(record["UserId"].starts_with(&format!("{prefix}-0(")), "the student's own user: {}", record["UserId"]);
     let node = record["NodeList"].clone();
     assert!(node.starts_with("slurmnode"), "{node}");
     let base = format!("/user/{prefix}-0/{id}/");
@@ -108,9 +116,35 @@ async fn follow_slurm(cluster: &SlurmCluster, database_url: Option<String>, pref
     let kernel = start_kernel(&visit, &base).await;
     let channels = format!("{base}api/kernels/{kernel}/channels");
     let mut socket = ws_connect(&class.portal, &visit, &channels, &visit.origin).await.expect("the owner's socket");
-    let printed = run_code(&mut socket, "import os, socket; print(socket.gethostname(), os.environ['SLURM_JOB_ID'])").await;
-    assert_eq!(printed.trim(), format!("{node} {job}"), "the cell ran inside the Slurm job");
+    let probe = format!(
+        r#"import glob, os, pwd, socket
+seen = set()
+for p in glob.glob('/proc/[0-9]*'):
+    try:
+        if pwd.getpwuid(os.stat(p).st_uid).pw_name != '{prefix}-1':
+            continue
+        open(p + '/environ', 'rb').read()
+        seen.add('environ read')
+    except PermissionError:
+        seen.add('environ denied')
+    except (FileNotFoundError, KeyError, ProcessLookupError):
+        pass
+try:
+    os.listdir('/home/{prefix}-1')
+    seen.add('home read')
+except PermissionError:
+    seen.add('home denied')
+print(pwd.getpwuid(os.getuid()).pw_name, socket.gethostname(), os.environ['SLURM_JOB_ID'], sorted(seen))"#
+    );
+    let printed = run_code(&mut socket, &probe).await;
+    assert_eq!(
+        printed.trim(),
+        format!("{prefix}-0 {node} {job} ['environ denied', 'home denied']"),
+        "the cell ran inside the Slurm job as its student, and another student's job on the node stayed closed"
+    );
     socket.close(None).await.ok();
+    stop(&class.portal, bob, &bobs).await;
+    cluster.ctl(&["scontrol", "update", "nodename=slurmnode2", "state=resume"]);
     // A stop cancels the job.
     stop(&class.portal, alice, &id).await;
     let me = until(&class.portal, alice, &id, &["ended"], Duration::from_secs(10)).await;

@@ -483,6 +483,20 @@ pub static KEYS: &[KeySpec] = &[
         },
     },
     KeySpec {
+        key: "slurm.jwt_key_file",
+        default: "",
+        expected: "empty, or the path of the cluster's JWT key (AuthAltParameters=jwt_key=…), readable by the portal",
+        doc: "With the cluster's key the portal signs a token per student, so each student's jobs run as their own Unix user.",
+        apply: |c, v| {
+            let v = v.trim();
+            if !v.is_empty() && !std::path::Path::new(v).is_file() {
+                return Err(());
+            }
+            c.slurm_jwt_key_file = v.to_string();
+            Ok(())
+        },
+    },
+    KeySpec {
         key: "slurm.partition",
         default: "gpu",
         expected: "a Slurm partition name",

@@ -79,6 +79,8 @@ pub struct Config {
     pub slurm_url: String,
     pub slurm_user: String,
     pub slurm_token: String,
+    /// The cluster's `jwt_hs256.key`: with it each student's jobs run as that student.
+    pub slurm_jwt_key_file: String,
     pub slurm_partition: String,
     /// Course codes whose sessions run on Slurm (`*`: all).
     pub slurm_courses: Vec<String>,
@@ -160,6 +162,7 @@ impl Default for Config {
             slurm_url: String::new(),
             slurm_user: String::new(),
             slurm_token: String::new(),
+            slurm_jwt_key_file: String::new(),
             slurm_partition: String::new(),
             slurm_courses: Vec::new(),
             slurm_container_command: Vec::new(),

@@ -94,9 +94,7 @@ impl Sessions {
         config: Arc<Config>,
     ) -> Sessions {
         let (events, _) = broadcast::channel(1024);
-        let slurm = (!config.slurm_url.is_empty()).then(|| {
-            crate::slurm::SlurmClient::new(&config.slurm_url, &config.slurm_user, &config.slurm_token)
-        });
+        let slurm = (!config.slurm_url.is_empty()).then(|| crate::slurm::SlurmClient::new(&config.slurm_url, slurm_identity(&config)));
         Sessions {
             inner: Arc::new(Inner {
                 store,
@@ -326,6 +324,26 @@ impl Sessions {
         tokio::task::spawn_blocking(move || crate::gpu::profile_names(gpus.as_ref()))
         .await
         .map_err(|e| CoreError::Gpu(format!("GPU call crashed: {e}")))?
+    }
+}
+
+/// Per-student tokens signed with the cluster's key when `slurm.jwt_key_file` is set (read
+/// at start; config loading checked it is a file), otherwise the one configured token.
+fn slurm_identity(config: &Config) -> crate::slurm::SlurmIdentity {
+    use crate::slurm::SlurmIdentity;
+    let shared = || SlurmIdentity::Shared { user: config.slurm_user.clone(), token: config.slurm_token.clone() };
+    if config.slurm_jwt_key_file.is_empty() {
+        return shared();
+    }
+    match std::fs::read(&config.slurm_jwt_key_file) {
+        Ok(secret) => SlurmIdentity::PerStudent {
+            user: config.slurm_user.clone(),
+            key: jsonwebtoken::EncodingKey::from_secret(&secret),
+        },
+        Err(e) => {
+            tracing::error!(file = %config.slurm_jwt_key_file, error = %e, "slurm: the JWT key cannot be read; requests use slurm.token");
+            shared()
+        }
     }
 }
 

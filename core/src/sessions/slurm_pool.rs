@@ -122,7 +122,7 @@ impl Sessions {
             },
         };
         let _working = self.mark_in_flight(id);
-        let job = match self.slurm()?.submit(&request).await {
+        let job = match self.slurm()?.submit(&request, &session.username).await {
             Ok(job) => job,
             Err(e) => {
                 tracing::warn!(session = %id, error = %e, "slurm: job not submitted");
@@ -141,7 +141,7 @@ impl Sessions {
         );
         if !self.publish(store.transition(id, SessionState::Queued, &detail).await?) {
             // Stopped while it was being submitted: the stop found no job to cancel.
-            self.slurm()?.cancel(job).await?;
+            self.slurm()?.cancel(job, &session.username).await?;
         }
         Ok(())
     }
@@ -216,7 +216,7 @@ impl Sessions {
                 continue;
             }
             tracing::info!(session = %id, job = job.id, "slurm: cancelling a job no live session owns");
-            if let Err(e) = client.cancel(job.id).await {
+            if let Err(e) = client.cancel(job.id, &job.user).await {
                 tracing::warn!(session = %id, job = job.id, error = %e, "slurm: orphan job not cancelled yet");
             }
         }
@@ -469,7 +469,7 @@ impl Sessions {
     /// runs on.
     pub(super) async fn cancel_slurm_job(&self, session: &GpuSession) -> Result<(), CoreError> {
         match (session.pool, session.slurm_job, &self.inner.slurm) {
-            (SessionPool::Slurm, Some(job), Some(client)) => client.cancel(job as u64).await,
+            (SessionPool::Slurm, Some(job), Some(client)) => client.cancel(job as u64, &session.username).await,
             (SessionPool::Slurm, Some(job), None) => {
                 tracing::warn!(session = %session.id, job, "slurm: no cluster configured any more; the job is left to the cluster");
                 Ok(())

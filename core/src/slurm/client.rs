@@ -1,5 +1,5 @@
-//! `slurmrestd`'s job and node API (OpenAPI v0.0.38, Slurm 22.05), authenticated with the
-//! JWT the admin configures (`slurm.token`) for one Slurm user (`slurm.user`).
+//! `slurmrestd`'s job and node API (OpenAPI v0.0.38, Slurm 22.05), authenticated with a JWT
+//! (`tokens.rs`): the student's own for their jobs, the portal's for reads.
 
 use std::time::Duration;
 
@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::gres::{parse_gres, GresCount};
 use super::job::{JobPhase, JobRequest};
+use super::tokens::SlurmIdentity;
 use crate::CoreError;
 
 const API: &str = "slurm/v0.0.38";
@@ -15,8 +16,7 @@ const API: &str = "slurm/v0.0.38";
 pub struct SlurmClient {
     http: reqwest::Client,
     url: String,
-    user: String,
-    token: String,
+    identity: SlurmIdentity,
 }
 
 /// One job as Slurm reports it.
@@ -28,6 +28,8 @@ pub struct SlurmJob {
     /// Why it waits (`Resources`, `Priority`) or why it ended.
     pub reason: String,
     pub comment: String,
+    /// The Unix user it runs as.
+    pub user: String,
     /// The node it runs on (one node per session).
     pub node: Option<String>,
     /// Expected start while pending (Slurm's backfill estimate), start once running.
@@ -72,24 +74,36 @@ impl SlurmNode {
 }
 
 impl SlurmClient {
-    pub fn new(url: &str, user: &str, token: &str) -> SlurmClient {
+    pub fn new(url: &str, identity: SlurmIdentity) -> SlurmClient {
         SlurmClient {
             http: reqwest::Client::builder()
                 .timeout(Duration::from_secs(10))
                 .build()
                 .unwrap_or_default(),
             url: url.trim_end_matches('/').to_string(),
-            user: user.to_string(),
-            token: token.to_string(),
+            identity,
         }
     }
 
-    async fn call(&self, method: reqwest::Method, path: &str, body: Option<&Value>) -> Result<Value, CoreError> {
+    /// Whether each student's jobs run as their own user.
+    pub fn per_student(&self) -> bool {
+        self.identity.per_student()
+    }
+
+    /// A request as `student` (their jobs) or, with `None`, as the portal (reads).
+    async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Value>,
+        student: Option<&str>,
+    ) -> Result<Value, CoreError> {
+        let (user, token) = self.identity.credentials(student)?;
         let mut request = self
             .http
             .request(method, format!("{}/{API}/{path}", self.url))
-            .header("X-SLURM-USER-NAME", &self.user)
-            .header("X-SLURM-USER-TOKEN", &self.token);
+            .header("X-SLURM-USER-NAME", &user)
+            .header("X-SLURM-USER-TOKEN", &token);
         if let Some(body) = body {
             request = request.json(body);
         }
@@ -100,8 +114,7 @@ impl SlurmClient {
         let status = response.status();
         if status == reqwest::StatusCode::UNAUTHORIZED || status == reqwest::StatusCode::FORBIDDEN {
             return Err(CoreError::Cluster(format!(
-                "slurmrestd refused the configured token ({status}); make a new one with `scontrol token username={}`",
-                self.user
+                "slurmrestd refused the token for {user} ({status}): check slurm.token (`scontrol token username={user}`) or slurm.jwt_key_file"
             )));
         }
         let text = response
@@ -126,16 +139,16 @@ impl SlurmClient {
     }
 
     pub async fn ping(&self) -> Result<(), CoreError> {
-        let value = self.call(reqwest::Method::GET, "ping", None).await?;
+        let value = self.call(reqwest::Method::GET, "ping", None, None).await?;
         match Self::first_error(&value) {
             Some(e) => Err(CoreError::Cluster(format!("slurmctld does not answer: {e}"))),
             None => Ok(()),
         }
     }
 
-    /// Submits the job; its id.
-    pub async fn submit(&self, job: &JobRequest) -> Result<u64, CoreError> {
-        let value = self.call(reqwest::Method::POST, "job/submit", Some(&job.body())).await?;
+    /// Submits the job as `student`; its id.
+    pub async fn submit(&self, job: &JobRequest, student: &str) -> Result<u64, CoreError> {
+        let value = self.call(reqwest::Method::POST, "job/submit", Some(&job.body()), Some(student)).await?;
         // A job id means Slurm has the job, whatever else it says (a held job comes with
         // an "error" that is only a remark).
         match (value["job_id"].as_u64(), Self::first_error(&value)) {
@@ -147,7 +160,7 @@ impl SlurmClient {
 
     /// Every job Slurm still knows (finished ones for `MinJobAge`).
     pub async fn jobs(&self) -> Result<Vec<SlurmJob>, CoreError> {
-        let value = self.call(reqwest::Method::GET, "jobs", None).await?;
+        let value = self.call(reqwest::Method::GET, "jobs", None, None).await?;
         if let Some(e) = Self::first_error(&value) {
             return Err(CoreError::Cluster(format!("Slurm's job list cannot be read: {e}")));
         }
@@ -156,7 +169,7 @@ impl SlurmClient {
 
     /// One job, or `None` when Slurm no longer knows it.
     pub async fn job(&self, id: u64) -> Result<Option<SlurmJob>, CoreError> {
-        let value = self.call(reqwest::Method::GET, &format!("job/{id}"), None).await?;
+        let value = self.call(reqwest::Method::GET, &format!("job/{id}"), None, None).await?;
         match Self::first_error(&value) {
             Some(e) if e.contains("Invalid job id") => Ok(None),
             Some(e) => Err(CoreError::Cluster(format!("Slurm's job {id} cannot be read: {e}"))),
@@ -164,9 +177,9 @@ impl SlurmClient {
         }
     }
 
-    /// Cancels a job; one already over is not an error.
-    pub async fn cancel(&self, id: u64) -> Result<(), CoreError> {
-        let value = self.call(reqwest::Method::DELETE, &format!("job/{id}"), None).await?;
+    /// Cancels a job as its owner; one already over is not an error.
+    pub async fn cancel(&self, id: u64, owner: &str) -> Result<(), CoreError> {
+        let value = self.call(reqwest::Method::DELETE, &format!("job/{id}"), None, Some(owner)).await?;
         match Self::first_error(&value) {
             Some(e) if !(e.contains("already") || e.contains("Invalid job id")) => {
                 Err(CoreError::Cluster(format!("Slurm did not cancel job {id}: {e}")))
@@ -176,7 +189,7 @@ impl SlurmClient {
     }
 
     pub async fn nodes(&self) -> Result<Vec<SlurmNode>, CoreError> {
-        let value = self.call(reqwest::Method::GET, "nodes", None).await?;
+        let value = self.call(reqwest::Method::GET, "nodes", None, None).await?;
         if let Some(e) = Self::first_error(&value) {
             return Err(CoreError::Cluster(format!("Slurm's nodes cannot be read: {e}")));
         }
@@ -197,6 +210,7 @@ fn job_from(value: &Value) -> Option<SlurmJob> {
         state: text(&value["job_state"]),
         reason: text(&value["state_reason"]),
         comment: text(&value["comment"]),
+        user: text(&value["user_name"]),
         node,
         start_ms: value["start_time"].as_i64().filter(|s| *s > 0).map(|s| s * 1000),
         exit_code: value["exit_code"].as_i64().map(exit_code_of),

@@ -5,7 +5,9 @@
 mod client;
 mod gres;
 mod job;
+mod tokens;
 
 pub use client::{SlurmClient, SlurmJob, SlurmNode};
+pub use tokens::SlurmIdentity;
 pub use gres::{parse_gres, GresCount};
 pub use job::{never_starts, notebook_port, pending_words, JobPhase, JobRequest, JobWork};
