@@ -64,7 +64,7 @@ fi
 
 ctl() { docker exec "$controller" "$@"; }
 for _ in $(seq 1 150); do
-  states=$(ctl sinfo -h -N -o '%N %T' 2>/dev/null || true)
+  states=$(ctl sinfo -h -N -o '%N %T' 2>/dev/null | sort -u || true)
   if [[ $(grep -c -E ' (idle|mixed|allocated)$' <<<"$states") == "${#nodes[@]}" ]]; then break; fi
   # Nodes a test took down come back; a node that registered late is resumed too.
   if grep -q -E ' (down|drained|draining)' <<<"$states"; then

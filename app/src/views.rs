@@ -62,8 +62,7 @@ pub struct GpuBoard {
 /// The Slurm cluster's nodes and their MIG GRES, read-only (the site's layout).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SlurmPoolView {
-    pub partition: String,
-    /// The courses whose sessions run there (`all courses`).
+    /// The courses whose sessions run there, each with its partition.
     pub courses: String,
     /// Why the nodes could not be read, when they could not.
     pub problem: Option<String>,
@@ -77,6 +76,7 @@ pub struct SlurmNodeView {
     pub state: String,
     pub available: bool,
     pub reason: String,
+    pub partitions: String,
     pub gres: Vec<SlurmGresView>,
 }
 

@@ -145,12 +145,19 @@ mod board {
         if config.slurm_url.is_empty() {
             return None;
         }
-        let courses = if config.slurm_courses.iter().any(|c| c == "*") {
-            "all courses".to_string()
-        } else if config.slurm_courses.is_empty() {
+        let courses = if config.slurm_courses.is_empty() {
             "no course yet (slurm.courses)".to_string()
         } else {
-            config.slurm_courses.join(", ")
+            config
+                .slurm_courses
+                .iter()
+                .map(|c| match c.split_once('=') {
+                    Some((code, partition)) => format!("{} (partition {})", code.trim(), partition.trim()),
+                    None if c == "*" => format!("every other course (partition {})", config.slurm_partition),
+                    None => format!("{c} (partition {})", config.slurm_partition),
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
         };
         let (nodes, problem) = match services.sessions.slurm_nodes().await {
             Ok(nodes) => (nodes, None),
@@ -160,7 +167,6 @@ mod board {
             }
         };
         Some(SlurmPoolView {
-            partition: config.slurm_partition.clone(),
             courses,
             problem,
             nodes: nodes
@@ -169,6 +175,7 @@ mod board {
                     available: !n.unavailable(),
                     state: std::iter::once(n.state.clone()).chain(n.flags.iter().cloned()).collect::<Vec<_>>().join(" · "),
                     reason: n.reason.clone(),
+                    partitions: n.partitions.join(", "),
                     gres: n
                         .gres
                         .iter()

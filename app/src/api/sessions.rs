@@ -36,20 +36,23 @@ pub async fn launch_options() -> Result<Vec<LaunchCourse>, ServerFnError> {
         .availability_per_course(&known, &limits, true)
         .await
         .map_err(from_core)?;
-    // Courses on the Slurm cluster see the cluster's free GRES (read once).
-    let on_slurm = courses.iter().any(|(c, _)| services.config.runs_on_slurm(&c.code));
-    let slurm = match on_slurm {
-        true => Some(services.sessions.slurm_availability().await.unwrap_or_else(|e| {
+    // Courses on the Slurm cluster see their partition's free GRES (the nodes read once).
+    let config = &services.config;
+    let partitions: Vec<Option<&str>> = courses.iter().map(|(c, _)| config.slurm_partition_of(&c.code)).collect();
+    let wanted: Vec<&str> = partitions.iter().flatten().copied().collect();
+    let mut cluster = match wanted.is_empty() {
+        true => Vec::new(),
+        false => services.sessions.slurm_availability(&wanted).await.unwrap_or_else(|e| {
             tracing::warn!(error = %e, "the Slurm cluster's free slices cannot be read");
-            Vec::new()
-        })),
-        false => None,
-    };
+            vec![Vec::new(); wanted.len()]
+        }),
+    }
+    .into_iter();
     let mut out = Vec::new();
-    for ((course, policy), local) in courses.into_iter().zip(availability) {
-        let availability = match &slurm {
-            Some(cluster) if services.config.runs_on_slurm(&course.code) => cluster.clone(),
-            _ => local,
+    for (((course, policy), local), partition) in courses.iter().cloned().zip(availability).zip(&partitions) {
+        let availability = match partition {
+            Some(_) => cluster.next().unwrap_or_default(),
+            None => local,
         };
         let budget = slicehub_core::quotas::budget_at(
             &services.store,

@@ -21,6 +21,7 @@ pub fn SlurmPool(pool: SlurmPoolView) -> impl IntoView {
                 <tr data-node=n.name.clone()>
                     <td><b>{n.name.clone()}</b></td>
                     <td class=state_class>{n.state.clone()}</td>
+                    <td>{n.partitions.clone()}</td>
                     <td><ul class="gres-list">{gres}</ul></td>
                     <td>{if n.reason.is_empty() { "—".to_string() } else { n.reason.clone() }}</td>
                 </tr>
@@ -31,14 +32,14 @@ pub fn SlurmPool(pool: SlurmPoolView) -> impl IntoView {
         <section class="card slurm-pool">
             <h2 class="card-title">"Slurm cluster"</h2>
             <p class="muted">
-                {format!("Partition {} · sessions of {} run here as Slurm jobs; Slurm places them on the nodes' MIG GRES. ", pool.partition, pool.courses)}
+                {format!("Sessions of {} run here as Slurm jobs; Slurm places them on the nodes' MIG GRES. ", pool.courses)}
                 "The layout is the cluster's own and is changed there."
             </p>
             {pool.problem.clone().map(|p| view! { <p class="drained-note">{p}</p> })}
             {(!pool.nodes.is_empty()).then(|| view! {
                 <div class="table-wrap" tabindex="0" role="region" aria-label="Slurm nodes">
                 <table class="table">
-                    <thead><tr><th>"Node"</th><th>"State"</th><th>"MIG GRES"</th><th>"Reason"</th></tr></thead>
+                    <thead><tr><th>"Node"</th><th>"State"</th><th>"Partitions"</th><th>"MIG GRES"</th><th>"Reason"</th></tr></thead>
                     <tbody>{rows}</tbody>
                 </table></div>
             })}

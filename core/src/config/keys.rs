@@ -513,10 +513,19 @@ pub static KEYS: &[KeySpec] = &[
     KeySpec {
         key: "slurm.courses",
         default: "",
-        expected: "course codes separated by commas, or *",
-        doc: "The courses whose sessions run on the Slurm cluster (* for all); the others run on this machine.",
+        expected: "course codes separated by commas, each optionally =PARTITION, or *",
+        doc: "The courses whose sessions run on the Slurm cluster (* for all), in slurm.partition or their own; the others run on this machine.",
         apply: |c, v| {
-            c.slurm_courses = v.split(',').map(|w| w.trim().to_string()).filter(|w| !w.is_empty()).collect();
+            let entries: Vec<String> = v.split(',').map(|w| w.trim().to_string()).filter(|w| !w.is_empty()).collect();
+            let valid = |e: &String| {
+                let (code, partition) = e.split_once('=').map_or((e.as_str(), "x"), |(c, p)| (c.trim(), p.trim()));
+                let word = |w: &str| !w.is_empty() && w.chars().all(|ch| ch.is_ascii_alphanumeric() || "._-".contains(ch));
+                (code == "*" || word(code)) && word(partition)
+            };
+            if !entries.iter().all(valid) {
+                return Err(());
+            }
+            c.slurm_courses = entries;
             Ok(())
         },
     },

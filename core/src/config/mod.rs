@@ -82,7 +82,7 @@ pub struct Config {
     /// The cluster's `jwt_hs256.key`: with it each student's jobs run as that student.
     pub slurm_jwt_key_file: String,
     pub slurm_partition: String,
-    /// Course codes whose sessions run on Slurm (`*`: all).
+    /// Course codes whose sessions run on Slurm (`*`: all), each with `=PARTITION` or not.
     pub slurm_courses: Vec<String>,
     pub slurm_container_command: Vec<String>,
     pub slurm_node_path: String,
@@ -192,8 +192,25 @@ impl Config {
     }
     /// Whether a course's sessions run on the Slurm cluster.
     pub fn runs_on_slurm(&self, course_code: &str) -> bool {
-        !self.slurm_url.is_empty()
-            && self.slurm_courses.iter().any(|c| c == "*" || c.eq_ignore_ascii_case(course_code))
+        self.slurm_partition_of(course_code).is_some()
+    }
+
+    /// The partition a course's sessions are submitted to: its own (`CODE=PARTITION` in
+    /// `slurm.courses`) or `slurm.partition`; `None` when the course runs on this machine.
+    pub fn slurm_partition_of(&self, course_code: &str) -> Option<&str> {
+        if self.slurm_url.is_empty() {
+            return None;
+        }
+        let entry = |c: &&String| {
+            let code = c.split_once('=').map_or(c.as_str(), |(code, _)| code).trim();
+            code.eq_ignore_ascii_case(course_code)
+        };
+        let named = self.slurm_courses.iter().find(entry);
+        let any = self.slurm_courses.iter().find(|c| c.trim() == "*");
+        match named.or(any)?.split_once('=') {
+            Some((_, partition)) => Some(partition.trim()),
+            None => Some(self.slurm_partition.as_str()),
+        }
     }
 
     /// The database URL actually used: the configured one, or the SQLite file in `data_dir`.
@@ -206,5 +223,24 @@ impl Config {
         } else {
             self.database_url.clone()
         }
+    }
+}
+
+#[cfg(test)]
+mod slurm_tests {
+    use super::Config;
+
+    #[test]
+    fn each_course_on_slurm_has_its_partition() {
+        let mut config = Config::default();
+        config.slurm_partition = "gpu".into();
+        config.slurm_courses = vec!["CS-101".into(), "HPC-1=class".into()];
+        assert_eq!(config.slurm_partition_of("CS-101"), None, "no cluster configured");
+        config.slurm_url = "http://slurmctl:6820".into();
+        assert_eq!(config.slurm_partition_of("cs-101"), Some("gpu"));
+        assert_eq!(config.slurm_partition_of("HPC-1"), Some("class"));
+        assert_eq!(config.slurm_partition_of("ML-2"), None);
+        config.slurm_courses.push("*".into());
+        assert_eq!(config.slurm_partition_of("ML-2"), Some("gpu"));
     }
 }

@@ -29,9 +29,11 @@ pub struct SlurmWait {
     pub words: String,
     /// Slurm's estimated start (its backfill plan), when it has one.
     pub expected_start_ms: Option<i64>,
-    /// Place among the portal's pending jobs of the same profile, in Slurm's order: 1 is next.
+    /// Place among the portal's pending jobs of the same profile and partition, in Slurm's
+    /// order: 1 is next.
     pub position: usize,
     pub profile: String,
+    pub partition: String,
 }
 
 impl Sessions {
@@ -67,29 +69,13 @@ impl Sessions {
         self.slurm()?.nodes().await
     }
 
-    /// What a claim on the cluster would find now, per MIG profile the nodes offer: GRES
-    /// free on nodes that take jobs, and the portal's jobs waiting for that profile.
-    pub async fn slurm_availability(&self) -> Result<Vec<super::ProfileAvailability>, CoreError> {
+    /// What a claim on the cluster would find now in each partition, per MIG profile the
+    /// partition's nodes offer: GRES free on nodes that take jobs, and the portal's jobs
+    /// waiting for that profile.
+    pub async fn slurm_availability(&self, partitions: &[&str]) -> Result<Vec<Vec<super::ProfileAvailability>>, CoreError> {
         let nodes = self.slurm()?.nodes().await?;
         let waits = self.slurm_waits();
-        let mut out: Vec<super::ProfileAvailability> = Vec::new();
-        for node in &nodes {
-            for gres in node.gres.iter().filter(|g| !g.profile.is_empty()) {
-                let used = node.used.iter().find(|u| u.profile == gres.profile).map_or(0, |u| u.count);
-                let free = if node.unavailable() { 0 } else { gres.count.saturating_sub(used) };
-                match out.iter_mut().find(|a| a.profile == gres.profile) {
-                    Some(a) => a.free += free,
-                    None => out.push(super::ProfileAvailability {
-                        profile: gres.profile.clone(),
-                        free,
-                        queued: waits.values().filter(|w| w.profile == gres.profile).count() as u32,
-                        wait: None,
-                    }),
-                }
-            }
-        }
-        out.sort_by(|a, b| a.profile.cmp(&b.profile));
-        Ok(out)
+        Ok(partitions.iter().map(|p| availability_in(&nodes, &waits, p)).collect())
     }
 
     /// Why each waiting Slurm session waits, as the watcher last read it.
@@ -103,10 +89,11 @@ impl Sessions {
         let store = &self.inner.store;
         let session = self.session(id).await?;
         let config = &self.inner.config;
+        let partition = config.slurm_partition_of(&session.course_code).unwrap_or(&config.slurm_partition).to_string();
         let request = JobRequest {
             session_id: session.id.clone(),
             tag: format!("{}{}", self.slurm_tag_prefix().await?, session.id),
-            partition: config.slurm_partition.clone(),
+            partition: partition.clone(),
             account: session.course_code.to_ascii_lowercase(),
             profile: session.profile.clone(),
             time_limit_minutes,
@@ -135,10 +122,7 @@ impl Sessions {
             }
         };
         store.set_slurm_job(id, job as i64).await?;
-        let detail = format!(
-            "submitted to Slurm as job {job} (partition {}, gres gpu:{}:1)",
-            config.slurm_partition, session.profile
-        );
+        let detail = format!("submitted to Slurm as job {job} (partition {partition}, gres gpu:{}:1)", session.profile);
         if !self.publish(store.transition(id, SessionState::Queued, &detail).await?) {
             // Stopped while it was being submitted: the stop found no job to cancel.
             self.slurm()?.cancel(job, &session.username).await?;
@@ -231,11 +215,11 @@ impl Sessions {
             .collect();
         // Slurm starts the highest priority first, then the oldest.
         pending.sort_by_key(|(_, j)| (std::cmp::Reverse(j.priority), j.id));
-        let mut seen: HashMap<&str, usize> = HashMap::new();
+        let mut seen: HashMap<(&str, &str), usize> = HashMap::new();
         let waits = pending
             .into_iter()
             .map(|(s, j)| {
-                let position = seen.entry(s.profile.as_str()).or_default();
+                let position = seen.entry((s.profile.as_str(), j.partition.as_str())).or_default();
                 *position += 1;
                 (
                     s.id.clone(),
@@ -245,6 +229,7 @@ impl Sessions {
                         expected_start_ms: j.start_ms.filter(|at| *at > now_ms() - 60_000),
                         position: *position,
                         profile: s.profile.clone(),
+                        partition: j.partition.clone(),
                     },
                 )
             })
@@ -485,4 +470,29 @@ fn node_went(node: &SlurmNode) -> String {
         "" => format!("the Slurm node {} went down", node.name),
         reason => format!("the Slurm node {} went down: {reason}", node.name),
     }
+}
+
+fn availability_in(
+    nodes: &[SlurmNode],
+    waits: &HashMap<String, SlurmWait>,
+    partition: &str,
+) -> Vec<super::ProfileAvailability> {
+    let mut out: Vec<super::ProfileAvailability> = Vec::new();
+    for node in nodes.iter().filter(|n| n.partitions.iter().any(|p| p == partition)) {
+        for gres in node.gres.iter().filter(|g| !g.profile.is_empty()) {
+            let used = node.used.iter().find(|u| u.profile == gres.profile).map_or(0, |u| u.count);
+            let free = if node.unavailable() { 0 } else { gres.count.saturating_sub(used) };
+            match out.iter_mut().find(|a| a.profile == gres.profile) {
+                Some(a) => a.free += free,
+                None => out.push(super::ProfileAvailability {
+                    profile: gres.profile.clone(),
+                    free,
+                    queued: waits.values().filter(|w| w.profile == gres.profile && w.partition == partition).count() as u32,
+                    wait: None,
+                }),
+            }
+        }
+    }
+    out.sort_by(|a, b| a.profile.cmp(&b.profile));
+    out
 }

@@ -30,6 +30,7 @@ pub struct SlurmJob {
     pub comment: String,
     /// The Unix user it runs as.
     pub user: String,
+    pub partition: String,
     /// The node it runs on (one node per session).
     pub node: Option<String>,
     /// Expected start while pending (Slurm's backfill estimate), start once running.
@@ -56,6 +57,7 @@ pub struct SlurmNode {
     /// `DRAIN`, `NOT_RESPONDING`…
     pub flags: Vec<String>,
     pub reason: String,
+    pub partitions: Vec<String>,
     pub gres: Vec<GresCount>,
     pub used: Vec<GresCount>,
 }
@@ -211,6 +213,7 @@ fn job_from(value: &Value) -> Option<SlurmJob> {
         reason: text(&value["state_reason"]),
         comment: text(&value["comment"]),
         user: text(&value["user_name"]),
+        partition: text(&value["partition"]),
         node,
         start_ms: value["start_time"].as_i64().filter(|s| *s > 0).map(|s| s * 1000),
         exit_code: value["exit_code"].as_i64().map(exit_code_of),
@@ -237,6 +240,10 @@ fn node_from(value: &Value) -> Option<SlurmNode> {
             .map(|f| f.iter().map(text).collect())
             .unwrap_or_default(),
         reason: text(&value["reason"]),
+        partitions: value["partitions"]
+            .as_array()
+            .map(|p| p.iter().map(text).collect())
+            .unwrap_or_default(),
         gres: parse_gres(value["gres"].as_str().unwrap_or_default()),
         used: parse_gres(value["gres_used"].as_str().unwrap_or_default()),
     })
