@@ -46,10 +46,11 @@ if [[ ! -f $keys/munge.key || ! -f $keys/jwt_hs256.key ]]; then
   head -c 32 /dev/urandom >"$keys/jwt_hs256.key"
 fi
 
-running_image() { docker inspect --format '{{.Config.Image}} {{.State.Running}}' "$1" 2>/dev/null || true; }
+# Kept only if every host runs the current image with this checkout's keys.
+running_as() { docker inspect --format '{{.Config.Image}} {{.State.Running}} {{range .Mounts}}{{.Source}}{{end}}' "$1" 2>/dev/null || true; }
 fresh=0
 for host in "$controller" "${nodes[@]}"; do
-  [[ $(running_image "$host") == "$image true" ]] || fresh=1
+  [[ $(running_as "$host") == "$image true $keys" ]] || fresh=1
 done
 if [[ $fresh == 1 ]]; then
   down
