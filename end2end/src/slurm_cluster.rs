@@ -12,7 +12,8 @@ pub struct SlurmCluster {
 }
 
 impl SlurmCluster {
-    /// Starts the cluster (or keeps the running one) and cancels every job left on it.
+    /// Starts the cluster (or keeps the running one) and cancels every job left on it, whoever
+    /// owns it.
     pub fn up() -> SlurmCluster {
         let out = Command::new(workspace_root().join("scripts/slurm-cluster.sh"))
             .arg("up")
@@ -25,7 +26,9 @@ impl SlurmCluster {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         let cluster = SlurmCluster { settings };
-        cluster.ctl(&["scancel", "--user=jovyan"]);
+        for (job, _) in cluster.live_jobs() {
+            cluster.ctl(&["scancel", &job.to_string()]);
+        }
         cluster
     }
 

@@ -88,6 +88,16 @@ async fn follow_slurm(cluster: &SlurmCluster, database_url: Option<String>, pref
     let names: Vec<String> = (0..11).map(|i| format!("{prefix}-{i}")).collect();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let cookies = class.enroll(&names).await;
+    // A student the cluster has no account for: the claim fails with words, nothing waits.
+    let stranger = format!("{prefix}-nouser");
+    let stranger_cookie = class.enroll(&[&stranger]).await.remove(0);
+    let id = start(&class.portal, &stranger_cookie, format!("course_id=1&profile=1g.10gb&image={}&command=true", urlencode(JUPYTERLAB))).await;
+    let me = until(&class.portal, &stranger_cookie, &id, &["failed"], Duration::from_secs(15)).await;
+    assert_eq!(
+        me["reason"],
+        format!("your account {stranger} does not exist on the Slurm cluster's nodes; ask an administrator to add it"),
+        "{me}"
+    );
     cluster.add_users(&names);
 
     // A notebook: a Slurm job on a node, asking for one 1g GRES under the course's account,

@@ -79,6 +79,7 @@ async fn main() {
     let names: Vec<String> = (0..AT_ONCE + 2).map(|i| format!("b{i:02}")).collect();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let cookies = class.enroll(&refs).await;
+    cluster.add_users(&refs);
     let csv: String = std::iter::once("username,display name,email\n".to_string())
         .chain(names.iter().map(|n| format!("{n},{n},\n")))
         .collect();
@@ -164,5 +165,4 @@ async fn main() {
         let list = sessions_of(portal, cookie).await;
         stop(portal, cookie, list[0]["id"].as_str().unwrap()).await;
     }
-    cluster.ctl(&["scancel", "--user=jovyan"]);
 }

@@ -259,6 +259,16 @@ impl Sessions {
             // The claim that submitted it did not live to write its id down.
             self.inner.store.set_slurm_job(&session.id, job.id as i64).await?;
         }
+        // Per-student users: a student with no account on the cluster gets a job Slurm runs
+        // as nobody (and requeues when it cannot start); it must not wait for ever.
+        let per_student = self.inner.slurm.as_ref().is_some_and(|c| c.per_student());
+        if per_student && job.user != session.username {
+            let why = format!(
+                "your account {} does not exist on the Slurm cluster's nodes; ask an administrator to add it",
+                session.username
+            );
+            return self.fail(&session.id, &why).await;
+        }
         // A job that had started and is back in the queue (Slurm requeues a job whose node
         // fails, whatever `requeue` said) or whose node went down: its notebook is gone.
         let started = matches!(session.state, Allocating | Creating | Starting | Ready);
@@ -454,7 +464,12 @@ impl Sessions {
     /// runs on.
     pub(super) async fn cancel_slurm_job(&self, session: &GpuSession) -> Result<(), CoreError> {
         match (session.pool, session.slurm_job, &self.inner.slurm) {
-            (SessionPool::Slurm, Some(job), Some(client)) => client.cancel(job as u64, &session.username).await,
+            (SessionPool::Slurm, Some(job), Some(client)) => match client.cancel(job as u64, &session.username).await {
+                Ok(()) => Ok(()),
+                // The student's token may not be accepted (no such user on the cluster):
+                // the portal's own user, an operator on most sites, tries next.
+                Err(e) => client.cancel_as_portal(job as u64).await.map_err(|_| e),
+            },
             (SessionPool::Slurm, Some(job), None) => {
                 tracing::warn!(session = %session.id, job, "slurm: no cluster configured any more; the job is left to the cluster");
                 Ok(())

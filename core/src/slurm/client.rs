@@ -181,7 +181,16 @@ impl SlurmClient {
 
     /// Cancels a job as its owner; one already over is not an error.
     pub async fn cancel(&self, id: u64, owner: &str) -> Result<(), CoreError> {
-        let value = self.call(reqwest::Method::DELETE, &format!("job/{id}"), None, Some(owner)).await?;
+        self.cancel_by(id, Some(owner)).await
+    }
+
+    /// Cancels a job as the portal's own user (`slurm.user`).
+    pub async fn cancel_as_portal(&self, id: u64) -> Result<(), CoreError> {
+        self.cancel_by(id, None).await
+    }
+
+    async fn cancel_by(&self, id: u64, owner: Option<&str>) -> Result<(), CoreError> {
+        let value = self.call(reqwest::Method::DELETE, &format!("job/{id}"), None, owner).await?;
         match Self::first_error(&value) {
             Some(e) if !(e.contains("already") || e.contains("Invalid job id")) => {
                 Err(CoreError::Cluster(format!("Slurm did not cancel job {id}: {e}")))
