@@ -23,6 +23,8 @@ mod readiness;
 mod reconcile;
 mod search;
 mod slurm_pool;
+mod slurm_start;
+mod slurm_watch;
 
 pub use activity::{SliceNow, SliceSample, KEPT_SAMPLES};
 pub use allocate::ProfileAvailability;

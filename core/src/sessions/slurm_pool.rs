@@ -1,24 +1,15 @@
 //! Sessions of the Slurm pool: each one a Slurm job that starts JupyterLab (or the job's
 //! command) on a node's MIG GRES. The portal keeps accounts, quotas, the proxy and usage;
-//! Slurm keeps the queue order and placement. A watcher reads Slurm's jobs every second and
-//! moves each session along the same lifecycle local sessions follow.
+//! Slurm keeps the queue order and placement. Here: submitting, cancelling, and what the
+//! pages read (free GRES, why a claim waits); `slurm_watch.rs` follows the jobs and
+//! `slurm_start.rs` brings a started job's session up.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
 
 use super::manager::Sessions;
 use super::model::{GpuSession, SessionKind, SessionPool, SessionState};
-use super::readiness::answers_ok;
-use crate::metrics::METRICS;
-use crate::slurm::{never_starts, notebook_port, pending_words, JobPhase, JobRequest, JobWork, SlurmClient, SlurmJob, SlurmNode};
-use crate::store::now_ms;
+use crate::slurm::{JobRequest, JobWork, SlurmClient, SlurmNode};
 use crate::CoreError;
-
-/// How often the watcher reads Slurm's jobs.
-const WATCH_EVERY: Duration = Duration::from_secs(1);
-
-/// A session submitted this long ago whose job Slurm does not list is over.
-const SUBMIT_GRACE_MS: i64 = 30_000;
 
 /// Why a Slurm session waits and when Slurm expects it to start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,7 +36,7 @@ impl Sessions {
     }
 
     /// `slicehub:<portal instance>:` — the comment every job of this portal carries.
-    async fn slurm_tag_prefix(&self) -> Result<String, CoreError> {
+    pub(super) async fn slurm_tag_prefix(&self) -> Result<String, CoreError> {
         Ok(format!("slicehub:{}:", self.instance_id().await?))
     }
 
@@ -145,320 +136,6 @@ impl Sessions {
         Ok(())
     }
 
-    /// Reads Slurm's jobs every second for as long as the portal runs.
-    pub(super) fn start_slurm_watch(&self) {
-        if self.inner.slurm.is_none() || !self.inner.dispatches.load(std::sync::atomic::Ordering::SeqCst) {
-            return;
-        }
-        let this = self.clone();
-        tokio::spawn(async move {
-            loop {
-                if let Err(e) = this.watch_slurm_once().await {
-                    tracing::warn!(error = %e, "slurm: jobs not read this time");
-                }
-                tokio::time::sleep(WATCH_EVERY).await;
-            }
-        });
-    }
-
-    /// One pass: every live Slurm session is compared with its job, and the portal's jobs
-    /// that no live session owns are cancelled. Other jobs are never touched.
-    pub async fn watch_slurm_once(&self) -> Result<(), CoreError> {
-        let client = self.slurm()?;
-        let prefix = self.slurm_tag_prefix().await?;
-        let jobs: HashMap<String, SlurmJob> = client
-            .jobs()
-            .await?
-            .into_iter()
-            .filter_map(|j| Some((j.comment.strip_prefix(&prefix)?.to_string(), j)))
-            .collect();
-        let sessions = self.inner.store.live_slurm_sessions().await?;
-        // Where jobs run (addresses) and why a node went away (reasons of failed jobs).
-        let nodes: HashMap<String, SlurmNode> = if sessions.iter().any(|s| jobs.contains_key(&s.id)) {
-            client.nodes().await?.into_iter().map(|n| (n.name.clone(), n)).collect()
-        } else {
-            HashMap::new()
-        };
-        self.remember_waits(&sessions, &jobs);
-        for session in &sessions {
-            // Missing from the list (a controller failing over may answer an empty one):
-            // asked for by id before anything is concluded.
-            let missing = match (jobs.get(&session.id), session.slurm_job) {
-                (None, Some(job)) => client.job(job as u64).await.ok().flatten(),
-                _ => None,
-            };
-            let job = jobs.get(&session.id).or(missing.as_ref());
-            if let Err(e) = self.follow_job(session, job, &nodes).await {
-                tracing::warn!(session = %session.id, error = %e, "slurm: session not brought up to date");
-            }
-        }
-        for (id, job) in &jobs {
-            if matches!(job.phase(), JobPhase::Over(_)) || sessions.iter().any(|s| &s.id == id) {
-                continue;
-            }
-            if self.is_in_flight(id) {
-                continue;
-            }
-            tracing::info!(session = %id, job = job.id, "slurm: cancelling a job no live session owns");
-            if let Err(e) = client.cancel(job.id, &job.user).await {
-                tracing::warn!(session = %id, job = job.id, error = %e, "slurm: orphan job not cancelled yet");
-            }
-        }
-        Ok(())
-    }
-
-    fn remember_waits(&self, sessions: &[GpuSession], jobs: &HashMap<String, SlurmJob>) {
-        let mut pending: Vec<(&GpuSession, &SlurmJob)> = sessions
-            .iter()
-            .filter_map(|s| Some((s, jobs.get(&s.id)?)))
-            .filter(|(_, j)| j.phase() == JobPhase::Pending)
-            .collect();
-        // Slurm starts the highest priority first, then the oldest.
-        pending.sort_by_key(|(_, j)| (std::cmp::Reverse(j.priority), j.id));
-        let mut seen: HashMap<(&str, &str), usize> = HashMap::new();
-        let waits = pending
-            .into_iter()
-            .map(|(s, j)| {
-                let position = seen.entry((s.profile.as_str(), j.partition.as_str())).or_default();
-                *position += 1;
-                (
-                    s.id.clone(),
-                    SlurmWait {
-                        reason: j.reason.clone(),
-                        words: pending_words(&j.reason),
-                        expected_start_ms: j.start_ms.filter(|at| *at > now_ms() - 60_000),
-                        position: *position,
-                        profile: s.profile.clone(),
-                        partition: j.partition.clone(),
-                    },
-                )
-            })
-            .collect();
-        *self.inner.slurm_waits.lock().unwrap_or_else(|p| p.into_inner()) = waits;
-    }
-
-    async fn follow_job(
-        &self,
-        session: &GpuSession,
-        job: Option<&SlurmJob>,
-        nodes: &HashMap<String, SlurmNode>,
-    ) -> Result<(), CoreError> {
-        use SessionState::*;
-        let Some(job) = job else {
-            let submitted_long_ago = now_ms() - session.updated_at_ms > SUBMIT_GRACE_MS;
-            if session.state == Stopping || self.is_in_flight(&session.id) || !submitted_long_ago {
-                return Ok(());
-            }
-            let why = match session.slurm_job {
-                Some(job) => format!("Slurm no longer knows job {job}"),
-                None => "the job never reached Slurm; start it again".to_string(),
-            };
-            return self.fail(&session.id, &why).await;
-        };
-        if session.slurm_job.is_none() {
-            // The claim that submitted it did not live to write its id down.
-            self.inner.store.set_slurm_job(&session.id, job.id as i64).await?;
-        }
-        // Per-student users: a student with no account on the cluster gets a job Slurm runs
-        // as nobody (and requeues when it cannot start); it must not wait for ever.
-        let per_student = self.inner.slurm.as_ref().is_some_and(|c| c.per_student());
-        if per_student && job.user != session.username {
-            let why = format!(
-                "your account {} does not exist on the Slurm cluster's nodes; ask an administrator to add it",
-                session.username
-            );
-            return self.fail(&session.id, &why).await;
-        }
-        // A job that had started and is back in the queue (Slurm requeues a job whose node
-        // fails, whatever `requeue` said) or whose node went down: its notebook is gone.
-        let started = matches!(session.state, Allocating | Creating | Starting | Ready);
-        let node = session.slurm_node.as_deref().or(job.node.as_deref()).and_then(|n| nodes.get(n));
-        let node_gone = node.filter(|n| n.down());
-        if started && (job.phase() == JobPhase::Pending || node_gone.is_some()) {
-            let why = match node_gone {
-                Some(n) => node_went(n),
-                None => format!("Slurm put job {} back in its queue (its node failed)", job.id),
-            };
-            self.fail(&session.id, &why).await?;
-            return Ok(());
-        }
-        match job.phase() {
-            JobPhase::Pending if never_starts(&job.reason) => {
-                let why = format!("Slurm will not start this job ({}): the course's settings and the cluster's disagree; tell your instructor", job.reason);
-                self.fail(&session.id, &why).await
-            }
-            JobPhase::Ending => Ok(()),
-            JobPhase::Pending => {
-                if session.state == Requested && !self.is_in_flight(&session.id) {
-                    let detail = format!("waiting in Slurm as job {}", job.id);
-                    self.publish(self.inner.store.transition(&session.id, Queued, &detail).await?);
-                }
-                Ok(())
-            }
-            JobPhase::Running => {
-                if self.is_in_flight(&session.id) {
-                    return Ok(());
-                }
-                match session.state {
-                    Requested | Queued | Allocating | Creating => self.slurm_job_started(session, job, node).await,
-                    Starting => {
-                        self.spawn_slurm_readiness(session.id.clone());
-                        Ok(())
-                    }
-                    _ => Ok(()),
-                }
-            }
-            JobPhase::Over(state) => self.slurm_job_over(session, job, &state, node).await,
-        }
-    }
-
-    /// The job runs on a node: the session goes through the launch states to `starting`
-    /// (usage opens here), then waits for JupyterLab on the node like a local launch.
-    async fn slurm_job_started(
-        &self,
-        session: &GpuSession,
-        job: &SlurmJob,
-        node: Option<&SlurmNode>,
-    ) -> Result<(), CoreError> {
-        use SessionState::*;
-        let store = &self.inner.store;
-        let id = &session.id;
-        let node_name = job.node.clone().unwrap_or_else(|| "?".into());
-        let Some(address) = node.map(|n| n.address.clone()).filter(|a| !a.is_empty()) else {
-            return Ok(()); // the node list of this pass predates the job; the next pass has it
-        };
-        let _working = self.mark_in_flight(id);
-        let placed_ms = now_ms();
-        // From wherever it is (a restart may have cut the steps short), step by step.
-        let at = |state: SessionState| SessionState::ALL.iter().position(|s| *s == state);
-        let before = |state: SessionState| at(session.state) < at(state);
-        if before(Queued) {
-            let detail = format!("waiting in Slurm as job {}", job.id);
-            self.publish(store.transition(id, Queued, &detail).await?);
-        }
-        if before(Allocating) {
-            let detail = format!("Slurm started job {} on {node_name} with a {} GRES", job.id, session.profile);
-            if !self.publish(store.transition(id, Allocating, &detail).await?) {
-                return Ok(());
-            }
-        }
-        store.set_slurm_node(id, &node_name).await?;
-        if session.kind == SessionKind::Notebook {
-            store
-                .set_session_address(id, &format!("{address}:{}", notebook_port(job.id)))
-                .await?;
-        }
-        if before(Creating) {
-            let detail = format!("job {} runs on {node_name}", job.id);
-            if !self.publish(store.transition(id, Creating, &detail).await?) {
-                return Ok(());
-            }
-        }
-        let placement = format!("job {} on {node_name}", job.id);
-        store
-            .open_usage_on(&self.session(id).await?, &format!("slurm:{node_name}"), &placement)
-            .await?;
-        let detail = match session.kind {
-            SessionKind::Notebook => format!("waiting for JupyterLab on {node_name}"),
-            SessionKind::Job => format!("running {} on {node_name}", session.argv.join(" ")),
-        };
-        if !self.publish(store.transition(id, Starting, &detail).await?) {
-            return Ok(());
-        }
-        match session.kind {
-            SessionKind::Job => {
-                if self.publish(store.transition(id, Ready, &detail).await?) {
-                    METRICS.ready("job", session.requested_at_ms, placed_ms, now_ms());
-                }
-            }
-            SessionKind::Notebook => {
-                drop(_working);
-                self.spawn_slurm_readiness(id.clone());
-            }
-        }
-        Ok(())
-    }
-
-    /// Waits for JupyterLab on the node to answer with the session's token; no answer in
-    /// `sessions.ready_timeout_seconds` fails the session (and so cancels its job).
-    fn spawn_slurm_readiness(&self, id: String) {
-        let this = self.clone();
-        let working = self.mark_in_flight(&id);
-        tokio::spawn(async move {
-            let _working = working;
-            let timeout = Duration::from_secs(u64::from(this.inner.config.sessions_ready_timeout_seconds));
-            let until = Instant::now() + timeout;
-            loop {
-                let session = match this.session(&id).await {
-                    Ok(s) if s.state == SessionState::Starting => s,
-                    _ => return,
-                };
-                let path = format!("{}api/status", session.base_url());
-                if let Some(address) = &session.notebook_address {
-                    if answers_ok(address, &path, &session.token).await {
-                        let detail = format!("JupyterLab answers at {}", session.base_url());
-                        match this.inner.store.transition(&id, SessionState::Ready, &detail).await {
-                            Ok(event) => {
-                                if this.publish(event) {
-                                    METRICS.ready("notebook", session.requested_at_ms, session.updated_at_ms, now_ms());
-                                }
-                            }
-                            Err(e) => tracing::warn!(session = %id, error = %e, "slurm: ready not recorded"),
-                        }
-                        return;
-                    }
-                }
-                if Instant::now() >= until {
-                    let why = format!("JupyterLab did not answer on the Slurm node within {} s", timeout.as_secs());
-                    if let Err(e) = this.fail(&id, &why).await {
-                        tracing::warn!(session = %id, error = %e, "slurm: launch not failed yet");
-                    }
-                    return;
-                }
-                tokio::time::sleep(Duration::from_millis(300)).await;
-            }
-        });
-    }
-
-    /// The job is over in Slurm: the session ends with what Slurm says happened.
-    async fn slurm_job_over(
-        &self,
-        session: &GpuSession,
-        job: &SlurmJob,
-        state: &str,
-        node: Option<&SlurmNode>,
-    ) -> Result<(), CoreError> {
-        if session.state == SessionState::Stopping {
-            return Ok(());
-        }
-        let node_name = job.node.clone().unwrap_or_else(|| "its node".into());
-        let node_went = match node.filter(|n| n.down()) {
-            Some(n) => node_went(n),
-            None => format!("the Slurm node {node_name} failed"),
-        };
-        let code = job.exit_code.map(|c| c.to_string()).unwrap_or_else(|| "unknown".into());
-        let job_kind = session.kind == SessionKind::Job;
-        let (ended, reason) = match state {
-            "COMPLETED" if job_kind => (true, "the job finished (exit code 0)".to_string()),
-            "COMPLETED" => (false, "JupyterLab exited on the Slurm node".to_string()),
-            "CANCELLED" => (false, format!("Slurm job {} was cancelled outside the portal", job.id)),
-            "TIMEOUT" => (true, "stopped at the Slurm time limit".to_string()),
-            "NODE_FAIL" | "BOOT_FAIL" => (false, node_went),
-            "OUT_OF_MEMORY" => (false, "out of memory: the job used more memory than Slurm allows it".to_string()),
-            "PREEMPTED" => (false, "Slurm preempted the job for higher-priority work".to_string()),
-            "FAILED" if job_kind => (false, format!("the job exited with code {code}")),
-            other => (false, format!("the Slurm job ended ({other}, exit code {code})")),
-        };
-        let to = if ended { SessionState::Ended } else { SessionState::Failed };
-        let from = SessionState::ACTIVE;
-        if job_kind {
-            if let Some(code) = job.exit_code {
-                self.inner.store.set_session_outcome(&session.id, Some(code), "").await?;
-            }
-        }
-        self.finish(&session.id, from, to, &reason).await.map(|_| ())
-    }
-
     /// Cancels the session's Slurm job (stops and failures); a job already over is fine.
     /// Every way a session ends comes here (`tear_down`), so a failed session's job never
     /// runs on.
@@ -476,14 +153,6 @@ impl Sessions {
             }
             _ => Ok(()),
         }
-    }
-}
-
-/// "the Slurm node X went down: REASON"
-fn node_went(node: &SlurmNode) -> String {
-    match node.reason.as_str() {
-        "" => format!("the Slurm node {} went down", node.name),
-        reason => format!("the Slurm node {} went down: {reason}", node.name),
     }
 }
 
