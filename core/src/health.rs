@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::gpu::BackendKind;
-use crate::runtime::EngineStatus;
+use crate::runtime::{EngineStatus, PROBE_TIMEOUT};
 use crate::Services;
 
 #[derive(Debug, Clone, Serialize)]
@@ -77,22 +77,9 @@ pub async fn check(services: &Services) -> HealthReport {
         },
     };
 
-    let slurm = match services.sessions.slurm_nodes().await {
-        Err(crate::CoreError::Config(_)) => None,
-        Ok(nodes) => {
-            let up = nodes.iter().filter(|n| !n.unavailable()).count();
-            let gres: u32 = nodes.iter().flat_map(|n| n.gres.iter().map(|g| g.count)).sum();
-            Some(ComponentHealth {
-                ok: up > 0,
-                summary: format!(
-                    "partition {} at {}: {up} of {} nodes up, {gres} MIG GRES",
-                    services.config.slurm_partition,
-                    services.config.slurm_url,
-                    nodes.len()
-                ),
-            })
-        }
-        Err(e) => Some(ComponentHealth { ok: false, summary: format!("down: {e}") }),
+    let slurm = match services.config.slurm_url.is_empty() {
+        true => None,
+        false => Some(slurm_health(services).await),
     };
 
     let status = if !database.ok {
@@ -110,5 +97,25 @@ pub async fn check(services: &Services) -> HealthReport {
         slurm,
         engine,
         gpu_backend: services.gpus.kind(),
+    }
+}
+
+/// The Slurm cluster's nodes, read within the same bound as the engine's probe.
+async fn slurm_health(services: &Services) -> ComponentHealth {
+    let url = &services.config.slurm_url;
+    match tokio::time::timeout(PROBE_TIMEOUT, services.sessions.slurm_nodes()).await {
+        Ok(Ok(nodes)) => {
+            let up = nodes.iter().filter(|n| !n.unavailable()).count();
+            let gres: u32 = nodes.iter().flat_map(|n| n.gres.iter().map(|g| g.count)).sum();
+            ComponentHealth {
+                ok: up > 0,
+                summary: format!("{url}: {up} of {} nodes up, {gres} MIG GRES", nodes.len()),
+            }
+        }
+        Ok(Err(e)) => ComponentHealth { ok: false, summary: format!("down: {e}") },
+        Err(_) => ComponentHealth {
+            ok: false,
+            summary: format!("down: no answer from {url} within {}s", PROBE_TIMEOUT.as_secs()),
+        },
     }
 }

@@ -108,17 +108,16 @@ pub async fn my_sessions() -> Result<Vec<SessionView>, ServerFnError> {
     let store = &services.store;
     let sessions = store.gpu_sessions_of_user(id, HISTORY).await.map_err(from_core)?;
     let quota_ends = ssr_views::quota_ends(&services, &sessions).await.map_err(from_core)?;
-    let queued: Vec<_> = if sessions.iter().any(|s| s.state == SessionState::Queued) {
+    let queued = if sessions.iter().any(|s| s.state == SessionState::Queued) {
         store.gpu_sessions_in(&[SessionState::Queued]).await.map_err(from_core)?
     } else {
         Vec::new()
     };
-    let slurm_waits = if queued.iter().any(|s| s.pool == SessionPool::Slurm) {
+    let slurm_waits = if sessions.iter().any(|s| s.pool == SessionPool::Slurm && s.state == SessionState::Queued) {
         services.sessions.slurm_waits()
     } else {
         std::collections::HashMap::new()
     };
-    let queued: Vec<_> = queued.into_iter().filter(|s| s.pool == SessionPool::Local).collect();
     let estimates = if queued.is_empty() {
         std::collections::HashMap::new()
     } else {
@@ -131,10 +130,7 @@ pub async fn my_sessions() -> Result<Vec<SessionView>, ServerFnError> {
     let places: std::collections::HashMap<String, u32> = sessions
         .iter()
         .filter_map(|s| {
-            let place = match s.pool {
-                SessionPool::Local => queue_position(&queued, s),
-                SessionPool::Slurm => slurm_waits.get(&s.id).map(|w| w.position),
-            };
+            let place = queue_position(&queued, s).or_else(|| slurm_waits.get(&s.id).map(|w| w.position));
             place.map(|p| (s.id.clone(), p as u32))
         })
         .collect();

@@ -85,13 +85,7 @@ pub async fn class_view(
         .iter()
         .filter_map(|s| Some((s.user_id, s.budget.as_ref()?.runs_out_at_ms()?)))
         .collect();
-    // Local positions among local claims; the Slurm pool's come from Slurm (the page's caller).
-    let queued: Vec<_> = store
-        .gpu_sessions_in(&[SessionState::Queued])
-        .await?
-        .into_iter()
-        .filter(|s| s.pool == crate::sessions::SessionPool::Local)
-        .collect();
+    let queued = store.gpu_sessions_in(&[SessionState::Queued]).await?;
     let sessions = store
         .live_sessions_of_course(course_id)
         .await?

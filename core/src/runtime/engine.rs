@@ -28,7 +28,8 @@ pub struct Engine {
     endpoint: String,
 }
 
-const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long a probe of an outside system (the engine, the Slurm cluster) may take.
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 
 impl Engine {
     pub fn new(host: &str) -> Engine {

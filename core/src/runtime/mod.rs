@@ -8,7 +8,7 @@ mod observe;
 mod usage;
 pub mod spec;
 
-pub use engine::{Engine, EngineStatus};
+pub use engine::{Engine, EngineStatus, PROBE_TIMEOUT};
 pub use launch::Created;
 pub use network::SessionNetwork;
 pub use observe::{ContainerDeath, ContainerStatus, EngineHost, ManagedContainer};

@@ -200,15 +200,16 @@ pub struct SessionEvent {
     pub detail: String,
 }
 
-/// Where a queued session stands among the queued claims of its profile (`queued`, oldest
-/// request first, the order the queue is served in): 1 is placed next.
+/// Where a queued session of this machine's GPUs stands among the queued claims of its
+/// profile (`queued`, oldest request first, the order the queue is served in): 1 is placed
+/// next. A Slurm session's place is Slurm's (`Sessions::slurm_waits`).
 pub fn queue_position(queued: &[GpuSession], session: &GpuSession) -> Option<usize> {
-    if session.state != SessionState::Queued {
+    if session.state != SessionState::Queued || session.pool != SessionPool::Local {
         return None;
     }
     queued
         .iter()
-        .filter(|s| s.profile == session.profile)
+        .filter(|s| s.profile == session.profile && s.pool == SessionPool::Local)
         .position(|s| s.id == session.id)
         .map(|i| i + 1)
 }

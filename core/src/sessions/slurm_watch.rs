@@ -59,7 +59,7 @@ impl Sessions {
             // Missing from the list (a controller failing over may answer an empty one):
             // asked for by id before anything is concluded.
             let missing = match (jobs.get(&session.id), session.slurm_job) {
-                (None, Some(job)) => client.job(job as u64).await.ok().flatten(),
+                (None, Some(job)) if session.state != SessionState::Stopping => client.job(job as u64).await.ok().flatten(),
                 _ => None,
             };
             let job = jobs.get(&session.id).or(missing.as_ref());
@@ -67,8 +67,9 @@ impl Sessions {
                 tracing::warn!(session = %session.id, error = %e, "slurm: session not brought up to date");
             }
         }
+        let live: std::collections::HashSet<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
         for (id, job) in &jobs {
-            if matches!(job.phase(), JobPhase::Over(_)) || sessions.iter().any(|s| &s.id == id) {
+            if matches!(job.phase(), JobPhase::Over(_)) || live.contains(id.as_str()) {
                 continue;
             }
             if self.is_in_flight(id) {
@@ -136,8 +137,7 @@ impl Sessions {
         }
         // Per-student users: a student with no account on the cluster gets a job Slurm runs
         // as nobody (and requeues when it cannot start); it must not wait for ever.
-        let per_student = self.inner.slurm.as_ref().is_some_and(|c| c.per_student());
-        if per_student && job.user != session.username {
+        if self.slurm()?.per_student() && job.user != session.username {
             let why = format!(
                 "your account {} does not exist on the Slurm cluster's nodes; ask an administrator to add it",
                 session.username
