@@ -46,18 +46,21 @@ if [[ ! -f $keys/munge.key || ! -f $keys/jwt_hs256.key ]]; then
   head -c 32 /dev/urandom >"$keys/jwt_hs256.key"
 fi
 
-# Kept only if every host runs the current image with this checkout's keys.
-running_as() { docker inspect --format '{{.Config.Image}} {{.State.Running}} {{range .Mounts}}{{.Source}}{{end}}' "$1" 2>/dev/null || true; }
+# Kept only if every host runs the current image with these very keys (keys made again at
+# the same path, after target/ was removed, would not match a running cluster's).
+keys_id=$(cat "$keys/munge.key" "$keys/jwt_hs256.key" | sha256sum | cut -c1-16)
+running_as() { docker inspect --format '{{.Config.Image}} {{.State.Running}} {{index .Config.Labels "org.slicehub.slurm-keys"}}' "$1" 2>/dev/null || true; }
 fresh=0
 for host in "$controller" "${nodes[@]}"; do
-  [[ $(running_as "$host") == "$image true $keys" ]] || fresh=1
+  [[ $(running_as "$host") == "$image true $keys_id" ]] || fresh=1
 done
 if [[ $fresh == 1 ]]; then
   down
   docker network create --subnet "$subnet" --label org.slicehub.slurm-cluster=true "$network" >/dev/null
   start() { # start HOST ROLE
     docker run -d --name "$1" --hostname "$1" --network "$network" --ip "${address[$1]}" \
-      --label org.slicehub.slurm-cluster=true -v "$keys:/keys:ro" "$image" "$2" >/dev/null
+      --label org.slicehub.slurm-cluster=true --label org.slicehub.slurm-keys="$keys_id" \
+      -v "$keys:/keys:ro" "$image" "$2" >/dev/null
   }
   start "$controller" controller
   for node in "${nodes[@]}"; do start "$node" node; done
