@@ -19,6 +19,8 @@ docker/offline/busybox.sh
 docker/offline/build.sh
 docker/offline/slurm.sh
 
-# The wasm bundle and stylesheet the browser tests load (target/site), and the server.
-cargo leptos build
+# The wasm bundle and stylesheet the browser tests load (target/site), built as the run
+# command builds them (release: wasm-opt and all), so the browser tests see what users get.
+# The server the tests start is the debug one `cargo test` builds below.
+cargo leptos build --release --precompress --frontend-only
 cargo test --workspace --exclude slicehub-frontend --no-fail-fast "$@"

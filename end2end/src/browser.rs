@@ -2,6 +2,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use fantoccini::wd::WebDriverCompatibleCommand;
 use fantoccini::{Client, ClientBuilder, Locator};
 
 use crate::{free_port, workspace_root};
@@ -30,7 +31,8 @@ impl Browser {
                     "--disable-component-update", "--disable-sync", "--window-size=1280,1400",
                     format!("--user-data-dir={}", profile.display()),
                 ]
-            }
+            },
+            "goog:loggingPrefs": { "browser": "ALL" }
         });
         let caps = caps.as_object().expect("object").clone();
         let deadline = Instant::now() + Duration::from_secs(30);
@@ -159,13 +161,49 @@ impl Browser {
         self.wait_for(".who").await;
     }
 
-    /// Opens `url` and waits for hydration.
+    /// Opens `url` and waits for hydration. Fails on any script error or panic the page
+    /// before it logged, and on any this page logs while it starts.
     pub async fn open(&self, url: &str) {
+        self.assert_no_console_errors("before opening").await;
         self.client
             .goto(url)
             .await
             .unwrap_or_else(|e| panic!("opening {url}: {e}"));
         self.wait_hydrated().await;
+        self.assert_no_console_errors(url).await;
+    }
+
+    /// The script errors and panics the portal's pages logged since the last call: every
+    /// `console.error` and uncaught exception, not failed requests (a 404 page's own status
+    /// is a network entry), nor what JupyterLab logs on a notebook's host.
+    pub async fn console_errors(&self) -> Vec<String> {
+        let entries = self
+            .client
+            .issue_cmd(BrowserLog)
+            .await
+            .unwrap_or_else(|e| panic!("reading the browser's console log: {e}"));
+        entries
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|entry| entry["level"] == "SEVERE" && entry["source"] != "network")
+            .filter_map(|entry| entry["message"].as_str())
+            .filter(|message| !message.split_whitespace().next().unwrap_or("").contains(".nb.localhost"))
+            .map(String::from)
+            .collect()
+    }
+
+    /// Panics with the console's errors if the portal's pages logged any.
+    pub async fn assert_no_console_errors(&self, context: &str) {
+        let errors = self.console_errors().await;
+        if !errors.is_empty() {
+            let shot = self.screenshot("failure").await;
+            panic!(
+                "the browser console logged errors ({context}; screenshot {}):\n{}",
+                shot.display(),
+                errors.join("\n")
+            );
+        }
     }
 
     /// Waits until the wasm bundle has hydrated the page.
@@ -193,9 +231,26 @@ impl Browser {
         }
     }
 
+    /// Ends the browser; fails first if the last page logged a script error or panic.
     pub async fn close(mut self) {
+        self.assert_no_console_errors("at the end of the test").await;
         let _ = self.client.clone().close().await;
         let _ = self.driver.kill();
         let _ = self.driver.wait();
+    }
+}
+
+/// chromedriver's console log (`goog:loggingPrefs` turns it on): each call returns and
+/// clears what was logged since the last one.
+#[derive(Debug)]
+struct BrowserLog;
+
+impl WebDriverCompatibleCommand for BrowserLog {
+    fn endpoint(&self, base: &url::Url, session: Option<&str>) -> Result<url::Url, url::ParseError> {
+        base.join(&format!("session/{}/se/log", session.unwrap_or_default()))
+    }
+
+    fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
+        (http::Method::POST, Some(r#"{"type":"browser"}"#.to_string()))
     }
 }
