@@ -6,5 +6,13 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 scripts/setup.sh
-cargo leptos build --release
+# The notebook image a course starts by default: built with no registry the first time
+# (about a minute), answered from its cache in seconds after that.
+if docker info >/dev/null 2>&1; then
+  docker/offline/build.sh || echo "run: the notebook image could not be built (see above); the portal starts without it" >&2
+else
+  echo "run: the Docker engine is not reachable: the portal starts, but no notebook can" >&2
+  echo "run: until it is (then run docker/offline/build.sh once)." >&2
+fi
+cargo leptos build --release --precompress
 exec target/release/slicehub "$@" serve

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what building and testing SliceHub needs, using only the package registries.
 # Idempotent: each step checks first, so a second run takes seconds.
-#   scripts/setup.sh          build tools (wasm target, cargo-leptos, wasm-bindgen-cli, wasm-opt)
-#   scripts/setup.sh --test   also Chromium + chromedriver, PostgreSQL, debootstrap, busybox-static,
+#   scripts/setup.sh          build tools (wasm target, cargo-leptos, wasm-bindgen-cli, wasm-opt,
+#                             debootstrap for the notebook image)
+#   scripts/setup.sh --test   also Chromium + chromedriver, PostgreSQL, busybox-static,
 #                             Prometheus, curl
 set -euo pipefail
 
@@ -51,6 +52,9 @@ fi
 # 2. wasm-opt (release builds run it; without it cargo-leptos would try a download)
 have wasm-opt || apt_install binaryen
 
+# 2b. debootstrap: the notebook image is built from Debian's packages (docker/offline/build.sh)
+have debootstrap || apt_install debootstrap
+
 # 3. cargo-leptos, built with no_downloads. Its published lock pins cargo-util-schemas
 #    0.14.2, which needs a newer rustc than ours, so one package is moved back one patch.
 if ! cargo leptos --version 2>/dev/null | grep -q "$CARGO_LEPTOS_VERSION"; then
@@ -82,7 +86,6 @@ if [[ $WITH_TEST -eq 1 ]]; then
   # 5. a real browser, a real PostgreSQL, and the tools the offline image builder uses
   have chromium && have chromedriver || apt_install chromium chromium-driver
   have pg_ctlcluster || apt_install postgresql
-  have debootstrap || apt_install debootstrap
   [[ -x /bin/busybox ]] || apt_install busybox-static
   have curl || apt_install curl
   # a real Prometheus for the metrics test (its packaged service is not wanted running)
