@@ -77,6 +77,17 @@ async fn follow_slurm(cluster: &SlurmCluster, database_url: Option<String>, pref
     if let Some(url) = &database_url {
         extra.push(("SLICEHUB_DATABASE_URL", url.as_str()));
     }
+    // The administrator's links from portal users to cluster users: the students, and the
+    // lines an instructor's roster would like to exploit, which the portal leaves out: `0`
+    // (Slurm reads an all-digit name as a uid: root), the portal's own cluster account, and
+    // a student linked to root.
+    let users_file = tempfile::NamedTempFile::new().expect("users file");
+    let mut links: Vec<String> = (0..11).map(|i| format!("{prefix}-{i}")).collect();
+    links.push(format!("{prefix}-nouser"));
+    links.extend(["0".to_string(), "jovyan".to_string(), format!("{prefix}-mallory root")]);
+    std::fs::write(users_file.path(), links.join("\n")).expect("users file written");
+    let users_path = users_file.path().to_str().expect("utf-8 path").to_string();
+    extra.push(("SLICEHUB_SLURM_USERS_FILE", users_path.as_str()));
     let env = cluster.env(&extra);
     // Someone else's job on the same cluster, same Slurm user: the portal never touches it.
     let submitted = cluster.ctl_as(
@@ -98,6 +109,26 @@ async fn follow_slurm(cluster: &SlurmCluster, database_url: Option<String>, pref
         format!("your account {stranger} does not exist on the Slurm cluster's nodes; ask an administrator to add it"),
         "{me}"
     );
+    // Names an instructor can invent never become cluster identities: each fails at once with
+    // words, and nothing runs on the cluster for any of them.
+    let attackers = ["0".to_string(), "jovyan".to_string(), format!("{prefix}-mallory"), format!("{prefix}-unlinked")];
+    let attackers: Vec<&str> = attackers.iter().map(String::as_str).collect();
+    let attacker_cookies = class.enroll(&attackers).await;
+    let mut attacker_sessions = Vec::new();
+    for (name, cookie) in attackers.iter().zip(&attacker_cookies) {
+        let id = start(&class.portal, cookie, format!("course_id=1&profile=1g.10gb&image={}&command=id", urlencode(JUPYTERLAB))).await;
+        let me = until(&class.portal, cookie, &id, &["failed"], Duration::from_secs(15)).await;
+        assert_eq!(
+            me["reason"], "your account is not linked to an account on the Slurm cluster; ask an administrator to link it",
+            "{name}: {me}"
+        );
+        attacker_sessions.push(id);
+    }
+    let comments = cluster.ctl(&["squeue", "-h", "-o", "%i %u %k"]);
+    for id in &attacker_sessions {
+        assert!(!comments.contains(id.as_str()), "a job of {id} reached Slurm: {comments}");
+    }
+    assert!(!comments.lines().any(|l| l.split(' ').nth(1) == Some("root")), "a job runs as root: {comments}");
     cluster.add_users(&names);
 
     // A notebook: a Slurm job on a node, asking for one 1g GRES under the course's account,

@@ -106,6 +106,7 @@ impl Sessions {
                 tracing::warn!(session = %id, error = %e, "slurm: job not submitted");
                 let why = match e {
                     CoreError::Cluster(m) if m.starts_with("Slurm refused the job") => m,
+                    CoreError::InvalidRequest(m) => m,
                     _ => "the Slurm cluster did not take the job (it is not answering); start it again".to_string(),
                 };
                 self.fail(id, &why).await?;

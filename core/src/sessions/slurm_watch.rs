@@ -28,9 +28,12 @@ impl Sessions {
         let this = self.clone();
         tokio::spawn(async move {
             loop {
-                if let Err(e) = this.watch_slurm_once().await {
-                    tracing::warn!(error = %e, "slurm: jobs not read this time");
-                }
+                super::supervised::pass("slurm-watch", async {
+                    if let Err(e) = this.watch_slurm_once().await {
+                        tracing::warn!(error = %e, "slurm: jobs not read this time");
+                    }
+                })
+                .await;
                 tokio::time::sleep(WATCH_EVERY).await;
             }
         });
@@ -137,7 +140,8 @@ impl Sessions {
         }
         // Per-student users: a student with no account on the cluster gets a job Slurm runs
         // as nobody (and requeues when it cannot start); it must not wait for ever.
-        if self.slurm()?.per_student() && job.user != session.username {
+        let slurm = self.slurm()?;
+        if slurm.per_student() && Some(job.user.as_str()) != slurm.cluster_user(&session.username).ok().as_deref() {
             let why = format!(
                 "your account {} does not exist on the Slurm cluster's nodes; ask an administrator to add it",
                 session.username

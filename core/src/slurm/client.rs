@@ -92,6 +92,11 @@ impl SlurmClient {
         self.identity.per_student()
     }
 
+    /// The cluster account portal user `student`'s jobs run as.
+    pub fn cluster_user(&self, student: &str) -> Result<String, CoreError> {
+        self.identity.cluster_user(student)
+    }
+
     /// A request as `student` (their jobs) or, with `None`, as the portal (reads).
     async fn call(
         &self,

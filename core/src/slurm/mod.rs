@@ -6,8 +6,10 @@ mod client;
 mod gres;
 mod job;
 mod tokens;
+mod users;
 
 pub use client::{SlurmClient, SlurmJob, SlurmNode};
 pub use tokens::SlurmIdentity;
+pub use users::ClusterUsers;
 pub use gres::{parse_gres, GresCount};
 pub use job::{never_starts, notebook_port, pending_words, JobPhase, JobRequest, JobWork};
