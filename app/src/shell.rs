@@ -1,7 +1,7 @@
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, Meta, MetaTags, Stylesheet, Title};
 use leptos_router::components::{Route, Router, Routes};
-use leptos_router::path;
+use leptos_router::{path, SsrMode};
 
 use crate::components::layout::Layout;
 use crate::pages::admin::audit::AuditPage;
@@ -13,7 +13,42 @@ use crate::pages::reports::ReportsPage;
 use crate::pages::sessions::SessionsPage;
 use crate::pages::{gpus::GpusPage, home::HomePage, not_found::NotFound, status::StatusPage};
 
+/// Shows a note with a Reload button when the wasm bundle dies: a Rust panic ends in a
+/// `WebAssembly.RuntimeError` ("unreachable"), thrown out of `hydrate()` (an unhandled
+/// rejection of the hydration script's promise) or out of a later event handler. Without
+/// it a page whose hydration failed looks right and silently does nothing. Written
+/// without `<` and `&`: it goes into the document as it is.
+const STOPPED_SCRIPT: &str = r#"(function () {
+  function stopped(error) {
+    if (typeof WebAssembly !== "object" || !(error instanceof WebAssembly.RuntimeError)) { return; }
+    if (document.getElementById("page-stopped") !== null) { return; }
+    var app = document.querySelector(".app");
+    var started = app !== null ? app.getAttribute("data-hydrated") === "true" : false;
+    var note = document.createElement("div");
+    note.id = "page-stopped";
+    note.className = "page-stopped";
+    note.setAttribute("role", "alert");
+    var text = document.createElement("span");
+    text.textContent = started
+      ? "This page stopped working: its buttons and updates no longer respond. Reload it to go on."
+      : "This page could not start: what it shows may be right, but its buttons and updates do nothing. Reload it.";
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "btn btn-primary btn-small";
+    button.textContent = "Reload";
+    button.addEventListener("click", function () { window.location.reload(); });
+    note.appendChild(text);
+    note.appendChild(button);
+    document.body.appendChild(note);
+  }
+  window.addEventListener("error", function (event) { stopped(event.error); });
+  window.addEventListener("unhandledrejection", function (event) { stopped(event.reason); });
+})();"#;
+
 /// The HTML document around the app, rendered on the server only.
+///
+/// What `<body>` holds after `<App/>` is never hydrated (hydration walks only what `App`
+/// renders, from the body's first child on), so the `<noscript>` note stays after it.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
     view! {
         <!DOCTYPE html>
@@ -21,11 +56,19 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
             <head>
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                <link rel="icon" href="/favicon.svg" type="image/svg+xml"/>
+                <script>{STOPPED_SCRIPT}</script>
                 <HydrationScripts options/>
                 <MetaTags/>
             </head>
             <body>
                 <App/>
+                <noscript>
+                    <p class="noscript-note">
+                        "JavaScript is off: pages show what they read when they were loaded and "
+                        "do not update by themselves, and some buttons need JavaScript."
+                    </p>
+                </noscript>
             </body>
         </html>
     }
@@ -57,21 +100,21 @@ pub fn App() -> impl IntoView {
             <div class="app" data-hydrated=move || hydrated.get().to_string()>
                 <Layout>
                     <Routes fallback=NotFound>
-                        <Route path=path!("") view=HomePage/>
-                        <Route path=path!("/login") view=LoginPage/>
-                        <Route path=path!("/account") view=AccountPage/>
-                        <Route path=path!("/courses") view=CoursesPage/>
-                        <Route path=path!("/sessions") view=SessionsPage/>
-                        <Route path=path!("/courses/:code") view=CoursePage/>
-                        <Route path=path!("/courses/:code/policy") view=PolicyPage/>
-                        <Route path=path!("/courses/:code/bookings") view=BookingsPage/>
-                        <Route path=path!("/courses/:code/class") view=ClassPage/>
-                        <Route path=path!("/admin/users") view=UsersPage/>
-                        <Route path=path!("/admin/audit") view=AuditPage/>
-                        <Route path=path!("/admin/sessions") view=OperationsPage/>
-                        <Route path=path!("/reports") view=ReportsPage/>
-                        <Route path=path!("/gpus") view=GpusPage/>
-                        <Route path=path!("/status") view=StatusPage/>
+                        <Route path=path!("") view=HomePage ssr=SsrMode::InOrder/>
+                        <Route path=path!("/login") view=LoginPage ssr=SsrMode::InOrder/>
+                        <Route path=path!("/account") view=AccountPage ssr=SsrMode::InOrder/>
+                        <Route path=path!("/courses") view=CoursesPage ssr=SsrMode::InOrder/>
+                        <Route path=path!("/sessions") view=SessionsPage ssr=SsrMode::InOrder/>
+                        <Route path=path!("/courses/:code") view=CoursePage ssr=SsrMode::InOrder/>
+                        <Route path=path!("/courses/:code/policy") view=PolicyPage ssr=SsrMode::InOrder/>
+                        <Route path=path!("/courses/:code/bookings") view=BookingsPage ssr=SsrMode::InOrder/>
+                        <Route path=path!("/courses/:code/class") view=ClassPage ssr=SsrMode::InOrder/>
+                        <Route path=path!("/admin/users") view=UsersPage ssr=SsrMode::InOrder/>
+                        <Route path=path!("/admin/audit") view=AuditPage ssr=SsrMode::InOrder/>
+                        <Route path=path!("/admin/sessions") view=OperationsPage ssr=SsrMode::InOrder/>
+                        <Route path=path!("/reports") view=ReportsPage ssr=SsrMode::InOrder/>
+                        <Route path=path!("/gpus") view=GpusPage ssr=SsrMode::InOrder/>
+                        <Route path=path!("/status") view=StatusPage ssr=SsrMode::InOrder/>
                     </Routes>
                 </Layout>
             </div>

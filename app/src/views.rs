@@ -235,6 +235,8 @@ pub struct LaunchCourse {
     pub profiles: Vec<ProfileOption>,
     pub images: Vec<String>,
     pub max_minutes: i64,
+    /// Sessions one student may have running or waiting at once (counted over every course).
+    pub max_sessions: i64,
     /// The caller's slice-hour budget in the course, if it sets a quota.
     pub budget: Option<BudgetView>,
 }
@@ -319,11 +321,25 @@ pub struct ClassPageView {
     /// The course's booked lab sessions still to come or running.
     pub bookings: Vec<BookingView>,
     pub sessions: Vec<ClassSessionRow>,
+    /// Starts that failed in the last day, newest first.
+    pub failed_starts: Vec<FailedStartRow>,
     pub students: Vec<StudentUsageRow>,
     /// `this week` / `this term`
     pub period: String,
     pub period_start_ms: i64,
     pub period_end_ms: i64,
+}
+
+/// A session of the class that failed before it was ready, with the reason its student read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailedStartRow {
+    pub id: String,
+    pub username: String,
+    pub display_name: String,
+    pub profile: String,
+    pub image: String,
+    pub reason: String,
+    pub at_ms: i64,
 }
 
 /// A live or queued session of the class, as the instructor sees it.
@@ -414,6 +430,11 @@ pub struct SessionView {
     /// How long it ran (ready to end, or to now while it runs), e.g. `2 min 5 s`.
     pub ran_for: Option<String>,
     pub ready_at_ms: Option<i64>,
+    /// When it ended or failed.
+    pub ended_at_ms: Option<i64>,
+    /// It ended in the half hour before the page read it, and not by its student's own
+    /// stop: the sessions page says so at the top, with the reason.
+    pub end_to_tell: bool,
     /// A job's command quoted so that it reads back as it was typed.
     pub command_text: String,
     pub steps: Vec<SessionStep>,
@@ -641,6 +662,9 @@ pub struct BookingsPageView {
     pub time_zone: String,
     /// Slice sizes the course allows.
     pub profiles: Vec<String>,
+    /// (size, how many of it all the GPUs hold when empty): the most one booking could
+    /// keep. Sizes whose count could not be read are left out.
+    pub most_slices: Vec<(String, i64)>,
     pub bookings: Vec<BookingView>,
     /// Admins may book over sessions running then.
     pub admin: bool,

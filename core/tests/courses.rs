@@ -215,10 +215,10 @@ async fn roster_errors_name_their_lines(store: Store) {
         errors,
         [
             "line 3: the username is empty",
-            "line 4: the username `bad name` may only contain letters a-z, digits, '.', '_' and '-'",
-            "line 5: `carol@` is not an email address",
+            "line 4: the username “bad name” may only contain letters a-z, digits, '.', '_' and '-'",
+            "line 5: “carol@” is not an email address",
             "line 6: the password is shorter than 10 characters",
-            "line 7: the username `alice` appears on line 2 and again on line 7",
+            "line 7: the username “alice” appears on line 2 and again on line 7",
         ]
     );
     assert_eq!(actions(&preview.rows), [("alice", RowAction::Create)]);
@@ -488,7 +488,7 @@ async fn roster_with_errors_is_not_applied_at_all(store: Store) {
     let msg = err.to_string();
     assert!(msg.contains("nothing was imported"), "{msg}");
     assert!(
-        msg.contains("line 3: `bob@` is not an email address"),
+        msg.contains("line 3: “bob@” is not an email address"),
         "{msg}"
     );
     assert_eq!(store.count_users().await.unwrap(), 0);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs docs/deploy/nginx.conf for real on this machine, in front of a fresh SliceHub: TLS with
-# a self-signed certificate for gpu.example.edu and *.nb.gpu.example.edu (on 127.0.0.1:8443,
+# a self-signed certificate for gpu.example.edu and *.example-notebooks.net (on 127.0.0.1:8443,
 # names resolved by curl --resolve), then signs in, starts a notebook, walks through the
 # door to its own host, loads JupyterLab and opens a WebSocket there, all through nginx.
 # Needs nginx (apt-get install nginx-light), openssl, curl, Docker with
@@ -12,7 +12,7 @@ portal_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 trap 'kill $(cat "$work/nginx.pid" 2>/dev/null) "${portal_pid:-}" 2>/dev/null || true; [[ -n ${KEEP:-} ]] || rm -rf "$work"' EXIT
 
 openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=gpu.example.edu \
-  -addext "subjectAltName=DNS:gpu.example.edu,DNS:*.nb.gpu.example.edu" \
+  -addext "subjectAltName=DNS:gpu.example.edu,DNS:*.example-notebooks.net" \
   -keyout "$work/privkey.pem" -out "$work/fullchain.pem" 2>/dev/null
 sed -e "s#listen 443 ssl#listen 127.0.0.1:8443 ssl#; s#listen 80;#listen 127.0.0.1:8080;#" \
     -e "s#/etc/ssl/slicehub#$work#; s#127.0.0.1:3000#127.0.0.1:$portal_port#" \
@@ -27,14 +27,14 @@ nginx -p "$work" -c "$work/nginx.conf"
 
 SLICEHUB_DATA_DIR=$work/data SLICEHUB_SERVER_BIND=127.0.0.1:$portal_port \
 SLICEHUB_SERVER_PUBLIC_URL=https://gpu.example.edu:8443 \
-SLICEHUB_SERVER_NOTEBOOK_DOMAIN=nb.gpu.example.edu SLICEHUB_SERVER_SECURE_COOKIES=true \
+SLICEHUB_SERVER_NOTEBOOK_DOMAIN=example-notebooks.net SLICEHUB_SERVER_SECURE_COOKIES=true \
 SLICEHUB_SERVER_TRUSTED_PROXIES=127.0.0.1 SLICEHUB_ADMIN_PASSWORD=try-nginx-password \
 SLICEHUB_GPU_BACKEND=simulated SLICEHUB_GPU_SIMULATED="1 x H100-80GB" \
   target/debug/slicehub serve >"$work/portal.log" 2>&1 &
 portal_pid=$!
 portal=https://gpu.example.edu:8443
 curl_() { curl -sk --resolve "gpu.example.edu:8443:127.0.0.1" --resolve "$nb_host:8443:127.0.0.1" "$@"; }
-nb_host=none.nb.gpu.example.edu
+nb_host=none.example-notebooks.net
 for _ in $(seq 100); do curl_ -f -o /dev/null "$portal/healthz" && break; sleep 0.2; done
 SLICEHUB_DATA_DIR=$work/data target/debug/slicehub course add CS-101 "Deep Learning" >/dev/null
 
@@ -54,7 +54,7 @@ if [[ $state != ready ]]; then
   echo "FAIL notebook $id is $state"; grep -iE "session|error|warn" "$work/portal.log" | tail -5; exit 1
 fi
 echo "PASS notebook $id is $state"
-nb_host=$id.nb.gpu.example.edu
+nb_host=$id.example-notebooks.net
 launch=$(curl_ -o /dev/null -w '%{redirect_url}' -b "$cookie" "$portal/user/admin/$id/lab")
 [[ $launch == https://$nb_host:8443/_slicehub/launch?ticket=* ]] && echo "PASS the door sends to https://$nb_host:8443"
 grant=$(curl_ -D - -o /dev/null "$launch" | tr -d '\r' |

@@ -1,14 +1,18 @@
 //! A visit to a notebook on its own origin, as a browser makes it: the portal's
-//! `/user/NAME/SESSION/…` door answers with a launch ticket for `SESSION.nb.localhost`, the
-//! notebook host trades it for its own cookie, and JupyterLab adds its login and `_xsrf`
-//! cookies. Names under `.localhost` resolve to loopback in browsers, not in the system
-//! resolver, so the client is told where they live.
+//! `/user/NAME/SESSION/…` door sends the browser to `SESSION.nb.localhost`, which sets its
+//! launch nonce and sends it back to the door for a launch ticket bound to that nonce; the
+//! notebook host trades the ticket (with the nonce) for its own cookie, and JupyterLab
+//! adds its login and `_xsrf` cookies. Names under `.localhost` resolve to loopback in
+//! browsers, not in the system resolver, so the client is told where they live.
 
 use std::collections::BTreeMap;
 
 use reqwest::header::{HeaderMap, SET_COOKIE};
 
 use crate::Portal;
+
+/// The notebook host's launch nonce cookie (without `server.secure_cookies`).
+pub const NONCE_COOKIE: &str = "slicehub_launch";
 
 pub struct NotebookVisit {
     pub client: reqwest::Client,
@@ -45,31 +49,41 @@ pub fn client_for(portal: &Portal, host: &str) -> reqwest::Client {
 
 impl NotebookVisit {
     /// Follows the door at `path` (on the portal, with `portal_cookie`) to the notebook
-    /// host, redeems the ticket and loads the page it leads to. Panics unless each step
-    /// answers as it should for someone let in.
+    /// host, which gives the browser its launch nonce and sends it back to the door; the
+    /// door's ticket is redeemed with that nonce and the page it leads to loaded. Panics
+    /// unless each step answers as it should for someone let in.
     pub async fn open(portal: &Portal, portal_cookie: &str, path: &str) -> NotebookVisit {
-        let door = crate::form::client()
-            .get(format!("{}{path}", portal.url))
-            .header("cookie", portal_cookie)
-            .send()
-            .await
-            .unwrap();
+        let at_the_door = |url: String| crate::form::client().get(url).header("cookie", portal_cookie).send();
+        let door = at_the_door(format!("{}{path}", portal.url)).await.unwrap();
         assert_eq!(door.status(), 303, "the door at {path} lets this user through");
-        let launch = door.headers()["location"].to_str().unwrap().to_string();
-        NotebookVisit::redeem(portal, &launch).await
+        let there = door.headers()["location"].to_str().unwrap().to_string();
+        let host = there.split_once("://").unwrap().1.split([':', '/']).next().unwrap().to_string();
+        let begun = client_for(portal, &host).get(&there).send().await.unwrap();
+        assert_eq!(begun.status(), 303, "{there} sends the browser back to the door with its nonce");
+        let nonce = set_cookies(begun.headers())
+            .into_iter()
+            .find(|(name, ..)| name == NONCE_COOKIE)
+            .expect("the notebook host sets the browser's launch nonce")
+            .1;
+        let back = begun.headers()["location"].to_str().unwrap().to_string();
+        let minted = at_the_door(back).await.unwrap();
+        assert_eq!(minted.status(), 303, "the door mints a ticket");
+        let launch = minted.headers()["location"].to_str().unwrap().to_string();
+        NotebookVisit::redeem(portal, &launch, &nonce).await
     }
 
-    /// Redeems a launch URL `http://HOST/_slicehub/launch?ticket=…` and loads where it leads.
-    pub async fn redeem(portal: &Portal, launch: &str) -> NotebookVisit {
+    /// Redeems a launch URL `http://HOST/_slicehub/launch?ticket=…` in the browser holding
+    /// the launch nonce `nonce` (the ticket was minted for it), and loads where it leads.
+    pub async fn redeem(portal: &Portal, launch: &str, nonce: &str) -> NotebookVisit {
         let rest = launch.split_once("://").unwrap().1;
         let host = rest.split([':', '/']).next().unwrap();
         let origin = launch[..launch.find("/_slicehub/").unwrap()].to_string();
         let mut visit = NotebookVisit {
             client: client_for(portal, host),
             origin,
-            cookies: BTreeMap::new(),
+            cookies: [(NONCE_COOKIE.to_string(), nonce.to_string())].into(),
         };
-        let redeemed = visit.client.get(launch).send().await.unwrap();
+        let redeemed = visit.client.get(launch).header("cookie", visit.cookie_header()).send().await.unwrap();
         assert_eq!(redeemed.status(), 303, "the ticket is redeemed");
         visit.keep(redeemed.headers());
         let next = redeemed.headers()["location"].to_str().unwrap().to_string();

@@ -14,7 +14,7 @@ async fn an_instructor_sets_a_quota_and_the_student_sees_and_meets_it() {
     // Warnings two hours ahead, so a session that may run one more hour shows one at once.
     let class = Classroom::start(&built_portal(), &[("SLICEHUB_QUOTAS_WARN_MINUTES", "120")]).await;
     let url = class.portal.url.clone();
-    class.enroll(&["uma", "vic"]).await;
+    let cookies = class.enroll(&["uma", "vic", "wes"]).await;
     class.portal.cli(&["course", "instructor", COURSE, "vic"], "");
     let browser = Browser::start().await;
 
@@ -42,10 +42,18 @@ async fn an_instructor_sets_a_quota_and_the_student_sees_and_meets_it() {
     assert_eq!(typed.as_deref(), Some("Mars/Olympus"), "what was typed stays");
     browser.check_page("policy-refused").await;
 
-    // Right values: saved, and the student's page follows.
+    // Right values but an image this server does not have: refused with words (the
+    // engine pulls nothing, so every start would fail), nothing saved.
+    let images = browser.wait_for("#policy-images").await.prop("value").await.unwrap().unwrap_or_default();
+    browser.replace("#policy-images", "slicehub/not-here:1").await;
     browser.replace("#policy-quota_hours", "0.1").await;
     browser.replace("#policy-time_zone", "Europe/Berlin").await;
     browser.replace("#policy-max_minutes", "90").await;
+    browser.click("form.policy-form button[type=submit]").await;
+    browser.wait_text("[data-field=images] .field-error", "not present on this server: slicehub/not-here:1").await;
+
+    // Right values: saved, and the student's page follows.
+    browser.replace("#policy-images", &images).await;
     browser.click("#policy-booked_time option[value=free]").await;
     browser.click("form.policy-form button[type=submit]").await;
     browser.wait_text(".form-ok", "Policy saved").await;
@@ -144,6 +152,11 @@ async fn an_instructor_sets_a_quota_and_the_student_sees_and_meets_it() {
     browser.check_page("student-quota-warning").await;
     browser.sign_out().await;
 
+    // A classmate's job runs too, on the row after uma's.
+    let body = format!("course_id=1&profile=1g.10gb&image={}&command=sleep+600", slicehub_end2end::form::urlencode(&images));
+    let resp = slicehub_end2end::form::post(&slicehub_end2end::form::client(), &url, Some(&cookies[2]), "start_session", body).await;
+    assert_eq!(resp.status(), 200, "{}", resp.text().await.unwrap_or_default());
+
     // The instructor watches the class, and stops the session with a reason.
     browser.sign_in(&url, "vic", &password_of("vic")).await;
     browser.open(&format!("{url}/courses/{COURSE}")).await;
@@ -157,9 +170,32 @@ async fn an_instructor_sets_a_quota_and_the_student_sees_and_meets_it() {
     browser.click(".class-sessions tr[data-student=uma] .stop-with-reason summary").await;
     browser.fill(".class-sessions tr[data-student=uma] input[name=reason]", "the lab is over").await;
     browser.screenshot_widths("class-dashboard-stop").await;
+    browser.wait_text(".class-sessions tr[data-student=wes]", "running").await;
     browser.click(".class-sessions tr[data-student=uma] .stop-form button[type=submit]").await;
-    browser.wait_text(".form-ok", "Session stopped").await;
-    browser.wait_text(".card", "Nobody in the class has a session running or waiting.").await;
+    let done = browser.wait_text(".form-ok", "Session stopped").await;
+    assert!(done.contains("uma"), "the confirmation names the student: {done}");
+    // The form and its reason went with uma's row: wes's row, now first, has neither.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while browser.client.find(fantoccini::Locator::Css(".class-sessions tr[data-student=uma]")).await.is_ok() {
+        assert!(std::time::Instant::now() < deadline, "uma's row stayed");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let open_forms = browser
+        .client
+        .find_all(fantoccini::Locator::Css(".class-sessions tr[data-student=wes] .stop-with-reason[open]"))
+        .await
+        .unwrap();
+    assert!(open_forms.is_empty(), "a stop form opened itself on wes's row");
+    let typed = browser
+        .client
+        .execute(
+            "const f = document.querySelector('.class-sessions tr[data-student=wes] input[name=reason]'); return f ? f.value : '';",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(typed, serde_json::json!(""), "uma's reason reappeared on wes's row");
+    browser.screenshot_widths("class-dashboard-after-stop").await;
     browser.sign_out().await;
 
     // The student reads who stopped it and why.
@@ -168,6 +204,10 @@ async fn an_instructor_sets_a_quota_and_the_student_sees_and_meets_it() {
     browser
         .wait_text(".session-history .history-row[data-state=ended]", "Stopped by vic: the lab is over.")
         .await;
+    // ...at the top of the page, not only under "Earlier sessions".
+    let told = browser.wait_text(".ended-banner", "has ended").await;
+    assert!(told.contains("stopped by vic: the lab is over"), "{told}");
+    browser.check_page("sessions-ended-banner").await;
     browser.sign_out().await;
 
     // The administrator's GPU page lists every course's bookings.

@@ -36,6 +36,7 @@ async fn count(browser: &Browser, css: &str) -> usize {
 async fn sign_out(browser: &Browser) {
     browser.click(".who button[type=submit]").await;
     browser.wait_for("input[name=username]").await;
+    browser.wait_text(".signed-out", "You are signed out").await;
 }
 
 async fn start_job(class: &Classroom, cookie: &str, command: &str) {
@@ -368,10 +369,23 @@ async fn every_page_fits_a_phone_and_passes_axe_for_every_role() {
     visit(&browser, &url, "/", ".gpu-card", "admin-home").await;
     let ops = text(&browser, ".ops-summary").await;
     assert!(ops.contains("Sessions now") && ops.contains("Needs attention"), "{ops}");
+    // The operations home hydrated on some loads and panicked on others (a resource made
+    // inside a Suspend): every load must come alive, with no panic in the console.
+    for _ in 0..6 {
+        browser.open(&format!("{url}/")).await;
+        browser.wait_for(".gpu-card").await;
+    }
     visit(&browser, &url, "/gpus", ".gpu-section", "admin-gpus").await;
     // Draining a GPU says who drained it, on the card and above its instances; back in
     // service, both go.
+    // It asks first and says what follows: on the only GPU, every claim waits.
     browser.click(".gpu-section button.drain").await;
+    let warning = browser.wait_text(".confirm-warning", "only GPU taking sessions").await;
+    assert!(warning.contains("No session runs on it now"), "{warning}");
+    browser.click(".confirm-dialog .confirm-cancel").await;
+    assert_eq!(count(&browser, ".drained-note").await, 0, "Cancel drained nothing");
+    browser.click(".gpu-section button.drain").await;
+    browser.click(".confirm-dialog .confirm-yes").await;
     browser.wait_text(".drained-note", "Drained by admin").await;
     browser.wait_text(".gpu-card .badge", "drained").await;
     browser.check_page("admin-gpu-drained").await;

@@ -106,11 +106,28 @@ async fn a_student_opens_jupyterlab_through_the_portal_and_runs_a_cell() {
     browser.wait_for(".jp-DirListing-item[title*=\"uploaded.txt\"]").await;
     browser.screenshot("notebook-4b-file-uploaded").await;
 
-    browser.open(&format!("{}/sessions", portal.url)).await;
-    browser.click(".live-sessions button.stop").await;
-    browser.click(".confirm-dialog .confirm-yes").await;
+    // An instructor (here the administrator) stops it while JupyterLab is open: the tab
+    // says so across its top, with the reason and the way back, instead of leaving the
+    // student with JupyterLab's "check your network".
+    let stop = slicehub_end2end::form::post(
+        &slicehub_end2end::form::client(),
+        &portal.url,
+        Some(&class.admin),
+        "stop_session",
+        format!("id={id}&reason=the+lab+is+over"),
+    )
+    .await;
+    assert_eq!(stop.status(), 200, "{}", stop.text().await.unwrap_or_default());
+    let bar = browser.wait_text("#slicehub-session-ended", "this session has ended").await;
+    assert!(bar.contains("stopped by admin: the lab is over") && bar.contains("files are kept"), "{bar}");
+    browser.screenshot("notebook-5-ended-in-jupyterlab").await;
+    browser.click("#slicehub-session-ended a").await;
+    // The sessions page tells the end at its top, not only under "Earlier sessions".
+    browser.wait_hydrated().await;
+    let told = browser.wait_text(".ended-banner", "has ended").await;
+    assert!(told.contains("stopped by admin: the lab is over"), "{told}");
     browser.wait_for(".session-history .history-row:first-child[data-state=ended]").await;
-    browser.screenshot("notebook-5-stopped").await;
+    browser.check_page("notebook-5-stopped").await;
 
     browser.client.goto(&format!("{}{href}", portal.url)).await.unwrap();
     browser.wait_text("h1", "This session has ended").await;

@@ -2,7 +2,9 @@
 //! would: read or set the portal's cookies, call portal server functions with the
 //! visitor's cookie, frame portal pages, and open another student's notebook. Every
 //! attempt fails, checked from the browser's side and then from the portal's. The visitor
-//! is an administrator (`notebooks.admin_access` on), the most valuable victim.
+//! is an administrator (`notebooks.admin_access` on), the most valuable victim. Before
+//! any of that, the student's own launch link planted in the visitor's browser opens
+//! nothing: it was minted for the student's browser.
 //! Needs the Docker engine, `slicehub/jupyterlab:offline` and Chromium.
 
 use std::time::Duration;
@@ -67,6 +69,22 @@ async fn ready_notebook(portal: &Portal, cookie: &str) -> String {
     }
 }
 
+/// A launch link from the student's own way in (her login at the door, her browser's nonce
+/// from the notebook host), as she could copy it and send it to someone.
+async fn students_launch_link(portal: &Portal, cookie: &str, path: &str, host: &str) -> String {
+    let door = client().get(format!("{}{path}", portal.url)).header("cookie", cookie).send().await.unwrap();
+    assert_eq!(door.status(), 303, "the door lets the owner through");
+    let nb = slicehub_end2end::notebook::client_for(portal, host);
+    let begun = nb.get(door.headers()["location"].to_str().unwrap()).send().await.unwrap();
+    assert_eq!(begun.status(), 303, "the notebook host sends her browser back with its nonce");
+    let back = begun.headers()["location"].to_str().unwrap().to_string();
+    let minted = client().get(&back).header("cookie", cookie).send().await.unwrap();
+    assert_eq!(minted.status(), 303, "the door mints her a ticket");
+    let launch = minted.headers()["location"].to_str().unwrap().to_string();
+    assert!(launch.contains("/_slicehub/launch?ticket="), "{launch}");
+    launch
+}
+
 #[tokio::test]
 async fn script_on_a_notebook_origin_reaches_neither_the_portal_nor_other_notebooks() {
     let class = Classroom::start(&built_portal(), &[("SLICEHUB_NOTEBOOKS_ADMIN_ACCESS", "true")]).await;
@@ -81,6 +99,18 @@ async fn script_on_a_notebook_origin_reaches_neither_the_portal_nor_other_notebo
     let browser = Browser::start().await;
     browser.sign_in(&portal.url, "admin", ADMIN_PASSWORD).await;
     let portal_cookie = browser.client.get_named_cookie("slicehub_session").await.unwrap().value().to_string();
+
+    // The student sends the administrator her own launch link (a link in a message, or a
+    // redirect from any page): minted for her browser's nonce, it opens nothing here and
+    // leaves no grant behind (the door below still asks to confirm).
+    let mal_host = format!("{mal_id}.nb.localhost");
+    let planted = students_launch_link(portal, &cookies[0], &format!("/user/{mal}/{mal_id}/lab"), &mal_host).await;
+    browser.client.goto(&planted).await.unwrap();
+    browser.wait_text("h1", "This link has expired").await;
+    assert!(
+        browser.client.get_named_cookie("slicehub_notebook").await.is_err(),
+        "a planted ticket gave the administrator's browser the student's grant"
+    );
 
     // Opening a student's notebook takes one explicit step.
     browser.client.goto(&format!("{}/user/{mal}/{mal_id}/lab", portal.url)).await.unwrap();

@@ -89,7 +89,7 @@ async fn a_student_runs_a_job_then_a_notebook_and_stops_it() {
     browser.click("form.launch-notebook button[type=submit]").await;
     let ready = session_card_text(&browser, "ready").await;
     assert!(ready.contains("JupyterLab answers at /user/alice/"), "{ready}");
-    assert!(ready.contains("MIG-"), "the MIG device is shown: {ready}");
+    assert!(!ready.contains("MIG-"), "a student reads no MIG device UUIDs: {ready}");
     let launch = browser.wait_text(".launch", "1g.10gb").await;
     assert!(launch.contains("1g.10gb — 6 free"), "availability follows the claim: {launch}");
     browser.check_page("sessions-notebook-ready").await;

@@ -32,8 +32,18 @@ pub async fn plain(request: Request, next: Next) -> Response {
     }
     let (mut parts, body) = response.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, ERROR_BODY_LIMIT).await else {
-        parts.status = StatusCode::INTERNAL_SERVER_ERROR;
-        return Response::from_parts(parts, Body::from("The portal could not answer that."));
+        // An error answer this long repeats something the caller sent. A refusal (4xx)
+        // stays one, in words of its own; anything else is the portal's failure.
+        parts.headers.remove(header::CONTENT_LENGTH);
+        parts.headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+        let message = if parts.status.is_client_error() {
+            "The request was refused: a value in it is too long or malformed; shorten it and try again."
+        } else {
+            parts.status = StatusCode::INTERNAL_SERVER_ERROR;
+            "The portal could not answer that."
+        };
+        let body = if own_client { format!("ServerError|{message}") } else { message.to_string() };
+        return Response::from_parts(parts, Body::from(body));
     };
     let (status, message) = classify(parts.status, &String::from_utf8_lossy(&bytes));
     parts.status = status;
@@ -50,6 +60,14 @@ pub async fn plain(request: Request, next: Next) -> Response {
     Response::from_parts(parts, Body::from(body))
 }
 
+/// The words for a request body over [`BODY_LIMIT`].
+pub fn too_large() -> String {
+    format!(
+        "The request is too large: the portal reads at most {} MB (a roster file may be at most 5 MB).",
+        BODY_LIMIT / (1024 * 1024)
+    )
+}
+
 /// The status and plain words for an error answer.
 fn classify(status: StatusCode, text: &str) -> (StatusCode, String) {
     let Some((kind, detail)) = text.split_once('|') else {
@@ -57,13 +75,7 @@ fn classify(status: StatusCode, text: &str) -> (StatusCode, String) {
     };
     match kind {
         "ServerError" => (status, detail.to_string()),
-        "Deserialization" if detail.contains("length limit") => (
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!(
-                "The request is too large: the portal reads at most {} MB (a roster file may be at most 5 MB).",
-                BODY_LIMIT / (1024 * 1024)
-            ),
-        ),
+        "Deserialization" if detail.contains("length limit") => (StatusCode::PAYLOAD_TOO_LARGE, too_large()),
         "Args" | "MissingArg" => (StatusCode::BAD_REQUEST, fields_message(detail)),
         _ => (
             StatusCode::BAD_REQUEST,

@@ -26,6 +26,21 @@ pub fn of_request(request: &Request, trusted: &TrustedProxies) -> IpAddr {
 pub fn resolve(peer: IpAddr, headers: &HeaderMap, trusted: &TrustedProxies) -> IpAddr {
     let mut client = peer.to_canonical();
     if !trusted.contains(client) {
+        // A proxy on this host or network forwarding for others, untrusted: every client
+        // is then the proxy, and one client's failed logins slow all of them.
+        let private = match client {
+            IpAddr::V4(v4) => v4.is_loopback() || v4.is_private(),
+            IpAddr::V6(v6) => v6.is_loopback(),
+        };
+        if private
+            && headers.contains_key(X_FORWARDED_FOR)
+            && slicehub_core::health::note_untrusted_forwarder(client)
+        {
+            tracing::warn!(
+                peer = %client,
+                "requests from {client} carry X-Forwarded-For, but server.trusted_proxies does not name it: every client behind it counts as {client} (one client's failed logins slow all of them); add it to server.trusted_proxies"
+            );
+        }
         return client;
     }
     let hops: Vec<Option<IpAddr>> = headers

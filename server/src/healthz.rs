@@ -12,6 +12,9 @@ use crate::serve::AppState;
 /// Anyone (a load balancer, a monitor) learns the status and which part works; what each
 /// part is and where it lives (addresses, versions, the GPU backend) and `event_streams`,
 /// the open `/api/sessions/events` connections, only an administrator's login sees.
+/// Both read the same report, at most `health::FRESH_FOR` old (`checked_at_ms` says when
+/// it was taken), so a flood of anonymous calls does not probe Docker, the GPUs and Slurm
+/// for each one.
 pub async fn healthz(State(state): State<AppState>, Extension(auth): Extension<RequestAuth>) -> impl IntoResponse {
     let report = health::check(&state.services).await;
     let code = if report.database.ok {
@@ -25,6 +28,7 @@ pub async fn healthz(State(state): State<AppState>, Extension(auth): Extension<R
             "database": { "ok": report.database.ok },
             "docker": { "ok": report.docker.ok },
             "gpu": { "ok": report.gpu.ok },
+            "background": { "ok": report.background.ok },
         });
         return (code, Json(body));
     }

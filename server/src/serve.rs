@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use tower_http::trace::TraceLayer;
 
 use crate::error::CliError;
-use crate::{api_errors, audit_csv, csrf, healthz, metrics, proxy, report_csv, security_headers, session, session_events, startup, usage_csv};
+use crate::{api_errors, audit_csv, csrf, form_fields, healthz, metrics, proxy, report_csv, security_headers, session, session_events, startup, usage_csv};
 
 /// How long open requests may take to finish after SIGTERM or Ctrl-C.
 const GRACE: std::time::Duration = std::time::Duration::from_secs(4);
@@ -65,6 +65,7 @@ pub fn router(services: Services, shutdown: CancellationToken) -> Router {
         .route(report_csv::PATH, get(report_csv::download))
         .route(audit_csv::PATH, get(audit_csv::download))
         .route("/user/{*rest}", any(proxy::door))
+        .nest_service("/pkg", site_assets(&config.site_root.join("pkg")))
         .leptos_routes_with_context(
             &state,
             routes,
@@ -82,6 +83,8 @@ pub fn router(services: Services, shutdown: CancellationToken) -> Router {
             },
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        // Inside `plain`, so its refusals reach the portal's own browser code as errors.
+        .layer(axum::middleware::from_fn(form_fields::checked))
         .layer(axum::middleware::from_fn(api_errors::plain))
         .layer(axum::extract::DefaultBodyLimit::max(api_errors::BODY_LIMIT))
         .layer(axum::middleware::from_fn_with_state(
@@ -98,10 +101,32 @@ pub fn router(services: Services, shutdown: CancellationToken) -> Router {
         .with_state(state)
 }
 
+/// The wasm bundle, its script and the stylesheet: the brotli or gzip copy the release
+/// build made beside each file when the browser takes it (2.7 MB of wasm is about 0.7 MB as
+/// brotli), and `no-cache` with `Last-Modified`, so a browser asks each visit and gets a
+/// 304 until the portal is built again (the names carry no hash).
+fn site_assets(dir: &std::path::Path) -> axum::routing::MethodRouter {
+    let files = tower_http::services::ServeDir::new(dir)
+        .precompressed_br()
+        .precompressed_gzip();
+    axum::routing::get_service(files).layer(axum::middleware::map_response(
+        |mut response: axum::response::Response| async move {
+            response.headers_mut().insert(
+                axum::http::header::CACHE_CONTROL,
+                axum::http::HeaderValue::from_static("no-cache"),
+            );
+            response
+        },
+    ))
+}
+
 pub async fn run(config: Config) -> Result<(), CliError> {
     let bind = config.server_bind;
+    for warning in crate::deployment::check(&config)? {
+        tracing::warn!("{warning}");
+    }
     let services = startup::build_services(config).await?;
-    startup::announce_first_admin(&services.auth).await?;
+    startup::announce_first_admin(&services.auth, &services.config.data_dir).await?;
     services
         .store
         .audit(

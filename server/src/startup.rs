@@ -27,12 +27,22 @@ pub async fn open_store(config: &Config) -> Result<Store, CliError> {
             config.data_dir.display()
         ))
     })?;
+    // The database holds live login tokens and notebook tokens: the portal's alone.
+    private(&config.data_dir, 0o700)?;
     let store = Store::connect(
         &config.effective_database_url(),
         config.database_max_connections,
     )
     .await?;
     store.migrate().await?;
+    if let Some(file) = config.effective_database_url().strip_prefix("sqlite:") {
+        let file = file.trim_start_matches("//").split('?').next().unwrap_or_default();
+        for path in [file.to_string(), format!("{file}-wal"), format!("{file}-shm")] {
+            if std::path::Path::new(&path).exists() {
+                private(std::path::Path::new(&path), 0o600)?;
+            }
+        }
+    }
     Ok(store)
 }
 
@@ -87,14 +97,50 @@ pub const ADMIN_PASSWORD_VAR: &str = "SLICEHUB_ADMIN_PASSWORD";
 /// On an empty database, creates `admin` and says once how to log in. Only `serve` does
 /// this, so the one-time password is shown where the operator then signs in, not by a
 /// `check` run before it.
-pub async fn announce_first_admin(auth: &Authenticator) -> Result<(), CliError> {
+/// Where the first administrator's one-time password is written, in the data directory.
+pub const FIRST_ADMIN_FILE: &str = "first-admin-password";
+
+/// Sets `path`'s mode (the data directory 0700, the database and secrets 0600).
+fn private(path: &std::path::Path, mode: u32) -> Result<(), CliError> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| CliError::Io(format!("cannot make {} private: {e}", path.display())))
+}
+
+/// Writes a secret to a new file created 0600 (never readable by others, not even for a
+/// moment).
+fn write_private(path: &std::path::Path, text: &str) -> Result<(), CliError> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let _ = std::fs::remove_file(path);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| CliError::Io(format!("cannot write {}: {e}", path.display())))?;
+    file.write_all(text.as_bytes())
+        .map_err(|e| CliError::Io(format!("cannot write {}: {e}", path.display())))
+}
+
+pub async fn announce_first_admin(auth: &Authenticator, data_dir: &std::path::Path) -> Result<(), CliError> {
     let from_env = std::env::var(ADMIN_PASSWORD_VAR).ok();
     if let Some(first) = ensure_first_admin(auth.store(), auth.hasher(), from_env).await? {
         if first.generated {
+            // Never into the log (log files and journals are read by more people than the
+            // admin): a file only the portal's user reads, and the terminal if there is one.
+            let file = data_dir.join(FIRST_ADMIN_FILE);
+            write_private(&file, &format!("{}\n", first.password))?;
+            if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+                eprintln!(
+                    "\nSliceHub created the first administrator, {}.\nOne-time password (shown only now): {}\nSign in and choose a new one.\n",
+                    first.username, first.password
+                );
+            }
             tracing::warn!(
                 username = %first.username,
-                one_time_password = %first.password,
-                "created the first administrator; log in with this one-time password (shown only now) and choose a new one"
+                file = %file.display(),
+                "created the first administrator; the one-time password is in this file (readable by the portal's user only): sign in with it, choose a new one, then delete the file"
             );
         } else {
             tracing::info!(

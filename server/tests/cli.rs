@@ -177,3 +177,25 @@ async fn a_static_layout_is_refused_while_a_session_holds_a_slice_of_the_gpu() {
     let out = slicehub(portal.dir.path(), &["gpu", "layout", "0", "all-balanced"], &env);
     assert!(out.status.success(), "once the GPU is free the layout applies: {}", text(&out));
 }
+
+/// The first administrator's one-time password never reaches the log: it is in a file only
+/// the portal's user reads, and it works; the data directory and the database are private.
+#[tokio::test]
+async fn the_first_admin_password_is_in_a_private_file_never_in_the_log() {
+    use std::os::unix::fs::PermissionsExt;
+    use slicehub_end2end::form::{client, sign_in};
+    use slicehub_end2end::Portal;
+    let portal = Portal::start(BIN.as_ref(), &[]).await;
+    let data = portal.dir.path().join("data");
+    let file = data.join("first-admin-password");
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&file), 0o600, "the password file");
+    assert_eq!(mode(&data), 0o700, "the data directory");
+    assert_eq!(mode(&data.join("slicehub.db")), 0o600, "the database");
+    let password = std::fs::read_to_string(&file).unwrap().trim().to_string();
+    assert!(password.len() >= 12, "{password:?}");
+    let log = portal.log();
+    assert!(!log.contains(&password), "the one-time password is in the log:\n{log}");
+    assert!(log.contains("first-admin-password"), "the log says where it is:\n{log}");
+    assert!(sign_in(&client(), &portal.url, "admin", &password).await.is_some(), "the password in the file signs in");
+}

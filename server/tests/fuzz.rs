@@ -27,7 +27,7 @@ fn functions() -> Vec<String> {
 const FIELDS: &[&str] = &[
     "id", "code", "title", "course_id", "profile", "image", "command", "username",
     "display_name", "email", "admin", "csv_base64", "password", "current", "new_password",
-    "confirm", "user_id", "disabled", "lines", "name",
+    "confirm", "user_id", "disabled", "lines", "name", "reason", "hours", "who",
 ];
 
 fn value() -> impl Strategy<Value = String> {
@@ -37,6 +37,10 @@ fn value() -> impl Strategy<Value = String> {
         Just("-1.5".to_string()),
         Just("%ZZ".to_string()),
         Just("%E2%82".to_string()),
+        // A NUL, other control characters and 100,000 characters: refused in words.
+        Just("a%00b".to_string()),
+        Just("%1B%5B2J%07".to_string()),
+        Just("x".repeat(100_000)),
         Just(String::new()),
         "[a-zA-Z0-9%&=+ ._-]{0,30}",
         "\\PC{0,12}",

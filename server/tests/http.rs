@@ -190,6 +190,23 @@ async fn malformed_and_oversized_requests_get_plain_4xx_answers() {
         ("stop_session", String::new(), 400),
         ("open_course", "code=CS-101&code=CS-102".to_string(), 400),
         ("start_session", "x".repeat(11 * 1024 * 1024), 413),
+        // NUL (PostgreSQL refuses it: 503 before) and 100,000 characters (an error that
+        // repeated them outgrew the error answer: 500 before) are refused in words.
+        ("login", "username=a%00&password=wrong-password".to_string(), 400),
+        ("login", format!("username={}&password=wrong-password", "a".repeat(100_000)), 400),
+        ("start_session", format!("course_id=1&profile={}&image=x", "p".repeat(100_000)), 400),
+        ("start_session", "course_id=1&profile=1g.10gb&image=x%00".to_string(), 400),
+        ("start_session", "course_id=1&profile=1g.10gb&image=x&command=echo+a%00b".to_string(), 400),
+        ("add_course", "code=NUL%00&title=Nul".to_string(), 400),
+        ("add_course", format!("code=LONG-1&title={}", "t".repeat(100_000)), 400),
+        ("add_account", "username=nul%00&display_name=Nul&email=".to_string(), 400),
+        ("add_account", format!("username=long&display_name={}&email=", "d".repeat(100_000)), 400),
+        ("open_course", "code=CS-101%00".to_string(), 400),
+        ("open_course", format!("code={}", "C".repeat(100_000)), 400),
+        ("stop_session", "id=s-x%00".to_string(), 400),
+        ("stop_session", "id=s-nosuchsession&reason=lab+over%00".to_string(), 400),
+        ("grant_extra_hours", "code=CS-101&username=x&hours=1&reason=a%00".to_string(), 400),
+        ("audit_log", "who=a%00&what=&from=&to=&before=".to_string(), 400),
     ];
     for (function, body, expected) in cases {
         let resp = post(&client(), &portal.url, Some(&admin), function, body.clone()).await;
@@ -367,6 +384,10 @@ async fn x_forwarded_for_is_believed_only_from_trusted_proxies() {
     };
     failed_login_from([127, 0, 0, 1], "203.0.113.9, 198.51.100.7").await;
     failed_login_from([127, 0, 0, 2], "198.51.100.99").await;
+    // A proxy nobody named in server.trusted_proxies is pointed out once, in the log.
+    let warned = |log: &str| log.matches("requests from 127.0.0.2 carry X-Forwarded-For").count();
+    assert_eq!(warned(&portal.log()), 1, "{}", portal.log());
+    assert!(!portal.log().contains("requests from 127.0.0.1 carry"), "a trusted proxy is fine");
 
     let db = portal.dir.path().join("data/slicehub.db");
     let store = slicehub_core::store::Store::connect(&format!("sqlite://{}", db.display()), 1)
@@ -384,6 +405,8 @@ async fn x_forwarded_for_is_believed_only_from_trusted_proxies() {
         ["127.0.0.2", "198.51.100.7"],
         "an untrusted peer's header is ignored; a trusted one's right-most client is used"
     );
+    failed_login_from([127, 0, 0, 2], "198.51.100.98").await;
+    assert_eq!(warned(&portal.log()), 1, "said once, not at every request");
 
     let out = slicehub_end2end::cli::run(
         BIN,
@@ -400,4 +423,77 @@ async fn x_forwarded_for_is_believed_only_from_trusted_proxies() {
         text.contains("`server.trusted_proxies`") && text.contains("CIDR blocks"),
         "{text}"
     );
+}
+
+/// A deep link an instructor shares survives the sign-in: the page sends a visitor to
+/// `/login?next=…`, and signing in there lands on that page; `next` never leads off the
+/// site. Pages a visitor or student opens without JavaScript are whole, not "Loading…".
+#[tokio::test]
+async fn sign_in_returns_to_the_page_asked_for_and_pages_render_without_javascript() {
+    use slicehub_end2end::classroom::{password_of, Classroom};
+    use slicehub_end2end::form::{client, get_text, post, urlencode};
+    let class = Classroom::start(BIN.as_ref(), &[]).await;
+    let url = &class.portal.url;
+    let deep = "/courses/CS-101/class?x=1&y=2";
+    let resp = client().get(format!("{url}{deep}")).send().await.unwrap();
+    assert_eq!(resp.status(), 303);
+    let to_login = resp.headers()["location"].to_str().unwrap().to_string();
+    assert_eq!(to_login, "/login?next=/courses/CS-101/class%3Fx%3D1%26y%3D2");
+    let login_page = client().get(format!("{url}{to_login}")).send().await.unwrap().text().await.unwrap();
+    assert!(login_page.contains(r#"name="next""#) && login_page.contains("/courses/CS-101/class?x=1"), "{login_page}");
+
+    let cookies = class.enroll(&["nx-ann"]).await;
+    let sign_in = |next: &'static str| {
+        let url = url.clone();
+        async move {
+            let body = format!(
+                "username=nx-ann&password={}&next={}",
+                urlencode(&password_of("nx-ann")),
+                urlencode(next)
+            );
+            let resp = post(&client(), &url, None, "login", body).await;
+            resp.headers().get("location").map(|l| l.to_str().unwrap().to_string())
+        }
+    };
+    assert_eq!(sign_in("/sessions?tab=history").await.as_deref(), Some("/sessions?tab=history"));
+    for elsewhere in ["//evil.example/x", "/\\evil.example", "https://evil.example/", "/\t/evil.example", "/login?next=/x"] {
+        assert_eq!(sign_in(elsewhere).await.as_deref(), Some("/"), "next={elsewhere:?} must not lead there");
+    }
+
+    // Without JavaScript: the visitor's landing page offers the sign-in link and says
+    // nothing is loading; the student's pages carry their content.
+    let landing = client().get(format!("{url}/")).send().await.unwrap().text().await.unwrap();
+    assert!(landing.contains(r#"href="/login""#), "no sign-in link: {landing}");
+    for (path, content) in [("/sessions", "Start something"), ("/account", "password")] {
+        let page = get_text(&format!("{url}{path}"), &cookies[0]).await;
+        assert!(page.contains(content), "{path} lacks {content:?}");
+        let before_script = page.split("<template").next().unwrap_or(&page);
+        assert!(!before_script.contains("Loading…") && !before_script.contains("Reading your"), "{path} streams placeholders:\n{page}");
+    }
+}
+
+/// The 2.7 MB wasm bundle goes out as the brotli (or gzip) copy the release build made,
+/// is asked for again at each visit (304 until the portal is rebuilt), and there is an icon.
+/// Needs the front end `scripts/test.sh` builds (`cargo leptos build --release --precompress`).
+#[tokio::test]
+async fn site_assets_are_compressed_revalidated_and_the_icon_is_there() {
+    let portal = Portal::start(BIN.as_ref(), &[]).await;
+    let client = reqwest::Client::new();
+    let wasm = format!("{}/pkg/slicehub.wasm", portal.url);
+    let plain = client.get(&wasm).send().await.unwrap();
+    assert_eq!(plain.status(), 200);
+    let full = plain.bytes().await.unwrap().len();
+    let brotli = client.get(&wasm).header("accept-encoding", "br").send().await.unwrap();
+    assert_eq!(brotli.headers()["content-encoding"], "br");
+    assert_eq!(brotli.headers()["cache-control"], "no-cache");
+    let modified = brotli.headers()["last-modified"].to_str().unwrap().to_string();
+    let sent = brotli.bytes().await.unwrap().len();
+    assert!(sent * 2 < full, "brotli sent {sent} of {full} bytes");
+    let again = client.get(&wasm).header("if-modified-since", &modified).send().await.unwrap();
+    assert_eq!(again.status(), 304, "a second visit downloads nothing");
+    let gzip = client.get(format!("{}/pkg/slicehub.js", portal.url)).header("accept-encoding", "gzip").send().await.unwrap();
+    assert_eq!(gzip.headers()["content-encoding"], "gzip");
+    let icon = client.get(format!("{}/favicon.svg", portal.url)).send().await.unwrap();
+    assert_eq!(icon.status(), 200);
+    assert!(icon.text().await.unwrap().starts_with("<svg"));
 }

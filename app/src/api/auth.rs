@@ -42,10 +42,62 @@ pub async fn current_user() -> Result<Option<Me>, ServerFnError> {
     }))
 }
 
-/// Checks the password, opens a session (a fresh token each time) and goes home, or to
+/// Where a sign-in goes next: `next` when it is a path on this site, otherwise `/`.
+pub fn after_login(next: Option<&str>) -> &str {
+    match next {
+        Some(path) if is_local_path(path) && !is_login_path(path) => path,
+        _ => "/",
+    }
+}
+
+/// A path on this site: one leading `/` not followed by another `/` or a `\` (browsers
+/// read both `//host` and `/\host` as another site), no backslash, space or control
+/// character anywhere (browsers drop tabs and newlines, so `/\t/host` is `//host`), and
+/// so no scheme either.
+pub fn is_local_path(path: &str) -> bool {
+    let mut chars = path.chars();
+    chars.next() == Some('/')
+        && !matches!(chars.next(), Some('/' | '\\'))
+        && !path
+            .chars()
+            .any(|c| c == '\\' || c.is_whitespace() || c.is_control())
+}
+
+/// The sign-in page itself, where going back would only ask again.
+fn is_login_path(path: &str) -> bool {
+    let page = path
+        .split(|c| c == '?' || c == '#')
+        .next()
+        .unwrap_or_default();
+    page.trim_end_matches('/') == "/login"
+}
+
+/// The sign-in page's address that comes back to `here` (a path with its query) after.
+pub fn login_path_for(here: &str) -> String {
+    if !is_local_path(here) || here == "/" || is_login_path(here) {
+        return "/login".to_string();
+    }
+    let mut out = String::from("/login?next=");
+    for b in here.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+/// Checks the password, opens a session (a fresh token each time) and goes to `next` (a
+/// page of this site the visitor was sent here from, see [`after_login`]) or home, or to
 /// the account page when a one-time password must be replaced first.
 #[server(endpoint = "login")]
-pub async fn login(username: String, password: String) -> Result<(), ServerFnError> {
+pub async fn login(
+    username: String,
+    password: String,
+    next: Option<String>,
+) -> Result<(), ServerFnError> {
     use super::ssr::{fail, request_auth, services, set_session_cookie};
     use http::StatusCode;
     use slicehub_core::auth::LoginError;
@@ -67,7 +119,7 @@ pub async fn login(username: String, password: String) -> Result<(), ServerFnErr
             leptos_axum::redirect(if ok.user.must_change_password {
                 "/account"
             } else {
-                "/"
+                after_login(next.as_deref())
             });
             Ok(())
         }
@@ -92,7 +144,7 @@ pub async fn logout() -> Result<(), ServerFnError> {
             .map_err(super::ssr::from_core)?;
     }
     set_session_cookie(None, 0, auth.secure_cookies);
-    leptos_axum::redirect("/login");
+    leptos_axum::redirect("/login?signed_out=1");
     Ok(())
 }
 
@@ -125,4 +177,54 @@ pub async fn change_password(
     let max_age = services.auth.policy().absolute_ms / 1000;
     set_session_cookie(Some(&ok.token), max_age, auth.secure_cookies);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{after_login, is_local_path, login_path_for};
+
+    #[test]
+    fn only_local_paths_are_followed() {
+        assert_eq!(
+            after_login(Some("/courses/CS-101/class")),
+            "/courses/CS-101/class"
+        );
+        assert_eq!(
+            after_login(Some("/admin/sessions?course=CS-101&user=ben")),
+            "/admin/sessions?course=CS-101&user=ben"
+        );
+        for bad in [
+            "",
+            "courses",
+            "//evil.example",
+            "/\\evil.example",
+            "/\\/evil.example",
+            "\\\\evil.example",
+            "https://evil.example",
+            "javascript:alert(1)",
+            "/\t/evil.example",
+            "/\n/evil.example",
+            "/ /evil.example",
+            "/login",
+            "/login?next=/login",
+        ] {
+            assert_eq!(after_login(Some(bad)), "/", "{bad:?}");
+        }
+        assert_eq!(after_login(None), "/");
+        assert!(!is_local_path("/a\\b"));
+    }
+
+    #[test]
+    fn the_way_back_is_encoded() {
+        assert_eq!(
+            login_path_for("/courses/CS-101/class"),
+            "/login?next=/courses/CS-101/class"
+        );
+        assert_eq!(
+            login_path_for("/admin/sessions?course=CS%20101&user=b"),
+            "/login?next=/admin/sessions%3Fcourse%3DCS%2520101%26user%3Db"
+        );
+        assert_eq!(login_path_for("/"), "/login");
+        assert_eq!(login_path_for("//evil.example"), "/login");
+    }
 }

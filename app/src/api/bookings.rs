@@ -14,11 +14,14 @@ pub async fn lab_bookings(code: String) -> Result<BookingsPageView, ServerFnErro
     let caller = require(Action::SetCoursePolicy(course.id)).await?;
     let policy = policy_of(&services.store, &services.config, course.id).await.map_err(from_core)?;
     let known = services.sessions.known_profiles().await.map_err(from_core)?;
+    let profiles: Vec<String> = known.into_iter().filter(|p| policy.allows_profile(p)).collect();
+    let most_slices = ssr::most_slices(&services, profiles.clone()).await;
     Ok(BookingsPageView {
         code: course.code,
         title: course.title,
         time_zone: policy.time_zone.clone(),
-        profiles: known.into_iter().filter(|p| policy.allows_profile(p)).collect(),
+        profiles,
+        most_slices,
         bookings: ssr::of_course(&services, course.id).await?,
         admin: matches!(caller, Caller::User { is_admin: true, .. }),
     })
@@ -84,6 +87,28 @@ pub(crate) mod ssr {
             gpus: gpus.len() as i64,
             created_by: b.row.created_by.clone(),
         }
+    }
+
+    /// How many slices of each size all the GPUs hold when empty (each GPU's catalog
+    /// says how many instances of a profile it takes), so the form need not offer more.
+    /// Empty when the GPUs cannot be read; sizes no GPU offers are left out.
+    pub async fn most_slices(services: &Services, profiles: Vec<String>) -> Vec<(String, i64)> {
+        services
+            .on_gpus(move |gpus| {
+                let mut most: Vec<(String, i64)> = profiles.into_iter().map(|p| (p, 0)).collect();
+                for gpu in gpus.list_gpus()? {
+                    let catalog = gpus.catalog(gpu.index)?;
+                    for (name, count) in most.iter_mut() {
+                        if let Ok(profile) = catalog.profile_by_name(name.as_str()) {
+                            *count += i64::from(profile.max_instances);
+                        }
+                    }
+                }
+                most.retain(|(_, count)| *count > 0);
+                Ok(most)
+            })
+            .await
+            .unwrap_or_default()
     }
 
     pub async fn of_course(services: &Services, course_id: i64) -> Result<Vec<BookingView>, ServerFnError> {

@@ -73,6 +73,19 @@ pub async fn class_dashboard(code: String) -> Result<ClassPageView, ServerFnErro
             }
         })
         .collect();
+    let failed_starts = view
+        .failed_starts
+        .iter()
+        .map(|s| crate::views::FailedStartRow {
+            id: s.id.clone(),
+            display_name: names.get(s.username.as_str()).copied().unwrap_or(&s.username).to_string(),
+            username: s.username.clone(),
+            profile: s.profile.clone(),
+            image: s.image.clone(),
+            reason: s.reason.clone(),
+            at_ms: s.ended_at_ms.unwrap_or(s.updated_at_ms),
+        })
+        .collect();
     let students = view
         .students
         .iter()
@@ -91,6 +104,7 @@ pub async fn class_dashboard(code: String) -> Result<ClassPageView, ServerFnErro
         title: course.title,
         bookings,
         sessions,
+        failed_starts,
         students,
         period: view.period_word.to_string(),
         period_start_ms: view.period.start_ms,

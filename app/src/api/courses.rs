@@ -114,7 +114,15 @@ pub async fn drop_student(code: String, username: String) -> Result<(), ServerFn
     let user = ssr::user(&services, &username).await?;
     slicehub_core::courses::remove_student(&services.store, course.id, user.id, &actor(&caller))
         .await
-        .map_err(from_core)
+        .map_err(from_core)?;
+    // A dropped student's notebooks and jobs in the course end with them.
+    let reason = format!("{} was removed from {} by {}", user.username, course.code, actor(&caller));
+    services
+        .sessions
+        .stop_all_of_user_in_course(user.id, course.id, &reason)
+        .await
+        .map_err(from_core)?;
+    Ok(())
 }
 
 /// What importing the CSV file (its bytes, base64) would change; nothing is written.

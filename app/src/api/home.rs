@@ -39,6 +39,11 @@ pub async fn operations_summary() -> Result<OperationsOverview, ServerFnError> {
         .map(|q| (q.profile, q.waiting, format!("waited {} min", (now - q.oldest_requested_at).max(0) / 60_000)))
         .collect();
     let mut alerts = Vec::new();
+    if let Some(proxy) = slicehub_core::health::untrusted_forwarder() {
+        alerts.push(format!(
+            "Requests from {proxy} carry X-Forwarded-For, but server.trusted_proxies does not name it: every client behind it counts as one, so one client's failed logins slow all of them. Add {proxy} to server.trusted_proxies."
+        ));
+    }
     if let Some(fallback) = &services.gpu_fallback_reason {
         if fallback.nvml_failed {
             alerts.push(format!("NVML failed, so the portal runs on simulated GPUs: {}", fallback.reason));

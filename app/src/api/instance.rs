@@ -16,8 +16,11 @@ pub async fn check_instance() -> Result<InstanceStatus, ServerFnError> {
     use slicehub_core::auth::authorize;
 
     let services = super::ssr::services()?;
-    let report = health::check(&services).await;
+    // The caller is read before the first await that waits, as every other server
+    // function does: the request is found through the reactive owner of whoever asked,
+    // and during server rendering that owner may be gone by the time the checks end.
     let admin = authorize(&request_auth().await?.caller, &Action::ViewStatus).is_ok();
+    let report = health::check(&services).await;
     let component = |name: &str, c: &health::ComponentHealth| ComponentView {
         name: name.to_string(),
         ok: c.ok,

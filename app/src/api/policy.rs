@@ -99,6 +99,19 @@ pub async fn save_course_policy(
     let known = services.sessions.known_profiles().await.map_err(from_core)?;
     match form.parse(&known) {
         Ok(policy) => {
+            // A course on this machine can start only images its engine has (it pulls none).
+            if !services.config.runs_on_slurm(&course.code) {
+                let missing = services.sessions.images_not_on_engine(&policy.images).await;
+                if !missing.is_empty() {
+                    return Ok(vec![FieldProblemView {
+                        field: "images".into(),
+                        message: format!(
+                            "not present on this server: {} (an administrator must build or load it first; nothing was saved)",
+                            missing.join(", ")
+                        ),
+                    }]);
+                }
+            }
             set_policy(&services.store, course.id, &policy, &known, &actor(&caller))
                 .await
                 .map_err(from_core)?;

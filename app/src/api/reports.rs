@@ -51,7 +51,7 @@ pub async fn usage_report(
     };
     let q = &report.query;
     let (from, to) = q.dates();
-    let usage = stacked_use_svg(&report.buckets, report.bucket_ms, &report.by_course, "Compute-slice-hours by course");
+    let usage = stacked_use_svg(&report.buckets, report.bucket_ms, &report.by_course, "Slice-hours by course");
     let gpus = gpu_strips_svg(&report.buckets, report.bucket_ms, q.to_ms, &report.by_gpu, "Share of each GPU's compute slices held");
     let csv_query = {
         let mut query = form_urlencoded::Serializer::new(String::new());

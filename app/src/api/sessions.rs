@@ -81,6 +81,7 @@ pub async fn launch_options() -> Result<Vec<LaunchCourse>, ServerFnError> {
                 .collect(),
             images: policy.images,
             max_minutes: policy.max_minutes,
+            max_sessions: policy.max_sessions,
         });
     }
     Ok(out)
@@ -96,14 +97,14 @@ pub async fn my_sessions() -> Result<Vec<SessionView>, ServerFnError> {
     use super::ssr::{from_core, require, services, Action, Caller};
     use slicehub_core::sessions::{queue_position, SessionPool, SessionState};
     let caller = require(Action::ListOwnSessions).await?;
-    let Caller::User { id, .. } = caller else {
+    let Caller::User { id, is_admin, .. } = caller else {
         return Ok(Vec::new());
     };
     let services = services()?;
     let reads = use_context::<super::session_reads::SessionReads>();
     let changes = services.sessions.changes_of(id);
     if let Some(views) = reads.as_ref().and_then(|r| r.get(id, changes)) {
-        return Ok(views);
+        return Ok(ssr_views::shown_to(views, is_admin));
     }
     let store = &services.store;
     let sessions = store.gpu_sessions_of_user(id, HISTORY).await.map_err(from_core)?;
@@ -163,7 +164,7 @@ pub async fn my_sessions() -> Result<Vec<SessionView>, ServerFnError> {
     if let Some(reads) = reads {
         reads.put(id, changes, &views);
     }
-    Ok(views)
+    Ok(ssr_views::shown_to(views, is_admin))
 }
 
 /// Past sessions shown per page of the history.
@@ -174,7 +175,7 @@ pub const HISTORY_PAGE: u32 = 5;
 pub async fn session_history(page: u32) -> Result<HistoryPage, ServerFnError> {
     use super::ssr::{from_core, require, services, Action, Caller};
     let caller = require(Action::ListOwnSessions).await?;
-    let Caller::User { id, .. } = caller else {
+    let Caller::User { id, is_admin, .. } = caller else {
         return Ok(HistoryPage { sessions: Vec::new(), page: 0, pages: 0 });
     };
     let store = &services()?.store;
@@ -187,7 +188,10 @@ pub async fn session_history(page: u32) -> Result<HistoryPage, ServerFnError> {
         .await
         .map_err(from_core)?;
     Ok(HistoryPage {
-        sessions: ssr_views::with_steps(store, sessions).await.map_err(from_core)?,
+        sessions: ssr_views::shown_to(
+            ssr_views::with_steps(store, sessions).await.map_err(from_core)?,
+            is_admin,
+        ),
         page: page as u32,
         pages: if total == 0 { 0 } else { pages as u32 },
     })
@@ -204,7 +208,7 @@ pub async fn start_session(
     use super::ssr::{from_core, require, services, Action, Caller};
     use slicehub_core::sessions::{split_command, ClaimRequest, Workload};
     let caller = require(Action::LaunchIn(course_id)).await?;
-    let Caller::User { id, .. } = caller else {
+    let Caller::User { id, is_admin, .. } = caller else {
         return Err(ServerFnError::new("not signed in"));
     };
     let workload = match command.as_deref().map(str::trim) {
@@ -228,7 +232,8 @@ pub async fn start_session(
         .session_events(&session.id)
         .await
         .map_err(from_core)?;
-    Ok(ssr_views::session_view(session, steps))
+    let view = ssr_views::session_view(session, steps);
+    Ok(ssr_views::shown_to(vec![view], is_admin).remove(0))
 }
 
 /// Stops a session: its owner, an instructor of its course, or an admin. Anyone else is
@@ -393,6 +398,47 @@ pub(crate) mod ssr_views {
             .collect())
     }
 
+    /// A student's own sessions without what only administrators need: the MIG device,
+    /// and the allocator's and container engine's words in the steps (see
+    /// [`student_detail`]). Administrators get them as they are.
+    pub fn shown_to(mut views: Vec<SessionView>, is_admin: bool) -> Vec<SessionView> {
+        if !is_admin {
+            for view in &mut views {
+                view.mig_uuid = None;
+                for step in &mut view.steps {
+                    step.detail = student_detail(&step.state, &step.detail);
+                }
+            }
+        }
+        views
+    }
+
+    /// A step's detail as a student reads it: where the allocator placed the slice and
+    /// how the container was made (device UUIDs, container names, GPU slots) become plain
+    /// words for the step's state; other details (a queue wait, why it stopped) stay.
+    pub fn student_detail(state: &str, detail: &str) -> String {
+        let internal = matches!(state, "allocating" | "creating")
+            || ["MIG-", "GPU-", "slicehub-"]
+                .iter()
+                .any(|word| detail.contains(word));
+        if !internal {
+            return detail.to_string();
+        }
+        match state {
+            "requested" => "asked for a slice",
+            "queued" => "waiting for a free slice",
+            "allocating" => "a GPU slice was chosen",
+            "creating" => "a GPU slice was prepared; creating the container",
+            "starting" => "starting the container",
+            "ready" => "running",
+            "stopping" => "stopping",
+            "ended" => "ended",
+            "failed" => "it could not start or run",
+            _ => "working on it",
+        }
+        .to_string()
+    }
+
     /// When each running session will be stopped because its student's slice-hours run
     /// out (sessions of courses without a quota are absent).
     pub async fn quota_ends(
@@ -419,6 +465,9 @@ pub(crate) mod ssr_views {
         }
         Ok(ends)
     }
+
+    /// How long after a session ended the sessions page still says why at the top.
+    const END_TOLD_MS: i64 = 30 * 60_000;
 
     pub fn session_view(session: GpuSession, steps: Vec<SessionEvent>) -> SessionView {
         use crate::components::time::{duration_words, minutes_left};
@@ -449,6 +498,10 @@ pub(crate) mod ssr_views {
                 .map(|ready| duration_words(session.ended_at_ms.unwrap_or(now) - ready)),
             command_text: quoted(&session.argv),
             ready_at_ms: session.ready_at_ms,
+            ended_at_ms: session.ended_at_ms.filter(|_| !live),
+            end_to_tell: !live
+                && session.ended_at_ms.is_some_and(|end| now - end < END_TOLD_MS)
+                && session.reason != format!("stopped by {}", session.username),
             requested_at_ms: session.requested_at_ms,
             steps: steps
                 .into_iter()
@@ -509,8 +562,38 @@ pub(crate) mod ssr_views {
 
     #[cfg(test)]
     mod tests {
-        use super::quoted;
+        use super::{quoted, student_detail};
         use slicehub_core::sessions::split_command;
+
+        #[test]
+        fn students_read_steps_without_devices_or_containers() {
+            assert_eq!(
+                student_detail(
+                    "creating",
+                    "MIG device MIG-4f1a2b3c-0000-1111-2222-333344445555 ready; creating container slicehub-s-ab12 from jupyter/scipy"
+                ),
+                "a GPU slice was prepared; creating the container"
+            );
+            assert_eq!(
+                student_detail(
+                    "allocating",
+                    "GPU 0 slice 1g.10gb@3: created in the first free place"
+                ),
+                "a GPU slice was chosen"
+            );
+            assert_eq!(
+                student_detail("failed", "the container slicehub-s-ab12 exited"),
+                "it could not start or run"
+            );
+            // Details without internals stay as they were.
+            for (state, detail) in [
+                ("queued", "no 1g.10gb slice is free; waiting in the queue"),
+                ("starting", "container running; waiting for JupyterLab to answer"),
+                ("stopping", "stopping: stopped by ada"),
+            ] {
+                assert_eq!(student_detail(state, detail), detail);
+            }
+        }
 
         #[test]
         fn a_quoted_command_splits_back_into_the_same_words() {

@@ -76,7 +76,6 @@ pub fn Layout(children: Children) -> impl IntoView {
 
 #[component]
 fn SignedInNav(me: Me) -> impl IntoView {
-    let logout = ServerAction::<Logout>::new();
     let admin = me.is_admin;
     let reports = admin || me.teaches_any();
     view! {
@@ -95,9 +94,25 @@ fn SignedInNav(me: Me) -> impl IntoView {
         </nav>
         <div class="who">
             <A href="/account" attr:class="who-name">{me.display_name.clone()}</A>
-            <ActionForm action=logout attr:class="inline-form">
-                <button class="btn btn-ghost btn-small" type="submit">"Sign out"</button>
-            </ActionForm>
+            <SignOutButton class="btn btn-ghost btn-small"/>
         </div>
+    }
+}
+
+/// Signs out: the server ends the session and sends the browser to the sign-in page. Who
+/// is signed in is asked again at once, since that page may be the one already open.
+#[component]
+pub fn SignOutButton(class: &'static str) -> impl IntoView {
+    let logout = ServerAction::<Logout>::new();
+    let user = expect_context::<CurrentUser>().0;
+    Effect::new(move |_| {
+        if matches!(logout.value().get(), Some(Ok(()))) {
+            user.refetch();
+        }
+    });
+    view! {
+        <ActionForm action=logout attr:class="inline-form">
+            <button class=class type="submit">"Sign out"</button>
+        </ActionForm>
     }
 }

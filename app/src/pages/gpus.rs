@@ -8,6 +8,7 @@ use leptos::form::ActionForm;
 
 use crate::api::instance::{read_gpus, SetGpuDrained};
 use crate::api::message;
+use crate::components::confirm::ConfirmButton;
 use crate::components::message::ErrorMessage;
 use crate::components::gpu_card::GpuCard;
 use crate::components::slurm_pool::SlurmPool;
@@ -24,7 +25,17 @@ pub fn GpusPage() -> impl IntoView {
     let board = Resource::new(move || (generation.get(), drain.version().get()), |_| read_gpus());
     Effect::new(move |_| {
         if let Ok(handle) =
-            set_interval_with_handle(move || generation.update(|n| *n += 1), REFRESH)
+            // Not while a confirmation is open: the refresh would draw its GPU afresh and
+            // close the dialog under the administrator's pointer.
+            set_interval_with_handle(
+                move || {
+                    let asking = document().query_selector(".confirm-dialog").ok().flatten().is_some();
+                    if !asking {
+                        generation.update(|n| *n += 1);
+                    }
+                },
+                REFRESH,
+            )
         {
             on_cleanup(move || handle.clear());
         }
@@ -44,10 +55,12 @@ pub fn GpusPage() -> impl IntoView {
                 match board.await {
                     Ok(board) => {
                         let simulated = board.simulated;
+                        let serving = board.gpus.iter().filter(|g| g.drained_by.is_none() && g.error.is_none()).count();
+                        let bookings = board.bookings.len();
                         let sections = board
                             .gpus
                             .into_iter()
-                            .map(|layout| view! { <GpuSection layout simulated drain/> })
+                            .map(|layout| view! { <GpuSection layout simulated drain serving bookings/> })
                             .collect_view();
                         view! {
                             <div class="board-meta">
@@ -71,9 +84,19 @@ pub fn GpusPage() -> impl IntoView {
 }
 
 #[component]
-fn GpuSection(layout: GpuLayoutView, simulated: bool, drain: ServerAction<SetGpuDrained>) -> impl IntoView {
+fn GpuSection(
+    layout: GpuLayoutView,
+    simulated: bool,
+    drain: ServerAction<SetGpuDrained>,
+    /// GPUs taking sessions now, this one included if it does.
+    serving: usize,
+    /// Booked lab sessions to come on any GPU.
+    bookings: usize,
+) -> impl IntoView {
     let index = layout.gpu.index;
     let drained = layout.drained_by.is_some();
+    let running = layout.instances.iter().filter(|i| i.holder.is_some()).count();
+    let consequences = drain_consequences(running, serving, bookings);
     let rows = layout
         .instances
         .iter()
@@ -97,13 +120,25 @@ fn GpuSection(layout: GpuLayoutView, simulated: bool, drain: ServerAction<SetGpu
             <div class="card instances">
                 <div class="card-head">
                     <h3>"Instances"</h3>
-                    <ActionForm action=drain attr:class="inline-form drain-form">
-                        <input type="hidden" name="index" value=index.to_string()/>
-                        <input type="hidden" name="drained" value=(!drained).to_string()/>
-                        <button class={if drained { "btn btn-primary btn-small undrain" } else { "btn btn-secondary btn-small drain" }} type="submit">
-                            {if drained { "Return to service" } else { "Drain" }}
-                        </button>
-                    </ActionForm>
+                    {if drained {
+                        view! {
+                            <ActionForm action=drain attr:class="inline-form drain-form">
+                                <input type="hidden" name="index" value=index.to_string()/>
+                                <input type="hidden" name="drained" value="false"/>
+                                <button class="btn btn-primary btn-small undrain" type="submit">"Return to service"</button>
+                            </ActionForm>
+                        }
+                        .into_any()
+                    } else {
+                        view! {
+                            <ConfirmButton label="Drain" class="btn-secondary btn-small drain"
+                                question=format!("Drain GPU {index}?")
+                                warning=consequences
+                                confirm="Drain GPU"
+                                on_confirm=Callback::new(move |()| { drain.dispatch(SetGpuDrained { index, drained: true }); })/>
+                        }
+                        .into_any()
+                    }}
                 </div>
                 {layout.drained_by.clone().map(|by| view! {
                     <p class="drained-note">{format!("Drained by {by}: no new sessions are placed here; those running go on to their end.")}</p>
@@ -132,4 +167,23 @@ fn GpuSection(layout: GpuLayoutView, simulated: bool, drain: ServerAction<SetGpu
             </div>
         </section>
     }
+}
+
+/// What draining a GPU does, said before it is done.
+fn drain_consequences(running: usize, serving: usize, bookings: usize) -> String {
+    let mut words = vec![match running {
+        0 => "No session runs on it now; it takes no new ones until you return it to service.".to_string(),
+        1 => "The 1 session on it runs on to its end; it takes no new ones until you return it to service.".to_string(),
+        n => format!("The {n} sessions on it run on to their end; it takes no new ones until you return it to service."),
+    }];
+    if serving <= 1 {
+        words.push("It is the only GPU taking sessions: every claim waits, with no start time, until a GPU returns to service.".to_string());
+    }
+    if bookings > 0 {
+        words.push(format!(
+            "{bookings} booked lab session{} to come may find too few slices.",
+            if bookings == 1 { "" } else { "s" }
+        ));
+    }
+    words.join(" ")
 }

@@ -2,41 +2,133 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use super::sessions::SessionsPage;
-use super::{count, instance_resource, LoadError};
+use super::{count, LoadError};
 use crate::api::home::{operations_summary, teaching_summary};
+use crate::api::instance::check_instance;
 use crate::components::badge::Badge;
 use crate::components::{gpu_card::GpuCard, status_panel::StatusPanel};
 use crate::shell::CurrentUser;
-use crate::views::{GpuBoard, GpuCapacity, Me, OperationsOverview};
+use crate::views::{GpuBoard, GpuCapacity, InstanceStatus, Me, OperationsOverview, TeachingCourse};
+
+/// What the home page shows the caller.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Landing {
+    /// An administrator: the operations summary.
+    Operations,
+    /// An instructor: their classes.
+    Classes,
+    /// A student: their sessions.
+    Sessions,
+    /// Anyone else (a visitor, or someone who must first change a one-time password).
+    Welcome,
+}
+
+fn landing(me: Option<&Me>) -> Landing {
+    match me {
+        Some(me) if me.is_admin => Landing::Operations,
+        Some(me) if me.teaches_any() => Landing::Classes,
+        Some(me) if !me.must_change_password => Landing::Sessions,
+        _ => Landing::Welcome,
+    }
+}
+
+/// The signed-in user once known; `None` for a visitor or when it cannot be read.
+async fn signed_in(user: Option<CurrentUser>) -> Option<Me> {
+    match user {
+        Some(CurrentUser(me)) => me.await.ok().flatten(),
+        None => None,
+    }
+}
+
+/// The caller's [`Landing`], once the signed-in user is known.
+async fn landing_of(user: Option<CurrentUser>) -> Landing {
+    let me = signed_in(user).await;
+    landing(me.as_ref())
+}
+
+/// Something one role's home page reads: `None` for the callers whose page does not show
+/// it (it is then not asked for at all).
+type ForRole<T> = Resource<Option<Result<T, ServerFnError>>>;
 
 /// Each role lands somewhere of its own: a student on their sessions (launch cards,
 /// what runs, what is left of the budget), an instructor on their classes, an
 /// administrator on the operations summary; anyone else on what SliceHub is and what is
 /// free.
+///
+/// What the role pages read is created here, once, outside the `<Transition>`, and
+/// passed down: never inside the views the `Suspend` below returns. On the server a
+/// suspense boundary calls its children more than once (to find their resource reads
+/// once `user` is loaded, then to render them), so a resource created in there is
+/// created anew each time, with a new hydration id and a fetch of its own, while the
+/// browser creates it once. The browser then takes the value of a copy the server
+/// threw away, not the one its HTML shows (for the instance check often an error: that
+/// copy's owner is gone by the time it reads the request), builds other nodes than the
+/// HTML has, and hydration panics.
 #[component]
 pub fn HomePage() -> impl IntoView {
     let user = use_context::<CurrentUser>();
+    let generation = RwSignal::new(0u32);
+    let recheck = Callback::new(move |()| generation.update(|n| *n += 1));
+    let status: ForRole<InstanceStatus> = Resource::new(
+        move || generation.get(),
+        move |_| async move {
+            match landing_of(user).await {
+                Landing::Operations | Landing::Welcome => Some(check_instance().await),
+                Landing::Classes | Landing::Sessions => None,
+            }
+        },
+    );
+    let summary: ForRole<OperationsOverview> = Resource::new(
+        || (),
+        move |_| async move {
+            match landing_of(user).await {
+                Landing::Operations => Some(operations_summary().await),
+                _ => None,
+            }
+        },
+    );
+    let courses: ForRole<Vec<TeachingCourse>> = Resource::new(
+        || (),
+        move |_| async move {
+            match landing_of(user).await {
+                Landing::Classes => Some(teaching_summary().await),
+                _ => None,
+            }
+        },
+    );
     view! {
         <Transition fallback=|| view! { <div class="card skeleton">"Loading…"</div> }>
             {move || Suspend::new(async move {
-                let me = match user {
-                    Some(CurrentUser(me)) => me.await.ok().flatten(),
-                    None => None,
-                };
-                match me {
-                    Some(me) if me.is_admin => view! { <AdminHome/> }.into_any(),
-                    Some(me) if me.teaches_any() => view! { <InstructorHome me/> }.into_any(),
-                    Some(me) if !me.must_change_password => view! { <SessionsPage/> }.into_any(),
-                    _ => view! { <PublicHome/> }.into_any(),
+                let me = signed_in(user).await;
+                match (landing(me.as_ref()), me) {
+                    (Landing::Operations, _) => view! { <AdminHome status recheck summary/> }.into_any(),
+                    (Landing::Classes, Some(me)) => view! { <InstructorHome me courses/> }.into_any(),
+                    // Still creates its resources in here (see above). Each of its
+                    // server functions reads the request before its first await, so
+                    // the copy the browser takes is a sound read, though a separate one.
+                    (Landing::Sessions, _) => view! { <SessionsPage/> }.into_any(),
+                    _ => view! { <PublicHome status recheck/> }.into_any(),
                 }
             })}
         </Transition>
     }
 }
 
+/// What one of the home page's parts read, or nothing where the caller's role does not
+/// show it.
+fn read_or_error<T>(
+    read: Option<Result<T, ServerFnError>>,
+    show: impl FnOnce(T) -> AnyView,
+) -> AnyView {
+    match read {
+        Some(Ok(value)) => show(value),
+        Some(Err(error)) => view! { <LoadError error/> }.into_any(),
+        None => ().into_any(),
+    }
+}
+
 #[component]
-fn PublicHome() -> impl IntoView {
-    let (status, recheck) = instance_resource();
+fn PublicHome(status: ForRole<InstanceStatus>, recheck: Callback<()>) -> impl IntoView {
     view! {
         <Title text=""/>
         <section class="hero">
@@ -51,24 +143,21 @@ fn PublicHome() -> impl IntoView {
             <ol class="steps">
                 <li><b>"Claim"</b>" a slice size your course allows, such as 1g.10gb."</li>
                 <li><b>"Work"</b>" in JupyterLab or run a training job on exactly that slice."</li>
-                <li><b>"Release"</b>" it, and the GPU-hours are counted for your course."</li>
+                <li><b>"Release"</b>" it, and the slice-hours are counted for your course."</li>
             </ol>
         </section>
 
         <h2 class="section-title">"This instance"</h2>
         <Transition fallback=|| view! { <div class="card skeleton">"Checking the database, Docker and GPUs…"</div> }>
             {move || Suspend::new(async move {
-                match status.await {
-                    Ok(status) => {
-                        let capacity = status.capacity.clone();
-                        view! {
-                            <StatusPanel status on_recheck=recheck/>
-                            <CapacitySummary capacity/>
-                        }
-                        .into_any()
+                read_or_error(status.await, |status| {
+                    let capacity = status.capacity.clone();
+                    view! {
+                        <StatusPanel status on_recheck=recheck/>
+                        <CapacitySummary capacity/>
                     }
-                    Err(error) => view! { <LoadError error/> }.into_any(),
-                }
+                    .into_any()
+                })
             })}
         </Transition>
     }
@@ -77,33 +166,29 @@ fn PublicHome() -> impl IntoView {
 /// The administrator's operations summary: the checks, sessions and queue, what needs
 /// attention, and every GPU.
 #[component]
-fn AdminHome() -> impl IntoView {
-    let (status, recheck) = instance_resource();
-    let summary = Resource::new(|| (), |_| operations_summary());
+fn AdminHome(
+    status: ForRole<InstanceStatus>,
+    recheck: Callback<()>,
+    summary: ForRole<OperationsOverview>,
+) -> impl IntoView {
     view! {
         <Title text="Operations"/>
         <h1 class="page-title">"Operations"</h1>
         <Transition fallback=|| view! { <div class="card skeleton">"Reading sessions and GPUs…"</div> }>
             {move || Suspend::new(async move {
-                match summary.await {
-                    Ok(summary) => view! { <OperationsCard summary/> }.into_any(),
-                    Err(error) => view! { <LoadError error/> }.into_any(),
-                }
+                read_or_error(summary.await, |summary| view! { <OperationsCard summary/> }.into_any())
             })}
         </Transition>
         <Transition fallback=|| view! { <div class="card skeleton">"Checking the database, Docker and GPUs…"</div> }>
             {move || Suspend::new(async move {
-                match status.await {
-                    Ok(status) => {
-                        let board = status.board.clone();
-                        view! {
-                            <StatusPanel status on_recheck=recheck/>
-                            {board.map(|board| view! { <GpuBoardSummary board/> })}
-                        }
-                        .into_any()
+                read_or_error(status.await, |status| {
+                    let board = status.board.clone();
+                    view! {
+                        <StatusPanel status on_recheck=recheck/>
+                        {board.map(|board| view! { <GpuBoardSummary board/> })}
                     }
-                    Err(error) => view! { <LoadError error/> }.into_any(),
-                }
+                    .into_any()
+                })
             })}
         </Transition>
     }
@@ -147,15 +232,15 @@ fn OperationsCard(summary: OperationsOverview) -> impl IntoView {
 
 /// An instructor's classes, each with what runs and waits now and the ways in.
 #[component]
-fn InstructorHome(me: Me) -> impl IntoView {
-    let courses = Resource::new(|| (), |_| teaching_summary());
+fn InstructorHome(me: Me, courses: ForRole<Vec<TeachingCourse>>) -> impl IntoView {
     view! {
         <Title text="Your classes"/>
         <h1 class="page-title">{format!("Your classes, {}", me.display_name)}</h1>
         <Transition fallback=|| view! { <div class="card skeleton">"Reading your classes…"</div> }>
             {move || Suspend::new(async move {
                 match courses.await {
-                    Ok(list) => {
+                    None => ().into_any(),
+                    Some(Ok(list)) => {
                         let cards = list
                             .into_iter()
                             .map(|c| view! {
@@ -178,7 +263,7 @@ fn InstructorHome(me: Me) -> impl IntoView {
                             .collect_view();
                         view! { <div class="course-grid">{cards}</div> }.into_any()
                     }
-                    Err(error) => view! { <LoadError error/> }.into_any(),
+                    Some(Err(error)) => view! { <LoadError error/> }.into_any(),
                 }
             })}
         </Transition>

@@ -13,8 +13,8 @@ use crate::api::message;
 use crate::views::{ReportPageView, ReportRowView};
 
 const PERIODS: [(&str, &str); 4] = [
-    ("day", "Today"),
-    ("week", "This week"),
+    ("day", "Today (UTC)"),
+    ("week", "This week (UTC, from Monday)"),
     ("term", "Term (16 weeks)"),
     ("custom", "Custom days"),
 ];
@@ -38,7 +38,7 @@ pub fn ReportsPage() -> impl IntoView {
         <Title text="Usage reports"/>
         <h1 class="page-title">"Usage reports"</h1>
         <p class="muted">
-            "Counted from the usage ledger in compute-slice-hours: one compute slice (the "
+            "Counted from the usage ledger in slice-hours: one compute slice (the "
             <i>"N"</i>"g of a slice size) for one hour, so a 3g slice for an hour is 3. Periods are whole days in UTC; "
             "a week begins on Monday, a term is the last 16 weeks."
         </p>

@@ -5,7 +5,7 @@ use super::password::{check_new_password, PasswordHasher};
 use super::ratelimit::{LoginLimiter, LoginLimits};
 use super::sessions::SessionPolicy;
 use super::tokens::{new_session_token, token_sha256};
-use super::validate::normalize_username;
+use super::validate::{check_text, normalize_username, Lines};
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
 use crate::store::{Store, User};
@@ -109,6 +109,10 @@ impl Authenticator {
         password: &str,
         remote_addr: IpAddr,
     ) -> Result<LoginOk, LoginError> {
+        // A name no account can have and no audit row should hold (a NUL, which
+        // PostgreSQL refuses to store, or pages of text) is refused before anything else.
+        check_text("the username", username.trim(), MAX_AUDITED_USERNAME_CHARS, Lines::One)
+            .map_err(|m| LoginError::Internal(CoreError::InvalidRequest(m)))?;
         let attempt = self
             .limiter
             .begin(username, remote_addr, self.clock.now_ms())

@@ -6,10 +6,11 @@
 //! or their bucket is full again (addresses), so the maps hold at most the accounts and
 //! addresses that failed recently.
 //!
-//! Per account (the back-off): after `max_failures` failures within `window`, the account
-//! is locked for 30 s; from then on each further failure locks it again for twice as
+//! Per account and address (the back-off): after `max_failures` failures of one account
+//! from one address within `window`, that pair is locked for 30 s (the account from every
+//! other address is not: someone else's wrong passwords never refuse the owner's right one); from then on each further failure locks it again for twice as
 //! long, up to 15 minutes. A whole window without failures after the last lock ended
-//! starts over; a successful login clears the account's entry. Attempts still being
+//! starts over; a successful login clears the pair's entry. Attempts still being
 //! checked count toward the threshold, and after a lock only one attempt at a time is let
 //! through, so a burst of parallel guesses cannot slip in before the first fails.
 //!
@@ -182,13 +183,15 @@ fn address_key(address: IpAddr) -> IpAddr {
     }
 }
 
-fn account_key(username: &str) -> String {
-    username
+/// The back-off's key: the account as typed (trimmed, lower-case) and the address's key.
+fn account_key(username: &str, address: IpAddr) -> String {
+    let name: String = username
         .trim()
         .to_lowercase()
         .chars()
         .take(MAX_ACCOUNT_KEY_CHARS)
-        .collect()
+        .collect();
+    format!("{name} {}", address_key(address))
 }
 
 fn retry_secs(wait_ms: i64) -> u64 {
@@ -214,7 +217,7 @@ impl LoginLimiter {
         address: IpAddr,
         now_ms: i64,
     ) -> Result<Attempt, u64> {
-        let account = account_key(username);
+        let account = account_key(username, address);
         let address = address_key(address);
         let limits = self.limits;
         let mut state = self.lock();
@@ -246,7 +249,7 @@ impl LoginLimiter {
         let state = self.lock();
         let account = state
             .accounts
-            .get(&account_key(username))
+            .get(&account_key(username, address))
             .and_then(|c| c.wait_ms(&limits.per_account, &limits, now_ms));
         let address = state
             .addresses
@@ -353,6 +356,18 @@ mod tests {
             assert_eq!(limiter.retry_after("alice", ADDR, now), Some(expected_secs));
             now += expected_secs as i64 * 1000;
         }
+    }
+
+    #[test]
+    fn failures_from_one_address_never_lock_the_account_out_elsewhere() {
+        let limiter = LoginLimiter::new(LoginLimits::default());
+        let attacker = IpAddr::V4(std::net::Ipv4Addr::new(203, 0, 113, 9));
+        for _ in 0..5 {
+            fail(&limiter, "victim", attacker, 0).unwrap();
+        }
+        assert_eq!(limiter.retry_after("victim", attacker, 1_000), Some(29), "the attacker's pair is locked");
+        assert_eq!(limiter.retry_after("victim", ADDR, 1_000), None, "the owner's address is not");
+        limiter.begin("victim", ADDR, 1_000).expect("the owner may try").succeeded();
     }
 
     #[test]

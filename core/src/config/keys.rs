@@ -84,7 +84,7 @@ pub static KEYS: &[KeySpec] = &[
         key: "server.secure_cookies",
         default: "false",
         expected: "true or false",
-        doc: "Mark the session cookie Secure; set true when the portal is served over HTTPS.",
+        doc: "Mark the session cookie Secure (and give it the __Host- prefix). Unset, it follows server.public_url: true for https://. False with an https:// public_url is refused at start.",
         apply: |c, v| {
             c.server_secure_cookies = flag(v)?;
             Ok(())
@@ -93,7 +93,7 @@ pub static KEYS: &[KeySpec] = &[
     KeySpec {
         key: "server.notebook_domain",
         default: "nb.localhost",
-        expected: "a DNS name such as nb.gpu.example.edu (its wildcard must resolve to the portal)",
+        expected: "a DNS name such as example-notebooks.net (its wildcard must resolve to the portal)",
         doc: "Each notebook is served on its own host, SESSION.<this domain>, so nothing it runs shares the portal's origin.",
         apply: |c, v| {
             let v = v.trim().trim_end_matches('.').to_ascii_lowercase();
@@ -493,6 +493,20 @@ pub static KEYS: &[KeySpec] = &[
                 return Err(());
             }
             c.slurm_jwt_key_file = v.to_string();
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "slurm.users_file",
+        default: "",
+        expected: "empty, or the path of a file with one line per student: PORTAL_NAME [CLUSTER_NAME]",
+        doc: "With slurm.jwt_key_file, the only students whose jobs run on the cluster, and the cluster account each runs as; all-digit, system and slurm.user names are refused.",
+        apply: |c, v| {
+            let v = v.trim();
+            if !v.is_empty() && !std::path::Path::new(v).is_file() {
+                return Err(());
+            }
+            c.slurm_users_file = v.to_string();
             Ok(())
         },
     },

@@ -63,12 +63,18 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-/// Defaults, then the file, then `SLICEHUB_*` variables from `env`.
+/// The key whose default follows `server.public_url` (see [`secure_cookies_for_public_url`]).
+const SECURE_COOKIES: &str = "server.secure_cookies";
+
+/// Defaults, then the file, then `SLICEHUB_*` variables from `env`; then what follows
+/// from them (`server.secure_cookies` from an https `server.public_url`).
 pub fn load(
     source: &ConfigSource,
     env: impl Fn(&str) -> Option<String>,
 ) -> Result<Config, ConfigError> {
     let mut config = Config::default();
+    // Where `server.secure_cookies` was given last, and as what; None: not given.
+    let mut secure_cookies_given: Option<(String, String)> = None;
 
     let file = match &source.file {
         Some(path) => Some(path.clone()),
@@ -78,16 +84,55 @@ pub fn load(
         for (key, value) in read_file(&path)? {
             let origin = format!("in {}", path.display());
             apply(&mut config, &key, &value, &origin)?;
+            if key == SECURE_COOKIES {
+                secure_cookies_given = Some((origin, value));
+            }
         }
     }
 
     for spec in KEYS {
         let name = spec.env_name();
         if let Some(value) = env(&name) {
-            apply(&mut config, spec.key, &value, &format!("from {name}"))?;
+            let origin = format!("from {name}");
+            apply(&mut config, spec.key, &value, &origin)?;
+            if spec.key == SECURE_COOKIES {
+                secure_cookies_given = Some((origin, value));
+            }
         }
     }
+    secure_cookies_for_public_url(&mut config, secure_cookies_given)?;
     Ok(config)
+}
+
+/// Browsers that reach the portal over HTTPS must get `Secure` (and `__Host-`) cookies:
+/// without them the login cookie also travels over plain HTTP, and a notebook host under
+/// the portal's domain can plant a cookie of the same name that the portal reads first.
+/// So with an `https://` `server.public_url`, `server.secure_cookies` is true unless given;
+/// given as false, the portal refuses to start and says why (a deployment that really
+/// serves HTTPS never needs cookies without `Secure`).
+fn secure_cookies_for_public_url(
+    config: &mut Config,
+    given: Option<(String, String)>,
+) -> Result<(), ConfigError> {
+    if !config.server_public_url.starts_with("https://") {
+        return Ok(());
+    }
+    match given {
+        None => {
+            config.server_secure_cookies = true;
+            Ok(())
+        }
+        Some((origin, value)) if !config.server_secure_cookies => Err(ConfigError::InvalidValue {
+            key: SECURE_COOKIES.to_string(),
+            value,
+            expected: format!(
+                "true, or no value at all, while server.public_url is {} (browsers reach the portal over HTTPS, so its cookies must be Secure)",
+                config.server_public_url
+            ),
+            origin,
+        }),
+        Some(_) => Ok(()),
+    }
 }
 
 fn apply(config: &mut Config, key: &str, value: &str, origin: &str) -> Result<(), ConfigError> {
@@ -241,6 +286,27 @@ mod tests {
         assert!(err
             .to_string()
             .contains("cannot read config file /nonexistent/x.toml"));
+    }
+
+    #[test]
+    fn secure_cookies_follow_an_https_public_url_unless_refused_explicitly() {
+        let https = [("SLICEHUB_SERVER_PUBLIC_URL", "https://gpu.example.edu")];
+        assert!(with_file("", &https).unwrap().server_secure_cookies, "derived from https");
+        let http = with_file("", &[("SLICEHUB_SERVER_PUBLIC_URL", "http://portal.lan:8080")]).unwrap();
+        assert!(!http.server_secure_cookies, "plain HTTP keeps the default");
+        assert!(!with_file("", &[]).unwrap().server_secure_cookies);
+        let given = with_file("[server]\npublic_url = \"https://gpu.example.edu\"\nsecure_cookies = true\n", &[]).unwrap();
+        assert!(given.server_secure_cookies);
+
+        let err = with_file("", &[https[0], ("SLICEHUB_SERVER_SECURE_COOKIES", "false")]).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("`server.secure_cookies`") && msg.contains("from SLICEHUB_SERVER_SECURE_COOKIES"), "{msg}");
+        assert!(msg.contains("https://gpu.example.edu") && msg.contains("Secure"), "{msg}");
+        let err = with_file("[server]\npublic_url = \"https://gpu.example.edu\"\nsecure_cookies = false\n", &[]).unwrap_err();
+        assert!(err.to_string().contains("slicehub.toml"), "{err}");
+        // The environment overrides the file, both ways.
+        let fixed = with_file("[server]\nsecure_cookies = false\n", &[https[0], ("SLICEHUB_SERVER_SECURE_COOKIES", "true")]).unwrap();
+        assert!(fixed.server_secure_cookies);
     }
 
     #[test]

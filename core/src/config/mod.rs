@@ -81,6 +81,7 @@ pub struct Config {
     pub slurm_token: String,
     /// The cluster's `jwt_hs256.key`: with it each student's jobs run as that student.
     pub slurm_jwt_key_file: String,
+    pub slurm_users_file: String,
     pub slurm_partition: String,
     /// Course codes whose sessions run on Slurm (`*`: all), each with `=PARTITION` or not.
     pub slurm_courses: Vec<String>,
@@ -163,6 +164,7 @@ impl Default for Config {
             slurm_user: String::new(),
             slurm_token: String::new(),
             slurm_jwt_key_file: String::new(),
+            slurm_users_file: String::new(),
             slurm_partition: String::new(),
             slurm_courses: Vec::new(),
             slurm_container_command: Vec::new(),

@@ -39,11 +39,17 @@ pub struct StudentUsage {
 #[derive(Debug, Clone)]
 pub struct ClassView {
     pub sessions: Vec<ClassSession>,
+    /// Sessions that failed before they were ready in the last day, newest first: what an
+    /// instructor must see to fix a course (an image missing from the server, a bad size).
+    pub failed_starts: Vec<GpuSession>,
     pub students: Vec<StudentUsage>,
     /// The quota's period, or the week (Monday 00:00 in the course's zone) without one.
     pub period: PeriodBounds,
     pub period_word: &'static str,
 }
+
+/// How far back the class page lists failed starts.
+const FAILED_STARTS_SHOWN_MS: i64 = 24 * 3_600_000;
 
 /// The course's live sessions and its students' use at `now_ms`.
 pub async fn class_view(
@@ -99,8 +105,10 @@ pub async fn class_view(
             session,
         })
         .collect();
+    let failed_starts = store.failed_starts_of_course(course_id, now_ms - FAILED_STARTS_SHOWN_MS, 20).await?;
     Ok(ClassView {
         sessions,
+        failed_starts,
         students,
         period: bounds,
         period_word: period.word(),
@@ -108,12 +116,14 @@ pub async fn class_view(
 }
 
 /// The students' use as CSV, one row a student, the numbers the class page shows.
+/// Codes, usernames and names are text (neutralised against formulas); the hours and
+/// counts are numbers the portal wrote.
 pub fn usage_csv(code: &str, view: &ClassView) -> String {
     use crate::clock::iso_utc;
+    use crate::csv_export::{Cell, CsvWriter};
     use crate::quotas::hours;
-    // Writing to memory cannot fail; a record the writer refused would only be missing.
-    let mut out = csv::Writer::from_writer(Vec::new());
-    let _ = out.write_record([
+    let mut out = CsvWriter::new();
+    out.header(&[
         "course",
         "username",
         "name",
@@ -124,24 +134,24 @@ pub fn usage_csv(code: &str, view: &ClassView) -> String {
         "slice_hours_left",
         "compute_slices_running",
     ]);
+    let (start, end) = (iso_utc(view.period.start_ms), iso_utc(view.period.end_ms));
     for s in &view.students {
         let (budget, left) = match &s.budget {
             Some(b) => (hours(b.total_ms), hours(b.remaining_ms())),
             None => (String::new(), String::new()),
         };
-        let _ = out.write_record([
-            code,
-            &s.username,
-            &s.display_name,
-            &iso_utc(view.period.start_ms),
-            &iso_utc(view.period.end_ms),
-            &hours(s.used_ms),
-            &budget,
-            &left,
-            &s.running_slices.to_string(),
+        let (used, running) = (hours(s.used_ms), s.running_slices.to_string());
+        out.row(&[
+            Cell::Text(code),
+            Cell::Text(&s.username),
+            Cell::Text(&s.display_name),
+            Cell::Text(&start),
+            Cell::Text(&end),
+            Cell::Number(&used),
+            Cell::Number(&budget),
+            Cell::Number(&left),
+            Cell::Number(&running),
         ]);
     }
-    out.into_inner()
-        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-        .unwrap_or_default()
+    out.finish()
 }

@@ -12,7 +12,7 @@ pub fn check_course_code(raw: &str) -> Result<String, String> {
     let length = code.chars().count();
     if !(2..=32).contains(&length) {
         return Err(format!(
-            "the course code `{code}` must be 2 to 32 characters long"
+            "the course code “{code}” must be 2 to 32 characters long"
         ));
     }
     if !code
@@ -20,7 +20,7 @@ pub fn check_course_code(raw: &str) -> Result<String, String> {
         .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
     {
         return Err(format!(
-            "the course code `{code}` may only contain letters, digits, '.', '_' and '-'"
+            "the course code “{code}” may only contain letters, digits, '.', '_' and '-'"
         ));
     }
     Ok(code.to_string())

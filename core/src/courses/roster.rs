@@ -153,14 +153,16 @@ pub async fn apply_roster(
     Ok(applied)
 }
 
-/// The generated passwords as a CSV file to download once after an import.
+/// The generated passwords as a CSV file to download once after an import, through the
+/// portal's one CSV writer (a username may start with `-`).
 pub fn one_time_passwords_csv(applied: &RosterApplied) -> String {
-    // Usernames (a-z0-9._-) and generated passwords never need quoting.
-    let mut out = String::from("username,one-time password\r\n");
+    use crate::csv_export::{Cell, CsvWriter};
+    let mut out = CsvWriter::with_crlf();
+    out.header(&["username", "one-time password"]);
     for (username, password) in &applied.one_time_passwords {
-        out.push_str(&format!("{username},{password}\r\n"));
+        out.row(&[Cell::Text(username), Cell::Text(password)]);
     }
-    out
+    out.finish()
 }
 
 fn refusal(errors: &[RowError]) -> String {

@@ -120,7 +120,7 @@ pub(crate) fn read_roster(bytes: &[u8]) -> Result<ParsedRoster, CoreError> {
                 Some(first) => parsed.errors.push(RowError {
                     line,
                     message: format!(
-                        "the username `{}` appears on line {first} and again on line {line}",
+                        "the username “{}” appears on line {first} and again on line {line}",
                         row.username
                     ),
                 }),
@@ -200,13 +200,13 @@ fn read_header(record: &csv::StringRecord) -> Result<Vec<Column>, String> {
                     .any(|c| column_named(c) == Some(Column::Username))
                 {
                     format!(
-                        "unknown column `{}` in the header; {COLUMNS_HINT}",
+                        "unknown column “{}” in the header; {COLUMNS_HINT}",
                         cell.trim()
                     )
                 } else {
                     format!(
-                        "the first row must be a header such as `username,display name,email`; \
-                     this one is `{}`",
+                        "the first row must be a header such as “username,display name,email”; \
+                     this one is “{}”",
                         record.iter().collect::<Vec<_>>().join(",")
                     )
                 },
@@ -214,7 +214,7 @@ fn read_header(record: &csv::StringRecord) -> Result<Vec<Column>, String> {
         };
         if columns.contains(&column) {
             return Err(format!(
-                "the header names the column `{}` twice",
+                "the header names the column “{}” twice",
                 cell.trim()
             ));
         }
@@ -225,7 +225,7 @@ fn read_header(record: &csv::StringRecord) -> Result<Vec<Column>, String> {
         (Column::DisplayName, "display name"),
     ] {
         if !columns.contains(&needed) {
-            return Err(format!("the header has no `{name}` column; {COLUMNS_HINT}"));
+            return Err(format!("the header has no “{name}” column; {COLUMNS_HINT}"));
         }
     }
     Ok(columns)
@@ -339,7 +339,7 @@ mod tests {
         assert_eq!(
             messages(&parsed),
             vec![
-            "line 7: the username `BAD NAME` may only contain letters a-z, digits, '.', '_' and '-'"
+            "line 7: the username “BAD NAME” may only contain letters a-z, digits, '.', '_' and '-'"
         ]
         );
     }
@@ -351,7 +351,7 @@ mod tests {
         assert_eq!(
             messages(&parsed),
             vec![
-                "line 2: `not-an-email` is not an email address",
+                "line 2: “not-an-email” is not an email address",
                 "line 2: the password is shorter than 10 characters",
             ]
         );
@@ -371,7 +371,7 @@ mod tests {
     fn unknown_and_duplicate_columns_are_refused() {
         let parsed = read(b"username,display name,emial\nalice,Alice,a@x.org\n");
         assert!(
-            messages(&parsed)[0].contains("unknown column `emial`"),
+            messages(&parsed)[0].contains("unknown column “emial”"),
             "{:?}",
             messages(&parsed)
         );
@@ -383,7 +383,7 @@ mod tests {
         );
         let parsed = read(b"username,email\n");
         assert!(
-            messages(&parsed)[0].contains("no `display name` column"),
+            messages(&parsed)[0].contains("no “display name” column"),
             "{:?}",
             messages(&parsed)
         );

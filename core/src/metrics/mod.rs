@@ -20,6 +20,7 @@ pub struct Metrics {
     pub proxy_seconds: HistogramVec,
     pub login_failures: IntCounter,
     pub reconcile_actions: IntCounterVec,
+    pub background_panics: IntCounterVec,
     gauges: scrape::Gauges,
 }
 
@@ -71,6 +72,14 @@ impl Metrics {
                 &["action"],
             )
             .expect("a valid counter"),
+            background_panics: IntCounterVec::new(
+                Opts::new(
+                    "slicehub_background_panics_total",
+                    "Passes of a background loop that panicked (the loop goes on), by loop.",
+                ),
+                &["loop"],
+            )
+            .expect("a valid counter"),
             gauges: scrape::Gauges::new(),
         };
         let collectors: Vec<Box<dyn prometheus::core::Collector>> = vec![
@@ -80,6 +89,7 @@ impl Metrics {
             Box::new(metrics.proxy_seconds.clone()),
             Box::new(metrics.login_failures.clone()),
             Box::new(metrics.reconcile_actions.clone()),
+            Box::new(metrics.background_panics.clone()),
         ];
         for collector in collectors.into_iter().chain(metrics.gauges.collectors()) {
             metrics.registry.register(collector).expect("metric names are unique");
@@ -110,6 +120,19 @@ impl Metrics {
         for (action, n) in counts {
             self.reconcile_actions.with_label_values(&[action]).inc_by(n as u64);
         }
+    }
+
+    pub fn background_panicked(&self, name: &str) {
+        self.background_panics.with_label_values(&[name]).inc();
+    }
+
+    /// The counters and histograms in Prometheus' text format (without the gauges a
+    /// scrape reads fresh).
+    pub fn scrape_text(&self) -> String {
+        use prometheus::Encoder;
+        let mut text = Vec::new();
+        let _ = prometheus::TextEncoder::new().encode(&self.registry.gather(), &mut text);
+        String::from_utf8_lossy(&text).into_owned()
     }
 
     pub fn proxied(&self, kind: &str, seconds: f64) {

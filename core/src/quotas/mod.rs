@@ -107,7 +107,7 @@ pub async fn grant_extra(
         .ok_or_else(|| {
             CoreError::InvalidRequest(format!(
                 "extra time is a number of slice-hours from 0.1 to 1000; {:?} is not",
-                hours_text.trim()
+                crate::auth::validate::excerpt(hours_text.trim())
             ))
         })?;
     let reason = reason.trim();
@@ -116,6 +116,8 @@ pub async fn grant_extra(
             "say why in a few words (at most 300 characters); the student sees it".into(),
         ));
     }
+    crate::auth::validate::check_text("the reason", reason, 300, crate::auth::validate::Lines::Many)
+        .map_err(CoreError::InvalidRequest)?;
     let minutes = ((hours * 60.0).round() as i64).max(1);
     store.add_quota_grant(course_id, user_id, minutes, reason, actor, now_ms).await?;
     let code = store.course_by_id(course_id).await?.map(|c| c.code).unwrap_or_default();

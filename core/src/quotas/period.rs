@@ -39,7 +39,10 @@ pub fn zone_or_utc(name: &str) -> Tz {
 pub fn instant(tz: Tz, local: NaiveDateTime) -> i64 {
     match tz.from_local_datetime(&local) {
         LocalResult::Single(t) | LocalResult::Ambiguous(t, _) => t.timestamp_millis(),
-        LocalResult::None => instant(tz, local + Duration::minutes(30)),
+        LocalResult::None => match local.checked_add_signed(Duration::minutes(30)) {
+            Some(later) => instant(tz, later),
+            None => local.and_utc().timestamp_millis(),
+        },
     }
 }
 
@@ -49,19 +52,20 @@ impl QuotaPeriod {
             QuotaPeriod::Weekly { weekday, minute } => {
                 let now = tz.timestamp_millis_opt(now_ms).single().map(|t| t.naive_local()).unwrap_or_default();
                 let back = (7 + now.weekday().num_days_from_monday() as i64 - i64::from(weekday)) % 7;
-                let day = now.date() - Duration::days(back);
-                let mut start = day.and_hms_opt(0, 0, 0).unwrap_or_default() + Duration::minutes(i64::from(minute));
+                let day = now.date().checked_sub_signed(Duration::days(back)).unwrap_or(now.date());
+                let midnight = day.and_hms_opt(0, 0, 0).unwrap_or_default();
+                let mut start = midnight.checked_add_signed(Duration::minutes(i64::from(minute))).unwrap_or(midnight);
                 if instant(tz, start) > now_ms {
-                    start -= Duration::days(7);
+                    start = start.checked_sub_signed(Duration::days(7)).unwrap_or(start);
                 }
                 PeriodBounds {
                     start_ms: instant(tz, start),
-                    end_ms: instant(tz, start + Duration::days(7)),
+                    end_ms: instant(tz, start.checked_add_signed(Duration::days(7)).unwrap_or(start)),
                 }
             }
             QuotaPeriod::Term { starts, ends } => PeriodBounds {
                 start_ms: instant(tz, starts.and_hms_opt(0, 0, 0).unwrap_or_default()),
-                end_ms: instant(tz, (ends + Duration::days(1)).and_hms_opt(0, 0, 0).unwrap_or_default()),
+                end_ms: instant(tz, ends.succ_opt().unwrap_or(ends).and_hms_opt(0, 0, 0).unwrap_or_default()),
             },
         }
     }
@@ -97,7 +101,33 @@ pub fn parse_clock(text: &str) -> Option<u16> {
     (h < 24 && m < 60).then_some(h * 60 + m)
 }
 
-/// "YYYY-MM-DD".
+/// Years a term may name: wide enough for any course, narrow enough that no date
+/// arithmetic near it can overflow.
+pub const YEARS: std::ops::RangeInclusive<i32> = 2000..=2200;
+
+/// "YYYY-MM-DD", in [`YEARS`].
 pub fn parse_date(text: &str) -> Option<NaiveDate> {
-    NaiveDate::parse_from_str(text.trim(), "%Y-%m-%d").ok()
+    NaiveDate::parse_from_str(text.trim(), "%Y-%m-%d")
+        .ok()
+        .filter(|d| YEARS.contains(&d.year()))
+}
+
+#[cfg(test)]
+mod bounds_tests {
+    use super::*;
+
+    #[test]
+    fn far_dates_are_refused_and_the_last_day_there_is_never_overflows() {
+        assert_eq!(parse_date("+262143-12-31"), None);
+        assert_eq!(parse_date("9999-12-31"), None);
+        assert_eq!(parse_date("1970-01-01"), None);
+        assert!(parse_date("2200-12-31").is_some());
+        // A stored term ending on the last date chrono knows still has bounds.
+        let term = QuotaPeriod::Term { starts: NaiveDate::MAX, ends: NaiveDate::MAX };
+        let bounds = term.bounds(chrono_tz::UTC, 0);
+        assert!(bounds.end_ms >= bounds.start_ms);
+        let weekly = QuotaPeriod::Weekly { weekday: 6, minute: 23 * 60 + 59 };
+        let bounds = weekly.bounds(chrono_tz::UTC, i64::MAX / 4);
+        assert!(bounds.end_ms >= bounds.start_ms);
+    }
 }

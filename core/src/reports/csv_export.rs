@@ -3,6 +3,7 @@
 
 use super::usage::{ReportRow, UsageReport};
 use crate::clock::iso_utc;
+use crate::csv_export::{Cell, CsvWriter};
 use crate::quotas::hours;
 
 pub const CSV_COLUMNS: [&str; 12] = [
@@ -20,27 +21,26 @@ pub const CSV_COLUMNS: [&str; 12] = [
     "ended_idle",
 ];
 
+/// The report through the portal's one CSV writer: the key (a username, a course code, a
+/// profile, a GPU) is text, neutralised against formulas; the rest are numbers it wrote.
 pub fn report_csv(report: &UsageReport) -> String {
-    // Writing to memory cannot fail; a record the writer refused would only be missing.
-    let mut out = csv::Writer::from_writer(Vec::new());
-    let _ = out.write_record(CSV_COLUMNS);
+    let mut out = CsvWriter::new();
+    out.header(&CSV_COLUMNS);
     let (start, end) = (iso_utc(report.query.from_ms), iso_utc(report.query.to_ms));
     let group = report.query.group.as_str();
     for (group, row) in report.rows.iter().map(|r| (group, r)).chain([("total", &report.total)]) {
-        let _ = out.write_record(record(&start, &end, group, row));
+        let figures = numbers(row);
+        let mut cells = vec![Cell::Text(&start), Cell::Text(&end), Cell::Text(group), Cell::Text(&row.key)];
+        cells.extend(figures.iter().map(|n| Cell::Number(n)));
+        out.row(&cells);
     }
-    out.into_inner()
-        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-        .unwrap_or_default()
+    out.finish()
 }
 
-fn record(start: &str, end: &str, group: &str, row: &ReportRow) -> [String; 12] {
+/// The row's numbers, in the order of the last eight columns.
+fn numbers(row: &ReportRow) -> [String; 8] {
     let seconds = |ms: Option<i64>| ms.map(|ms| (ms / 1000).to_string()).unwrap_or_default();
     [
-        start.to_string(),
-        end.to_string(),
-        group.to_string(),
-        row.key.clone(),
         hours(row.slice_ms),
         memory_hours(row.memory_gb_s),
         row.sessions.to_string(),

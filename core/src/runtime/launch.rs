@@ -41,7 +41,13 @@ impl Engine {
         let created = client
             .create_container(Some(options), body(spec))
             .await
-            .map_err(|e| CoreError::Engine(format!("creating {}: {e}", spec.name)))?;
+            .map_err(|e| match e {
+                e if super::observe::not_found(&e) => CoreError::NotFound(format!(
+                    "the image {} is not on this server",
+                    spec.image
+                )),
+                e => CoreError::Engine(format!("creating {}: {e}", spec.name)),
+            })?;
         if !spec.files.is_empty() {
             let archive = files_archive(spec)?;
             let options = UploadToContainerOptionsBuilder::default().path("/").build();

@@ -49,7 +49,7 @@ pub struct ContainerDeath {
     pub exit_code: Option<i64>,
 }
 
-fn not_found(e: &bollard::errors::Error) -> bool {
+pub(super) fn not_found(e: &bollard::errors::Error) -> bool {
     matches!(
         e,
         bollard::errors::Error::DockerResponseServerError {
@@ -79,6 +79,21 @@ impl Engine {
             Err(e) if not_found(&e) => Ok(None),
             Err(e) => Err(CoreError::Engine(format!("inspecting {name}: {e}"))),
         }
+    }
+
+    /// Which of `images` the engine does not have (it pulls nothing: a missing image
+    /// cannot start).
+    pub async fn missing_images(&self, images: &[String]) -> Result<Vec<String>, CoreError> {
+        let client = self.client().await?;
+        let mut missing = Vec::new();
+        for image in images {
+            match client.inspect_image(image).await {
+                Ok(_) => {}
+                Err(e) if not_found(&e) => missing.push(image.clone()),
+                Err(e) => return Err(CoreError::Engine(format!("inspecting image {image}: {e}"))),
+            }
+        }
+        Ok(missing)
     }
 
     /// What the engine's host offers containers, from one `info` call.

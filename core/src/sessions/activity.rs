@@ -176,12 +176,18 @@ impl Sessions {
             let period = Duration::from_secs(u64::from(this.inner.config.sessions_sample_seconds.max(1)));
             loop {
                 tokio::time::sleep(period).await;
-                if let Err(e) = this.sample_slices().await {
-                    tracing::warn!(error = %e, "slice sampling pass failed");
-                }
-                if let Err(e) = this.cull_idle().await {
-                    tracing::warn!(error = %e, "idle pass failed");
-                }
+                super::supervised::pass("sampling", async {
+                    if let Err(e) = this.sample_slices().await {
+                        tracing::warn!(error = %e, "slice sampling pass failed");
+                    }
+                })
+                .await;
+                super::supervised::pass("idle", async {
+                    if let Err(e) = this.cull_idle().await {
+                        tracing::warn!(error = %e, "idle pass failed");
+                    }
+                })
+                .await;
             }
         });
     }

@@ -4,7 +4,7 @@
 
 use crate::CoreError;
 
-const MAX_COMMAND_BYTES: usize = 4096;
+pub(crate) const MAX_COMMAND_BYTES: usize = 4096;
 
 pub fn split_command(text: &str) -> Result<Vec<String>, CoreError> {
     if text.len() > MAX_COMMAND_BYTES {
@@ -16,6 +16,10 @@ pub fn split_command(text: &str) -> Result<Vec<String>, CoreError> {
     if text.contains('\0') {
         return Err(invalid("the command contains a NUL character".into()));
     }
+    // Line breaks and tabs separate words like spaces; no other control character is a
+    // command's.
+    crate::auth::validate::check_text("the command", text, MAX_COMMAND_BYTES, crate::auth::validate::Lines::Many)
+        .map_err(invalid)?;
     let mut argv = Vec::new();
     let mut word = String::new();
     let mut in_word = false;

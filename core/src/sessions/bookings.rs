@@ -241,12 +241,14 @@ impl BookingForm {
     pub fn parse(&self, course_id: i64, time_zone: &str, by: &str, override_running: bool) -> Result<BookingRequest, CoreError> {
         use crate::quotas::{instant, parse_clock, parse_date, zone_or_utc};
         let bad = |text: &str| CoreError::InvalidRequest(text.to_string());
+        crate::auth::validate::check_text("the profile", self.profile.trim(), super::manager::MAX_PROFILE_CHARS, crate::auth::validate::Lines::One)
+            .map_err(CoreError::InvalidRequest)?;
         let slices: u32 = self.slices.trim().parse().map_err(|_| bad("How many slices: a whole number from 1 to 64."))?;
         let weeks: u32 = match self.weeks.trim() {
             "" => 1,
             text => text.parse().map_err(|_| bad("Weeks: a whole number from 1 (once) to 26."))?,
         };
-        let date = parse_date(&self.date).ok_or_else(|| bad("The date must look like 2026-12-01."))?;
+        let date = parse_date(&self.date).ok_or_else(|| bad("The date must look like 2026-12-01 (a year from 2000 to 2200)."))?;
         let start = parse_clock(&self.start).ok_or_else(|| bad("The start must be a time such as 14:00."))?;
         let end = parse_clock(&self.end).ok_or_else(|| bad("The end must be a time such as 16:00."))?;
         let zone = zone_or_utc(time_zone);

@@ -33,6 +33,19 @@ pub(super) type TypicalLengths = HashMap<String, i64>;
 /// Sessions that ended in the last two weeks, at most this many, make the typical lengths.
 const RECENT_SESSIONS: i64 = 2_000;
 const RECENT_MS: i64 = 14 * 24 * 3_600_000;
+/// Fewer recent sessions of a size than this say nothing about the next one: no "about".
+const ENOUGH_HISTORY: usize = 5;
+
+/// A running session as the estimate sees it.
+#[derive(Debug, Clone)]
+pub(super) struct HoldStart {
+    pub session_id: String,
+    pub profile: String,
+    /// Ready, or last changed.
+    pub started_ms: i64,
+    /// An idle stop already announced to its student.
+    pub announced_stop_ms: Option<i64>,
+}
 
 impl Sessions {
     pub(super) async fn typical_lengths(&self, now_ms: i64) -> Result<TypicalLengths, CoreError> {
@@ -47,6 +60,7 @@ impl Sessions {
         }
         Ok(by_profile
             .into_iter()
+            .filter(|(_, lengths)| lengths.len() >= ENOUGH_HISTORY)
             .map(|(profile, mut lengths)| {
                 lengths.sort_unstable();
                 (profile, lengths[lengths.len() / 2])
@@ -119,9 +133,7 @@ impl Sessions {
             .iter()
             .zip(&queue.hold_starts)
             .map(|(h, start)| {
-                let expected = start
-                    .as_ref()
-                    .and_then(|(profile, started)| Some(started + queue.typical.get(profile)?));
+                let expected = start.as_ref().and_then(|s| expected_end(s, &queue.typical, now));
                 Hold {
                     until_ms: expected.map_or(h.until_ms, |e| e.clamp(now + 60_000, h.until_ms.max(now + 60_000))),
                     ..*h
@@ -180,8 +192,49 @@ pub(super) struct ExpectedPlan {
     holds: Vec<Hold>,
 }
 
+/// When a running session is expected to end: at a stop already announced, or when recent
+/// sessions of its size ended, whichever is first. One that has outlived its size's typical
+/// length is expected at its limit (None), not a minute from now again and again: that made
+/// "about" slip a minute at a time.
+fn expected_end(start: &HoldStart, typical: &TypicalLengths, now_ms: i64) -> Option<i64> {
+    let typical_end = typical
+        .get(&start.profile)
+        .map(|t| start.started_ms + t)
+        .filter(|end| *end > now_ms);
+    match (typical_end, start.announced_stop_ms) {
+        (Some(t), Some(a)) => Some(t.min(a)),
+        (t, a) => t.or(a),
+    }
+}
+
 /// How long a claim of `profile` is expected to hold its slice: as long as recent ones
 /// did, at most `hold_ms`.
 fn typical_hold(queue: &QueueNow, profile: &str, hold_ms: i64) -> i64 {
     queue.typical.get(profile).map_or(hold_ms, |t| (*t).min(hold_ms))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn start(started_ms: i64, announced_stop_ms: Option<i64>) -> HoldStart {
+        HoldStart { session_id: "s-a".into(), profile: "1g.10gb".into(), started_ms, announced_stop_ms }
+    }
+
+    #[test]
+    fn a_session_past_its_typical_length_is_expected_at_a_known_end_not_a_minute_later() {
+        let typical: TypicalLengths = [("1g.10gb".to_string(), 3_600_000)].into();
+        let now = 10 * 3_600_000;
+        // Within its typical length: then.
+        assert_eq!(expected_end(&start(now - 600_000, None), &typical, now), Some(now + 3_000_000));
+        // Past it, nothing announced: its limit (the caller keeps the hold's own end), the
+        // same answer a minute later.
+        assert_eq!(expected_end(&start(now - 7_200_000, None), &typical, now), None);
+        assert_eq!(expected_end(&start(now - 7_200_000, None), &typical, now + 60_000), None);
+        // An idle stop announced for it: that moment, whichever comes first.
+        assert_eq!(expected_end(&start(now - 7_200_000, Some(now + 900_000)), &typical, now), Some(now + 900_000));
+        assert_eq!(expected_end(&start(now - 600_000, Some(now + 9_000_000)), &typical, now), Some(now + 3_000_000));
+        // No history for its size: only an announced stop says anything.
+        assert_eq!(expected_end(&start(now, None), &TypicalLengths::new(), now), None);
+    }
 }

@@ -12,12 +12,16 @@ use crate::CoreError;
 
 /// Lines of a container's output kept when it is removed.
 const LOG_TAIL_LINES: usize = 60;
+/// The longest reason a stop may give (the student reads it; the portal's own are short).
+pub const MAX_STOP_REASON_CHARS: usize = 1000;
 
 impl Sessions {
     /// Stops a session (`reason` says by whom or why). Queued sessions are simply
     /// cancelled. Stopping one that is over is a [`CoreError::Conflict`].
     pub async fn stop(&self, id: &str, reason: &str) -> Result<GpuSession, CoreError> {
         use SessionState::*;
+        use crate::auth::validate::{check_text, Lines};
+        check_text("the reason", reason, MAX_STOP_REASON_CHARS, Lines::Many).map_err(CoreError::InvalidRequest)?;
         let session = self.session(id).await?;
         if session.state.is_final() {
             return Err(CoreError::Conflict(format!(

@@ -16,6 +16,23 @@ use crate::runtime::spec::{ContainerSpec, LaunchRequest, Limits, Workload, NOTEB
 use crate::runtime::SessionNetwork;
 use crate::CoreError;
 
+/// What a student reads when their launch failed: the cause in plain words, never the
+/// engine's or the GPU driver's own text (that goes to the log for the operator).
+pub(super) fn launch_failure_words(error: &CoreError) -> String {
+    match error {
+        CoreError::NotFound(what) if what.starts_with("the image ") => format!(
+            "{what}: ask your instructor to choose an image this server has (they see this failed start)"
+        ),
+        CoreError::Gpu(_) | CoreError::InsufficientResources(_) | CoreError::GpuStateFile { .. } => {
+            "the GPU slice could not be prepared; start again, and tell an administrator if it keeps failing".to_string()
+        }
+        CoreError::Engine(_) => {
+            "the container could not be started on this server; start again, and tell an administrator if it keeps failing".to_string()
+        }
+        _ => "the portal could not start this session; start again, and tell an administrator if it keeps failing".to_string(),
+    }
+}
+
 /// The MIG device a session runs on and the size of its profile.
 struct Device {
     mig_uuid: String,
@@ -31,7 +48,8 @@ impl Sessions {
         tokio::spawn(async move {
             let _working = working;
             if let Err(e) = this.launch(&id).await {
-                if let Err(e2) = this.fail(&id, &e.to_string()).await {
+                tracing::warn!(session = %id, error = %e, "launch failed");
+                if let Err(e2) = this.fail(&id, &launch_failure_words(&e)).await {
                     tracing::error!(session = %id, error = %e2, "could not record a failed launch");
                 }
             }

@@ -117,7 +117,7 @@ impl Sessions {
                 estimates: std::sync::Mutex::new(None),
                 seen_active: std::sync::Mutex::new(std::collections::HashMap::new()),
                 culled_before: std::sync::atomic::AtomicBool::new(false),
-                jupyter_client: reqwest::Client::new(),
+                jupyter_client: super::jupyter_activity::container_client(),
                 slurm,
                 slurm_waits: std::sync::Mutex::new(std::collections::HashMap::new()),
             }),
@@ -212,6 +212,7 @@ impl Sessions {
     /// the queue) and starts launching it in the background. The caller has already been
     /// authorized to launch in the course.
     pub async fn claim(&self, request: ClaimRequest) -> Result<GpuSession, CoreError> {
+        check_claim_text(&request)?;
         let store = &self.inner.store;
         let policy = policy_of(store, &self.inner.config, request.course_id).await?;
         if !policy.allows_image(&request.image) {
@@ -313,9 +314,38 @@ impl Sessions {
             return Ok(());
         }
         Err(CoreError::InvalidRequest(format!(
-            "no GPU here offers the profile {profile:?}; there are {}",
+            "no GPU here offers the profile {:?}; there are {}",
+            crate::auth::validate::excerpt(profile),
             known.join(", ")
         )))
+    }
+
+    /// Stops every session `user_id` has in `course_id` (they were dropped from it).
+    pub async fn stop_all_of_user_in_course(&self, user_id: i64, course_id: i64, reason: &str) -> Result<usize, CoreError> {
+        let mut stopped = 0;
+        for session in self.inner.store.live_sessions_of_course(course_id).await? {
+            if session.user_id != user_id || session.state == super::model::SessionState::Stopping {
+                continue;
+            }
+            match self.stop(&session.id, reason).await {
+                Ok(_) => stopped += 1,
+                Err(CoreError::Conflict(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(stopped)
+    }
+
+    /// Which of `images` this machine's engine does not have; none when the engine cannot
+    /// be asked (it is not answering: starts will say so then).
+    pub async fn images_not_on_engine(&self, images: &[String]) -> Vec<String> {
+        match self.inner.engine.missing_images(images).await {
+            Ok(missing) => missing,
+            Err(e) => {
+                tracing::warn!(error = %e, "images not checked");
+                Vec::new()
+            }
+        }
     }
 
     /// Profile names offered by at least one GPU.
@@ -339,12 +369,54 @@ fn slurm_identity(config: &Config) -> crate::slurm::SlurmIdentity {
         Ok(secret) => SlurmIdentity::PerStudent {
             user: config.slurm_user.clone(),
             key: jsonwebtoken::EncodingKey::from_secret(&secret),
+            users: cluster_users(config),
         },
         Err(e) => {
             tracing::error!(file = %config.slurm_jwt_key_file, error = %e, "slurm: the JWT key cannot be read; requests use slurm.token");
             shared()
         }
     }
+}
+
+/// The administrator's links from portal users to cluster users (`slurm.users_file`); with
+/// none, no student's job runs in per-student mode.
+fn cluster_users(config: &Config) -> crate::slurm::ClusterUsers {
+    if config.slurm_users_file.is_empty() {
+        tracing::error!("slurm: slurm.jwt_key_file is set but slurm.users_file is not: no student is linked to a cluster account, so none can start on the cluster");
+        return Default::default();
+    }
+    match std::fs::read_to_string(&config.slurm_users_file) {
+        Ok(text) => {
+            let (users, problems) = crate::slurm::ClusterUsers::parse(&text, &config.slurm_user);
+            for problem in problems {
+                tracing::error!(file = %config.slurm_users_file, %problem, "slurm: a line of the users file is left out");
+            }
+            users
+        }
+        Err(e) => {
+            tracing::error!(file = %config.slurm_users_file, error = %e, "slurm: the users file cannot be read; no student can start on the cluster");
+            Default::default()
+        }
+    }
+}
+
+/// The longest MIG profile name a claim or booking may give (real ones are like `1g.10gb`).
+pub const MAX_PROFILE_CHARS: usize = 64;
+/// The longest image reference a claim may give (course policies allow at most 255).
+pub const MAX_IMAGE_CHARS: usize = 255;
+
+/// A claim's text before anything else looks at it: a bounded profile and image on one
+/// line, and a command whose words hold no control character but line breaks and tabs.
+fn check_claim_text(request: &ClaimRequest) -> Result<(), CoreError> {
+    use crate::auth::validate::{check_text, Lines};
+    check_text("the profile", &request.profile, MAX_PROFILE_CHARS, Lines::One).map_err(CoreError::InvalidRequest)?;
+    check_text("the image", &request.image, MAX_IMAGE_CHARS, Lines::One).map_err(CoreError::InvalidRequest)?;
+    if let Workload::Job(argv) = &request.workload {
+        for word in argv {
+            check_text("the command", word, super::argv::MAX_COMMAND_BYTES, Lines::Many).map_err(CoreError::InvalidRequest)?;
+        }
+    }
+    Ok(())
 }
 
 /// The course's code (Slurm pools are chosen by course).

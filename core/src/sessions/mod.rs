@@ -25,6 +25,7 @@ mod search;
 mod slurm_pool;
 mod slurm_start;
 mod slurm_watch;
+mod supervised;
 
 pub use activity::{SliceNow, SliceSample, KEPT_SAMPLES};
 pub use allocate::ProfileAvailability;
@@ -44,3 +45,4 @@ pub use policy::{
 pub use reconcile::ReconcileReport;
 pub use slurm_pool::SlurmWait;
 pub use search::{find_sessions, SessionFilter, RECENT_DAYS, STATE_FILTERS};
+pub use supervised::failing_loops;

@@ -274,6 +274,10 @@ impl PolicyForm {
 
     /// The policy the form describes, or every problem with it (each with its field).
     pub fn parse(&self, known_profiles: &[String]) -> Result<CoursePolicy, Vec<FieldProblem>> {
+        let problems = self.text_problems();
+        if !problems.is_empty() {
+            return Err(problems);
+        }
         let mut problems = Vec::new();
         let booked_time_free = match self.booked_time.trim() {
             "free" => true,
@@ -323,7 +327,7 @@ impl PolicyForm {
                 "term" => match (parse_date(&self.term_starts), parse_date(&self.term_ends)) {
                     (Some(starts), Some(ends)) => Some(QuotaPeriod::Term { starts, ends }),
                     _ => {
-                        problems.push(problem("term", "A term budget needs the term's first and last day (YYYY-MM-DD)."));
+                        problems.push(problem("term", "A term budget needs the term's first and last day (YYYY-MM-DD, in the years 2000 to 2200)."));
                         None
                     }
                 },
@@ -363,6 +367,43 @@ fn minutes_or_off(minutes: Option<i64>) -> String {
 }
 
 impl PolicyForm {
+    /// Fields too long, or holding a control character, each once: nothing else is read
+    /// from such a form (and no message repeats what was typed).
+    fn text_problems(&self) -> Vec<FieldProblem> {
+        use crate::auth::validate::{check_text, Lines};
+        let fields: [(&str, &str, &str, usize); 20] = [
+            ("images", "the images", self.images.as_str(), 4096),
+            ("profiles", "the profiles", self.profiles.as_str(), 1024),
+            ("max_minutes", "the session length", self.max_minutes.as_str(), 32),
+            ("max_sessions", "sessions at once", self.max_sessions.as_str(), 32),
+            ("max_slices", "the largest slice", self.max_slices.as_str(), 32),
+            ("internet", "outbound internet", self.internet.as_str(), 32),
+            ("quota_hours", "the budget", self.quota_hours.as_str(), 32),
+            ("period", "the period", self.period.as_str(), 32),
+            ("reset", "the reset day", self.reset_day.as_str(), 32),
+            ("reset", "the reset time", self.reset_time.as_str(), 32),
+            ("term", "the term's first day", self.term_starts.as_str(), 32),
+            ("term", "the term's last day", self.term_ends.as_str(), 32),
+            ("time_zone", "the time zone", self.time_zone.as_str(), 64),
+            ("booked_time", "booked lab time", self.booked_time.as_str(), 32),
+            ("idle_minutes", "the idle limit", self.idle_minutes.as_str(), 32),
+            ("idle_waiting_minutes", "the idle limit while students wait", self.idle_waiting_minutes.as_str(), 32),
+            ("idle_gpu_percent", "the GPU threshold", self.idle_gpu_percent.as_str(), 32),
+            ("idle_warning_minutes", "the warning", self.idle_warning_minutes.as_str(), 32),
+            ("job_idle_minutes", "the job limit", self.job_idle_minutes.as_str(), 32),
+            ("job_idle", "the job rule", self.job_idle.as_str(), 32),
+        ];
+        let mut out: Vec<FieldProblem> = Vec::new();
+        for (field, what, text, max_chars) in fields {
+            if let Err(message) = check_text(what, text.trim(), max_chars, Lines::One) {
+                if !out.iter().any(|p| p.field == field) {
+                    out.push(problem(field, message));
+                }
+            }
+        }
+        out
+    }
+
     /// The idle fields; an empty one takes the default.
     fn idle(&self, problems: &mut Vec<FieldProblem>) -> IdlePolicy {
         let defaults = IdlePolicy::default();

@@ -40,8 +40,8 @@ fn slack_ms(reconcile_seconds: u32) -> i64 {
 pub(super) struct QueueNow {
     pub fleet: Vec<GpuNow>,
     pub holds: Vec<Hold>,
-    /// For each hold: its session's profile and when it started (ready, or last changed).
-    pub hold_starts: Vec<Option<(String, i64)>>,
+    /// For each hold: its session's profile, when it started and any stop announced for it.
+    pub hold_starts: Vec<Option<super::eta::HoldStart>>,
     pub waiting: Vec<WaitingClaim>,
     pub windows: HashMap<String, (Window, QueueWindow)>,
     /// Windows booked for courses' lab sessions, near enough to matter.
@@ -131,14 +131,22 @@ impl Sessions {
                 placement: Placement::new(h.profile_id, h.start),
                 until_ms: self.held_until(session, now),
             });
-            hold_starts.push(
-                session.map(|s| (s.profile.clone(), s.ready_at_ms.unwrap_or(s.updated_at_ms))),
-            );
+            hold_starts.push(session.map(|s| super::eta::HoldStart {
+                session_id: s.id.clone(),
+                profile: s.profile.clone(),
+                started_ms: s.ready_at_ms.unwrap_or(s.updated_at_ms),
+                announced_stop_ms: None,
+            }));
         }
         let waiting = store.waiting_claims().await?;
         let typical = if !with_typical {
             HashMap::new()
         } else {
+            // Stops already announced (idle culls) are known ends, better than history.
+            let announced = self.idle_notices().await?;
+            for start in hold_starts.iter_mut().flatten() {
+                start.announced_stop_ms = announced.get(&start.session_id).filter(|n| n.stops).map(|n| n.stops_at_ms);
+            }
             self.typical_lengths(now).await?
         };
         let booked = self.booked_windows(&fleet, now).await?;

@@ -250,19 +250,27 @@ impl Sessions {
             let period = Duration::from_secs(u64::from(this.inner.config.sessions_reconcile_seconds));
             loop {
                 tokio::time::sleep(period).await;
-                match this.reconcile().await {
-                    Ok(report) => {
-                        crate::metrics::METRICS.reconciled(&report);
-                        if report.changed_anything() {
-                            tracing::info!(?report, "reconciled");
+                super::supervised::pass("reconcile", async {
+                    match this.reconcile().await {
+                        Ok(report) => {
+                            crate::metrics::METRICS.reconciled(&report);
+                            if report.changed_anything() {
+                                tracing::info!(?report, "reconciled");
+                            }
                         }
+                        Err(e) => tracing::warn!(error = %e, "reconcile pass failed"),
                     }
-                    Err(e) => tracing::warn!(error = %e, "reconcile pass failed"),
-                }
+                })
+                .await;
             }
         });
         let this = self.clone();
-        tokio::spawn(async move { this.follow_container_deaths().await });
+        tokio::spawn(async move {
+            loop {
+                super::supervised::pass("container-deaths", this.follow_container_deaths()).await;
+                tokio::time::sleep(Duration::from_secs(2)).await;
+            }
+        });
         self.start_sampling();
         self.start_slurm_watch();
     }

@@ -49,6 +49,8 @@ pub async fn find_sessions(services: &Services, filter: &SessionFilter, now_ms: 
     if user.chars().count() > 64 {
         return Err(CoreError::InvalidRequest("A username has at most 64 characters.".into()));
     }
+    crate::auth::validate::check_text("the username", user, 64, crate::auth::validate::Lines::One)
+        .map_err(CoreError::InvalidRequest)?;
     let course_id = match filter.course.trim() {
         "" => None,
         code => Some(

@@ -121,16 +121,31 @@ pub(crate) async fn audit_on(
     subject: &str,
     detail: &str,
 ) -> Result<i64, CoreError> {
+    // The log keeps whatever was tried (an attempted username, a reason), but PostgreSQL
+    // refuses a NUL in text and other control characters only garble a reader's terminal:
+    // they are stored as U+FFFD. Line breaks and tabs stay.
+    let (actor, action, subject, detail) = (printable(actor), printable(action), printable(subject), printable(detail));
     let (id,): (i64,) = sqlx::query_as(
         "INSERT INTO audit_log (at_ms, actor, action, subject, detail)
          VALUES ($1, $2, $3, $4, $5) RETURNING id",
     )
     .bind(now_ms())
-    .bind(actor)
-    .bind(action)
-    .bind(subject)
-    .bind(detail)
+    .bind(&*actor)
+    .bind(&*action)
+    .bind(&*subject)
+    .bind(&*detail)
     .fetch_one(conn)
     .await?;
     Ok(id)
+}
+
+/// `text` with every control character but line feed, carriage return and tab replaced
+/// by U+FFFD; borrowed when there is none.
+fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let refused = |c: char| c.is_control() && !matches!(c, '\n' | '\r' | '\t');
+    if text.chars().any(refused) {
+        std::borrow::Cow::Owned(text.chars().map(|c| if refused(c) { '\u{FFFD}' } else { c }).collect())
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
 }

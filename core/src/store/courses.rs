@@ -129,6 +129,10 @@ impl Store {
 
     /// Case does not matter: `cs-101` finds `CS-101`.
     pub async fn course_by_code(&self, code: &str) -> Result<Option<Course>, CoreError> {
+        // A code with a NUL would make PostgreSQL fail the query; no course has such a code.
+        if !crate::auth::validate::plausible_key(code) {
+            return Ok(None);
+        }
         let row: Option<CourseRow> = sqlx::query_as(
             "SELECT id, code, title, created_at FROM courses WHERE lower(code) = lower($1)",
         )

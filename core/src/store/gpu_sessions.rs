@@ -211,6 +211,10 @@ impl Store {
     }
 
     pub async fn gpu_session(&self, id: &str) -> Result<Option<GpuSession>, CoreError> {
+        // An id with a NUL would make PostgreSQL fail the query; no session has one.
+        if !crate::auth::validate::plausible_key(id) {
+            return Ok(None);
+        }
         let row = sqlx::query(&format!("{SELECT} WHERE s.id = $1"))
             .bind(id)
             .fetch_optional(self.pool())
@@ -283,6 +287,26 @@ impl Store {
             "{SELECT} WHERE s.course_id = $1 AND s.live = 1 ORDER BY s.requested_at, s.id"
         ))
         .bind(course_id)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter().map(session_from).collect()
+    }
+
+    /// The course's sessions that failed before they were ever ready, since `since_ms`,
+    /// newest first, at most `limit`.
+    pub async fn failed_starts_of_course(
+        &self,
+        course_id: i64,
+        since_ms: i64,
+        limit: i64,
+    ) -> Result<Vec<GpuSession>, CoreError> {
+        let rows = sqlx::query(&format!(
+            "{SELECT} WHERE s.course_id = $1 AND s.state = 'failed' AND s.ready_at IS NULL
+             AND s.updated_at >= $2 ORDER BY s.updated_at DESC, s.id LIMIT $3"
+        ))
+        .bind(course_id)
+        .bind(since_ms)
+        .bind(limit)
         .fetch_all(self.pool())
         .await?;
         rows.iter().map(session_from).collect()

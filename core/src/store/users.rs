@@ -126,6 +126,10 @@ impl Store {
         &self,
         username: &str,
     ) -> Result<Option<(User, String)>, CoreError> {
+        // A name with a NUL would make PostgreSQL fail the query; no account has one.
+        if !crate::auth::validate::plausible_key(username) {
+            return Ok(None);
+        }
         type Row = (
             i64,
             String,

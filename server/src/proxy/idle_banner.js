@@ -1,7 +1,8 @@
 // SliceHub: the idle warning inside JupyterLab. The portal's proxy adds this script to
-// JupyterLab's page; it asks the portal (same origin, the notebook host) every 30 s
+// JupyterLab's page; it asks the portal (same origin, the notebook host) every 10 s
 // whether the session has an idle warning and shows it over JupyterLab's corner, with
-// "Keep it running".
+// "Keep it running"; once the session has ended, a bar across the top says why and leads
+// back to SliceHub.
 (function () {
   var base = document.currentScript.src.replace(/_slicehub\/idle\.js.*$/, "");
   var bar = null;
@@ -41,12 +42,39 @@
     bar.appendChild(words);
     bar.appendChild(keep);
   }
+  var timer = null;
+  function ended(end) {
+    hide();
+    bar = document.createElement("div");
+    bar.id = "slicehub-session-ended";
+    bar.setAttribute("role", "alert");
+    // Over everything, JupyterLab's own "check your network" dialogs included.
+    bar.style.cssText = "position:fixed;left:0;right:0;top:0;z-index:100001;padding:12px 16px;" +
+      "background:#fde8e8;color:#7a1212;border-bottom:1px solid #f0a8a8;font:15px/1.4 system-ui,sans-serif;" +
+      "display:flex;gap:12px;align-items:center;flex-wrap:wrap";
+    var words = document.createElement("span");
+    words.textContent = "SliceHub: this session has ended: " + end.reason +
+      ". Your files are kept in your home folder.";
+    var again = document.createElement("a");
+    again.href = end.sessions_url;
+    again.textContent = "Start again in SliceHub";
+    again.style.cssText = "font-weight:600;color:inherit";
+    bar.appendChild(words);
+    bar.appendChild(again);
+    document.body.appendChild(bar);
+    if (timer) { clearInterval(timer); timer = null; }
+  }
   function check() {
     fetch(base + "_slicehub/idle", { credentials: "same-origin", cache: "no-store" })
       .then(function (r) { return r.ok ? r.json() : { idle: null }; })
-      .then(function (answer) { if (answer.idle && answer.idle.stops) { show(answer.idle); } else { hide(); } })
+      .then(function (answer) {
+        if (answer.ended) { ended(answer.ended); }
+        else if (answer.idle && answer.idle.stops) { show(answer.idle); }
+        else { hide(); }
+      })
       .catch(function () {});
   }
   check();
-  setInterval(check, 30000);
+  // Every 10 s: an ended session should say so before JupyterLab's own dialogs puzzle anyone.
+  timer = setInterval(check, 10000);
 })();

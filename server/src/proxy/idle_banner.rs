@@ -36,7 +36,15 @@ pub(super) async fn answer(state: &AppState, session: &GpuSession, rest: &str, m
                     None
                 }
             };
-            let body = serde_json::json!({ "idle": notice });
+            // An ended session says so, and why, in place of JupyterLab's "check your
+            // network" (its server is gone).
+            let ended = session.state.is_final().then(|| {
+                serde_json::json!({
+                    "reason": session.reason,
+                    "sessions_url": format!("{}/sessions", state.services.notebooks.portal_url()),
+                })
+            });
+            let body = serde_json::json!({ "idle": notice, "ended": ended });
             ([(header::CACHE_CONTROL, "no-store")], axum::Json(body)).into_response()
         }
         (&Method::POST, "keep") if !owner => {

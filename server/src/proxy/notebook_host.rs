@@ -1,7 +1,8 @@
 //! Requests to a notebook host (`SESSION.NOTEBOOK_DOMAIN`). They never reach the portal's
 //! pages, server functions or cookie: [`dispatch`] hands them to this router before any
-//! portal layer runs. Here a launch ticket becomes the host's grant cookie, and every
-//! request under the session's base URL must carry a grant that admits it.
+//! portal layer runs. Here a browser without a grant gets its launch nonce, a launch
+//! ticket (with that nonce) becomes the host's grant cookie, and every request under the
+//! session's base URL must carry a grant that admits it.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -12,11 +13,11 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use axum::Router;
-use slicehub_core::notebook_access::NotebookAccess;
+use slicehub_core::notebook_access::{is_nonce, new_nonce, NotebookAccess, NONCE_SECS};
 use slicehub_core::sessions::SessionState;
 use tower::ServiceExt;
 
-use super::{pages, session_at, LAUNCH_PATH, PREFIX};
+use super::{pages, see_other, session_at, with_state, LAUNCH_PATH, PREFIX};
 use crate::serve::AppState;
 
 /// The session a notebook host names, for the handlers below.
@@ -69,6 +70,7 @@ async fn launch(
     State(state): State<AppState>,
     axum::Extension(host): axum::Extension<HostSession>,
     Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
 ) -> Response {
     let services = &state.services;
     let portal = services.notebooks.portal_url();
@@ -83,9 +85,16 @@ async fn launch(
             return pages::unavailable(&portal, "The portal cannot read this session right now.");
         }
     };
-    let entry = match services.notebooks.redeem(ticket, &session).await {
+    // The ticket opens only in the browser it was minted for: the one holding its nonce.
+    let nonces = nonce_cookies(&headers, services.notebooks.nonce_cookie());
+    let entry = match services.notebooks.redeem(ticket, &nonces, &session).await {
         Ok(Some(entry)) => entry,
-        Ok(None) => return pages::link_expired(&portal),
+        Ok(None) => {
+            if nonces.is_empty() {
+                tracing::info!(session = %session.id, "notebook host: a launch link came without its browser's nonce");
+            }
+            return pages::link_expired(&portal);
+        }
         Err(e) => {
             tracing::warn!(error = %e, "notebook host: redeeming a ticket failed");
             return pages::unavailable(&portal, "The portal cannot open this notebook right now.");
@@ -143,9 +152,10 @@ async fn forward(State(state): State<AppState>, request: Request) -> Response {
         match services.notebooks.admits(&grants, &session).await {
             Ok(Some(index)) => state.admitted.remember(&grants[index], &session, changes),
             Ok(None) if request.method() == Method::GET && !upgrade => {
-                // No grant for this host (yet): the portal checks the login and sends a ticket.
+                // No grant for this host (yet): this browser gets its nonce, and the portal's
+                // door, once it has checked the login, a ticket bound to it.
                 let target = request.uri().path_and_query().map(|p| p.as_str()).unwrap_or(PREFIX);
-                return (StatusCode::SEE_OTHER, [(header::LOCATION, format!("{portal}{target}"))]).into_response();
+                return begin(&state, request.headers(), &portal, target);
             }
             Ok(None) => return pages::not_found(&portal),
             Err(e) => {
@@ -178,9 +188,10 @@ async fn forward(State(state): State<AppState>, request: Request) -> Response {
             }
             let scheme = if portal.starts_with("https://") { "https" } else { "http" };
             let began = std::time::Instant::now();
+            let proxy_cookies = [services.notebooks.grant_cookie(), services.notebooks.nonce_cookie()];
             let answer = state
                 .upstream
-                .forward(request, address, &session.token, services.notebooks.grant_cookie(), scheme)
+                .forward(request, &session.id, address, &session.token, &proxy_cookies, scheme)
                 .await;
             let answer = if lab_page { super::idle_banner::inject(answer, &session).await } else { answer };
             let kind = if upgrade { "websocket" } else { "http" };
@@ -190,6 +201,37 @@ async fn forward(State(state): State<AppState>, request: Request) -> Response {
         (s, _) if s.is_final() => pages::ended(&portal, &session),
         _ => pages::starting(&portal, &session),
     }
+}
+
+/// Sends a browser without a grant to the portal's door with its launch nonce, set here
+/// as a cookie for this host only: one it already holds (another tab on its way in) is
+/// kept, so that tabs opening at once do not undo each other.
+fn begin(state: &AppState, headers: &HeaderMap, portal: &str, target: &str) -> Response {
+    let notebooks = &state.services.notebooks;
+    let name = notebooks.nonce_cookie();
+    let held = nonce_cookies(headers, name).into_iter().next();
+    let nonce = match held.map(Ok).unwrap_or_else(new_nonce) {
+        Ok(nonce) => nonce,
+        Err(e) => {
+            tracing::warn!(error = %e, "notebook host: no launch nonce");
+            return pages::unavailable(portal, "The portal cannot open this notebook right now.");
+        }
+    };
+    let secure = if state.services.config.server_secure_cookies { "; Secure" } else { "" };
+    let cookie = format!("{name}={nonce}; Path=/; HttpOnly; SameSite=Lax; Max-Age={NONCE_SECS}{secure}");
+    let mut response = see_other(format!("{portal}{}", with_state(target, &nonce)));
+    if let Ok(value) = HeaderValue::from_str(&cookie) {
+        response.headers_mut().insert(header::SET_COOKIE, value);
+    }
+    response
+}
+
+/// The well-formed values of the launch nonce cookie the browser sent (a few at most).
+fn nonce_cookies(headers: &HeaderMap, name: &str) -> Vec<String> {
+    let mut values = crate::cookies::values(headers, name);
+    values.retain(|v| is_nonce(v));
+    values.truncate(4);
+    values
 }
 
 /// A change through JupyterLab counts as the student's activity, except the layout that

@@ -64,9 +64,43 @@ pub fn unavailable(portal: &str, message: &str) -> Response {
         .into_response()
 }
 
-/// A launch link that was used, has expired or belongs to another notebook.
+/// JupyterLab has had a request for [`super::forward::HEAD_TIMEOUT`] without beginning
+/// to answer it.
+pub fn timed_out(portal: &str) -> Response {
+    (
+        StatusCode::GATEWAY_TIMEOUT,
+        page(
+            portal,
+            "No answer",
+            &format!(
+                "<p>JupyterLab did not begin to answer within {} seconds. It may be busy or stuck; try again in a moment.</p>",
+                super::forward::HEAD_TIMEOUT.as_secs()
+            ),
+            true,
+        ),
+    )
+        .into_response()
+}
+
+/// The session already has [`super::forward::PER_SESSION`] requests in flight.
+pub fn too_many_at_once(portal: &str) -> Response {
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [(header::RETRY_AFTER, "1")],
+        page(
+            portal,
+            "Too many requests at once",
+            "<p>This notebook has too many requests at once waiting for JupyterLab. Wait for some to finish, then try again.</p>",
+            true,
+        ),
+    )
+        .into_response()
+}
+
+/// A launch link that was used, has expired, belongs to another notebook, or was opened
+/// in another browser than the one that asked for it.
 pub fn link_expired(portal: &str) -> Response {
-    let body = "<p>This link into a notebook works once and only for a minute. Open the notebook again from your sessions page.</p>";
+    let body = "<p>This link into a notebook works once, for a minute, and only in the browser that asked for it. Open the notebook again from your sessions page.</p>";
     (
         StatusCode::NOT_FOUND,
         [(header::CACHE_CONTROL, "no-store")],

@@ -17,8 +17,12 @@ pub fn AccountPage() -> impl IntoView {
             let changed = move || matches!(change.value().get(), Some(Ok(())));
             let form = NodeRef::<leptos::html::Form>::new();
             reset_on_success(form, changed);
+            let (admin, teaches) = (me.is_admin, me.teaches_any());
             let outcome = move || match change.value().get() {
-                Some(Ok(())) => Some(view! { <SuccessMessage>"Password changed. You stay signed in here; other devices were signed out."</SuccessMessage> }.into_any()),
+                Some(Ok(())) => Some(view! {
+                    <SuccessMessage>"Password changed. You stay signed in here; other devices were signed out."</SuccessMessage>
+                    <p class="next-step">"Next: " {next_step(admin, teaches)}</p>
+                }.into_any()),
                 Some(Err(e)) => Some(view! { <ErrorMessage text=crate::api::message(&e)/> }.into_any()),
                 None => None,
             };
@@ -71,5 +75,17 @@ pub fn AccountPage() -> impl IntoView {
             }
             .into_any()
         }/>
+    }
+}
+
+/// What to do after setting a password, by role: an admin looks at the GPUs and makes a
+/// course, an instructor opens theirs, a student starts a notebook.
+fn next_step(admin: bool, teaches: bool) -> AnyView {
+    if admin {
+        view! { <a href="/gpus">"Check the GPUs"</a> " and " <a href="/courses">"create a course"</a> "." }.into_any()
+    } else if teaches {
+        view! { <a href="/courses">"Open your course"</a> "." }.into_any()
+    } else {
+        view! { <a href="/sessions">"Start a notebook on the Sessions page"</a> "." }.into_any()
     }
 }

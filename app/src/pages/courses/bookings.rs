@@ -10,7 +10,7 @@ use crate::api::bookings::{lab_bookings, BookLab, CancelLabBooking};
 use crate::api::message;
 use crate::components::confirm::ConfirmButton;
 use crate::components::message::{ErrorMessage, SuccessMessage};
-use crate::components::time::LocalTime;
+use crate::components::time::{utc_text, LocalTime};
 use crate::pages::LoadError;
 use crate::views::{BookingView, BookingsPageView};
 
@@ -49,6 +49,17 @@ fn BookingsView(page: BookingsPageView, book: ServerAction<BookLab>, cancel: Ser
         .iter()
         .map(|p| view! { <option value=p.clone()>{p.clone()}</option> })
         .collect_view();
+    // The size picked (the first until another is chosen) and the most of it the GPUs hold.
+    let picked = RwSignal::new(page.profiles.first().cloned().unwrap_or_default());
+    let most_slices = page.most_slices.clone();
+    let most = Memo::new(move |_| {
+        picked.with(|p| {
+            most_slices
+                .iter()
+                .find(|(name, _)| name == p)
+                .map(|(_, n)| (*n).min(64))
+        })
+    });
     view! {
         <Title text=format!("Lab bookings · {}", page.code)/>
         <p class="eyebrow"><a href=format!("/courses/{}", page.code)>{page.code.clone()}</a></p>
@@ -69,8 +80,9 @@ fn BookingsView(page: BookingsPageView, book: ServerAction<BookLab>, cancel: Ser
                 <ActionForm action=book attr:class="form booking-form">
                     <input type="hidden" name="code" value=page.code.clone()/>
                     <div class="field-grid">
-                        <label>"Slice size" <select name="profile">{options}</select></label>
-                        <label>"How many slices" <input name="slices" inputmode="numeric" value="10" required/></label>
+                        <label>"Slice size" <select name="profile" on:change=move |ev| picked.set(event_target_value(&ev))>{options}</select></label>
+                        <label>"How many slices" {move || most.get().map(|n| format!(" (at most {n})"))}
+                            <input name="slices" type="number" inputmode="numeric" value="1" min="1" max=move || most.get().map(|n| n.to_string()) required/></label>
                         <label>"Date" <input name="date" type="date" required/></label>
                         <label>"From" <input name="start" type="time" value="14:00" required/></label>
                         <label>"Until" <input name="end" type="time" value="16:00" required/></label>
@@ -91,7 +103,8 @@ fn BookingsView(page: BookingsPageView, book: ServerAction<BookLab>, cancel: Ser
     }
 }
 
-/// The course's bookings, soonest first, each with a cancel button.
+/// The course's bookings, soonest first, each with a cancel button. Rows are keyed by the
+/// booking's id, so a row's controls always act on its own booking.
 #[component]
 pub fn BookingList(
     code: String,
@@ -104,34 +117,6 @@ pub fn BookingList(
     if bookings.is_empty() {
         return view! { <p class="empty-state muted">"No lab session is booked."</p> }.into_any();
     }
-    let rows = bookings
-        .into_iter()
-        .map(|b| {
-            let code = code.clone();
-            let repeat = if b.weeks > 1 { format!("weekly, {} times", b.weeks) } else { "once".to_string() };
-            let action = cancel.map(|cancel| {
-                let id = b.id;
-                view! {
-                    <ConfirmButton label="Cancel" class="btn-secondary btn-small cancel-booking"
-                        question="Cancel this booking?"
-                        warning="Its slices go back to everyone. Sessions already running stay."
-                        confirm="Cancel booking"
-                        on_confirm=Callback::new(move |()| { cancel.dispatch(CancelLabBooking { code: code.clone(), id }); })/>
-                }
-            });
-            view! {
-                <tr data-booking=b.id>
-                    <td><b>{format!("{} × {}", b.slices, b.profile)}</b>
-                        {show_course.then(|| view! { <br/><span class="muted small">{b.course.clone()}</span> })}</td>
-                    <td><LocalTime ms=b.starts_at_ms utc=b.starts_at.clone() with_day=true/> " – " <LocalTime ms=b.ends_at_ms utc=b.ends_at.clone()/></td>
-                    <td>{repeat}</td>
-                    <td>{format!("on {} GPU{}", b.gpus, if b.gpus == 1 { "" } else { "s" })}</td>
-                    <td class="muted">{format!("by {}", b.created_by)}</td>
-                    <td class="actions">{action}</td>
-                </tr>
-            }
-        })
-        .collect_view();
     view! {
         <div class="table-wrap">
             <table class="table table-stack bookings">
@@ -139,9 +124,48 @@ pub fn BookingList(
                     <th>"Slices"</th><th>"When (your time)"</th><th>"Repeats"</th><th>"Where"</th><th>"Booked"</th>
                     <th><span class="sr-only">"Actions"</span></th>
                 </tr></thead>
-                <tbody>{rows}</tbody>
+                <tbody>
+                    <For
+                        each=move || bookings.clone()
+                        key=|b: &BookingView| b.id
+                        children=move |b: BookingView| view! { <BookingRow booking=b code=code.clone() cancel show_course/> }
+                    />
+                </tbody>
             </table>
         </div>
     }
     .into_any()
+}
+
+#[component]
+fn BookingRow(
+    booking: BookingView,
+    code: String,
+    cancel: Option<ServerAction<CancelLabBooking>>,
+    show_course: bool,
+) -> impl IntoView {
+    let b = booking;
+    let repeat = if b.weeks > 1 { format!("weekly, {} times", b.weeks) } else { "once".to_string() };
+    let what = format!("{} × {}", b.slices, b.profile);
+    let action = cancel.map(|cancel| {
+        let id = b.id;
+        view! {
+            <ConfirmButton label="Cancel" class="btn-secondary btn-small cancel-booking"
+                question=format!("Cancel the booking of {what} from {}?", utc_text(b.starts_at_ms))
+                warning="Its slices go back to everyone. Sessions already running stay."
+                confirm="Cancel booking"
+                on_confirm=Callback::new(move |()| { cancel.dispatch(CancelLabBooking { code: code.clone(), id }); })/>
+        }
+    });
+    view! {
+        <tr data-booking=b.id>
+            <td><b>{what}</b>
+                {show_course.then(|| view! { <br/><span class="muted small">{b.course.clone()}</span> })}</td>
+            <td><LocalTime ms=b.starts_at_ms utc=b.starts_at.clone() with_day=true/> " – " <LocalTime ms=b.ends_at_ms utc=b.ends_at.clone()/></td>
+            <td>{repeat}</td>
+            <td>{format!("on {} GPU{}", b.gpus, if b.gpus == 1 { "" } else { "s" })}</td>
+            <td class="muted">{format!("by {}", b.created_by)}</td>
+            <td class="actions">{action}</td>
+        </tr>
+    }
 }

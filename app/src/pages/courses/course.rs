@@ -12,7 +12,7 @@ use crate::components::form::reset_on_success;
 use crate::components::message::{ErrorMessage, SuccessMessage};
 use crate::pages::not_found::Missing;
 use crate::pages::{count, LoadError};
-use crate::views::CourseDetail;
+use crate::views::{CourseDetail, MemberRow};
 
 #[component]
 pub fn CoursePage() -> impl IntoView {
@@ -20,6 +20,7 @@ pub fn CoursePage() -> impl IntoView {
     let code = move || params.read().get("code").unwrap_or_default();
     let drop = ServerAction::<DropStudent>::new();
     let assign = ServerAction::<MakeInstructor>::new();
+    let removed = RwSignal::new(None::<String>);
     let import = RosterImportState::new();
     let course = Resource::new(
         move || {
@@ -36,7 +37,7 @@ pub fn CoursePage() -> impl IntoView {
         <Transition fallback=|| view! { <div class="card skeleton">"Loading…"</div> }>
             {move || Suspend::new(async move {
                 match course.await {
-                    Ok(detail) => view! { <CourseView detail drop assign import/> }.into_any(),
+                    Ok(detail) => view! { <CourseView detail drop assign import removed/> }.into_any(),
                     Err(error) if message(&error).starts_with(crate::api::courses::NO_SUCH_COURSE) => view! {
                         <Missing title="No such course" heading="There is no such course."
                             back=("/courses".to_string(), "See your courses".to_string())>
@@ -50,12 +51,48 @@ pub fn CoursePage() -> impl IntoView {
     }
 }
 
+/// One member of the roster, with "Remove" for a student the caller may remove.
+#[component]
+fn MemberLine(
+    m: MemberRow,
+    code: String,
+    manage: bool,
+    contacts: bool,
+    drop: ServerAction<DropStudent>,
+    removed: RwSignal<Option<String>>,
+) -> impl IntoView {
+    let username = m.username.clone().unwrap_or_default();
+    let removable = manage && m.role == "student" && m.username.is_some();
+    view! {
+        <tr data-member=m.username.clone()>
+            {contacts.then(|| view! { <td><b>{username.clone()}</b></td> })}
+            <td>{m.display_name.clone()}</td>
+            {contacts.then(|| view! { <td class="muted">{m.email.clone().unwrap_or_default()}</td> })}
+            <td><Badge kind=m.role.clone() text=m.role.clone()/></td>
+            <td class="actions">
+                {removable.then(|| view! {
+                    <ConfirmButton label="Remove" class="btn-ghost-dark btn-small remove-student"
+                        question=format!("Remove {username} from {code}?")
+                        warning="They lose access to the course and cannot start sessions in it. Their account and files stay; importing them again brings them back."
+                        confirm="Remove from course"
+                        on_confirm=Callback::new(move |()| {
+                            removed.set(Some(username.clone()));
+                            drop.dispatch(DropStudent { code: code.clone(), username: username.clone() });
+                        })/>
+                })}
+            </td>
+        </tr>
+    }
+}
+
 #[component]
 fn CourseView(
     detail: CourseDetail,
     drop: ServerAction<DropStudent>,
     assign: ServerAction<MakeInstructor>,
     import: RosterImportState,
+    /// Who the last "Remove" was for, named in its confirmation.
+    removed: RwSignal<Option<String>>,
 ) -> impl IntoView {
     let code = detail.code.clone();
     let manage = detail.can_manage_roster;
@@ -65,34 +102,16 @@ fn CourseView(
         .iter()
         .filter(|m| m.role == "student")
         .count();
-    let rows = detail
-        .members
-        .iter()
-        .map(|m| {
-            let username = m.username.clone().unwrap_or_default();
-            let code = code.clone();
-            let removable = manage && m.role == "student" && m.username.is_some();
-            view! {
-                <tr>
-                    {contacts.then(|| view! { <td><b>{username.clone()}</b></td> })}
-                    <td>{m.display_name.clone()}</td>
-                    {contacts.then(|| view! { <td class="muted">{m.email.clone().unwrap_or_default()}</td> })}
-                    <td><Badge kind=m.role.clone() text=m.role.clone()/></td>
-                    <td class="actions">
-                        {removable.then(|| view! {
-                            <ConfirmButton label="Remove" class="btn-ghost-dark btn-small remove-student"
-                                question=format!("Remove {username} from {code}?")
-                                warning="They lose access to the course and cannot start sessions in it. Their account and files stay; importing them again brings them back."
-                                confirm="Remove from course"
-                                on_confirm=Callback::new(move |()| {
-                                    drop.dispatch(DropStudent { code: code.clone(), username: username.clone() });
-                                })/>
-                        })}
-                    </td>
-                </tr>
-            }
-        })
-        .collect_view();
+    // One row per member, keyed by username (members whose username the caller may not
+    // see have no controls and are told apart by their place).
+    let members: Vec<(usize, MemberRow)> = detail.members.iter().cloned().enumerate().collect();
+    let rows = view! {
+        <For
+            each=move || members.clone()
+            key=|(i, m): &(usize, MemberRow)| (m.username.clone(), if m.username.is_some() { 0 } else { *i })
+            children=move |(_, m): (usize, MemberRow)| view! { <MemberLine m code=code.clone() manage contacts drop removed/> }
+        />
+    };
     let errors = move || {
         [
             drop.value().get().and_then(Result::err),
@@ -105,9 +124,14 @@ fn CourseView(
     };
     let done = move || {
         if matches!(assign.value().get(), Some(Ok(()))) {
-            Some("Instructor added. They see the roster and can import students now.")
+            Some("Instructor added. They see the roster and can import students now.".to_string())
         } else if matches!(drop.value().get(), Some(Ok(()))) {
-            Some("Student removed from the course. Their account stays.")
+            Some(match removed.get() {
+                Some(name) => {
+                    format!("Student removed from the course: {name}. Their account stays.")
+                }
+                None => "Student removed from the course. Their account stays.".to_string(),
+            })
         } else {
             None
         }

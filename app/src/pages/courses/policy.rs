@@ -13,6 +13,28 @@ use crate::components::message::{ErrorMessage, SuccessMessage};
 use crate::pages::LoadError;
 use crate::views::{FieldProblemView, PolicyPageView, StudentBudgetRow};
 
+/// The policy form's fields from top to bottom (each control's id is `policy-FIELD`).
+const FIELD_ORDER: [&str; 18] = [
+    "images",
+    "profiles",
+    "max_slices",
+    "max_minutes",
+    "max_sessions",
+    "internet",
+    "quota_hours",
+    "period",
+    "reset",
+    "term",
+    "time_zone",
+    "booked_time",
+    "idle_minutes",
+    "idle_waiting_minutes",
+    "idle_warning_minutes",
+    "idle_gpu_percent",
+    "job_idle_minutes",
+    "job_idle",
+];
+
 const WEEKDAYS: [&str; 7] = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
 
 #[component]
@@ -84,7 +106,35 @@ fn PolicyView(
     let f = page.fields.clone();
     let saved = move || matches!(save.value().get(), Some(Ok(ref p)) if p.is_empty());
     let refused = move || matches!(save.value().get(), Some(Ok(ref p)) if !p.is_empty());
-    let save_error = move || save.value().get().and_then(Result::err).map(|e| view! { <ErrorMessage text=message(&e)/> });
+    let refused_count = move || match save.value().get() {
+        Some(Ok(problems)) if !problems.is_empty() => {
+            let mut fields: Vec<String> = problems.into_iter().map(|p| p.field).collect();
+            fields.sort();
+            fields.dedup();
+            Some(fields.len())
+        }
+        _ => None,
+    };
+    let save_error = move || save.value().get().and_then(Result::err).map(|e| message(&e));
+    // After a refused save, the first field marked (in the form's order) takes the focus,
+    // which also scrolls it into view. Only for a save answered while this form is shown,
+    // not for an older one when the page is drawn again (after a grant, say).
+    Effect::new(move |ran: Option<()>| {
+        let answer = save.value().get();
+        if ran.is_none() {
+            return;
+        }
+        if let Some(Ok(problems)) = answer {
+            let first = FIELD_ORDER
+                .iter()
+                .copied()
+                .find(|field| problems.iter().any(|p| p.field == *field))
+                .or_else(|| problems.first().map(|p| p.field.as_str()));
+            if let Some(field) = first {
+                focus_field(field);
+            }
+        }
+    });
     let slice_options = (1..=7)
         .map(|n| {
             let value = n.to_string();
@@ -107,11 +157,11 @@ fn PolicyView(
         <p class="eyebrow"><a href=format!("/courses/{}", page.code)>{page.code.clone()}</a></p>
         <h1 class="page-title">"Policy and quota"</h1>
         <p class="muted">{format!("What students of {} may run. Changes apply to sessions started from now on; running sessions keep the rules they started with, except that a used-up budget stops them.", page.title)}</p>
-        <div aria-live="polite">
-            {move || saved().then(|| view! { <SuccessMessage>"Policy saved. New sessions follow it."</SuccessMessage> })}
-            {move || refused().then(|| view! { <ErrorMessage text="Nothing was saved: fix the fields marked below."/> })}
-        </div>
-        {save_error}
+        // The outcome shows here and again by the button (the form is long); only the one by
+        // the button is announced.
+        {move || saved().then(|| view! { <p class="form-ok">"Policy saved. New sessions follow it."</p> })}
+        {move || refused().then(|| view! { <p class="form-error">"Nothing was saved: fix the fields marked below."</p> })}
+        {move || save_error().map(|e| view! { <p class="form-error">{e}</p> })}
         <ActionForm action=save attr:class="form policy-form">
             <input type="hidden" name="code" value=page.code.clone()/>
             <section class="card">
@@ -203,7 +253,21 @@ fn PolicyView(
                     </Field>
                 </div>
             </section>
-            <button class="btn btn-primary" type="submit">"Save policy"</button>
+            <div class="form-actions save-actions">
+                <button class="btn btn-primary" type="submit" disabled=move || save.pending().get()>
+                    {move || if save.pending().get() { "Saving…" } else { "Save policy" }}
+                </button>
+                <div class="save-feedback" aria-live="polite">
+                    {move || saved().then(|| view! { <SuccessMessage>"Policy saved. New sessions follow it."</SuccessMessage> })}
+                    {move || refused_count().map(|n| view! {
+                        <ErrorMessage text=format!(
+                            "Nothing was saved: fix the {} marked above.",
+                            if n == 1 { "field".to_string() } else { format!("{n} fields") }
+                        )/>
+                    })}
+                    {move || save_error().map(|e| view! { <ErrorMessage text=e/> })}
+                </div>
+            </div>
         </ActionForm>
         <div class="grid-sidebar">
             <StudentBudgets students=page.students.clone()/>
@@ -275,3 +339,18 @@ fn GrantForm(code: String, grant: ServerAction<GrantExtraHours>, students: Vec<S
         </section>
     }
 }
+
+/// Moves the focus to the control of `field` (`#policy-FIELD`), in the browser.
+#[cfg(feature = "hydrate")]
+fn focus_field(field: &str) {
+    use wasm_bindgen::JsCast;
+    let control = leptos::prelude::document()
+        .get_element_by_id(&format!("policy-{field}"))
+        .and_then(|el| el.dyn_into::<web_sys::HtmlElement>().ok());
+    if let Some(control) = control {
+        let _ = control.focus();
+    }
+}
+
+#[cfg(not(feature = "hydrate"))]
+fn focus_field(_field: &str) {}

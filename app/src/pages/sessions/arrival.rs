@@ -56,21 +56,32 @@ impl Arrivals {
 }
 
 /// A button that asks the browser's permission to notify, shown on a waiting session
-/// while the student has neither allowed nor refused notifications.
+/// while the student has neither allowed nor refused notifications; once refused, a note
+/// says so. (The permission is read after hydration: the server cannot know it.)
 #[component]
 pub fn NotifyWhenReady() -> impl IntoView {
-    let ask = RwSignal::new(false);
-    Effect::new(move |_| ask.set(permission().as_deref() == Some("default")));
+    let state = RwSignal::new(None::<String>);
+    Effect::new(move |_| state.set(permission()));
     let request = move |_| {
         request_permission();
-        ask.set(false);
+        state.set(None);
     };
-    view! {
-        <Show when=move || ask.get()>
-            <button type="button" class="btn btn-secondary btn-small notify-me" on:click=request>
-                "Notify me when it starts"
-            </button>
-        </Show>
+    move || {
+        match state.get().as_deref() {
+            Some("default") => Some(
+                view! {
+                    <button type="button" class="btn btn-secondary btn-small notify-me" on:click=request>
+                        "Notify me when it starts"
+                    </button>
+                }
+                .into_any(),
+            ),
+            Some("denied") => Some(
+                view! { <p class="muted small notify-blocked">"Notifications are blocked in this browser's settings."</p> }
+                    .into_any(),
+            ),
+            _ => None,
+        }
     }
 }
 

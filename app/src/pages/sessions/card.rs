@@ -24,10 +24,23 @@ pub fn SessionCard(
     let (word, kind) = words::badge(&s);
     let job = s.kind == "job";
     let stop_id = s.id.clone();
-    let (question, warning, confirm) = if job {
-        ("Stop this job?", "The command is ended now and the GPU slice given back. Files it already wrote to your home folder stay.", "Stop job")
+    // A waiting claim has nothing running yet: leaving the queue gives up its place only.
+    let waiting = matches!(s.state.as_str(), "requested" | "queued");
+    let (label, question, warning, confirm) = if waiting {
+        (
+            "Leave the queue",
+            "Leave the queue?",
+            if job {
+                "Your job will not run: it gives up its place in the line for a slice. Nothing has started, so nothing is lost; you can join the queue again later, at the back."
+            } else {
+                "Your notebook will not start: it gives up its place in the line for a slice. Nothing has started, so nothing is lost; you can join the queue again later, at the back."
+            },
+            "Leave the queue",
+        )
+    } else if job {
+        ("Stop", "Stop this job?", "The command is ended now and the GPU slice given back. Files it already wrote to your home folder stay.", "Stop job")
     } else {
-        ("Stop this notebook?", "JupyterLab closes and the GPU slice is given back. Anything you have not saved is lost: save your notebooks first. Saved files in your home folder stay.", "Stop notebook")
+        ("Stop", "Stop this notebook?", "JupyterLab closes and the GPU slice is given back. Anything you have not saved is lost: save your notebooks first. Saved files in your home folder stay.", "Stop notebook")
     };
     let quota = s.stops_for == "quota";
     let stop_warning = s.ends_at_ms.map(|deadline_ms| {
@@ -65,7 +78,7 @@ pub fn SessionCard(
                     {s.open_url.clone().map(|url| view! {
                         <a class="btn btn-primary btn-small open-lab" href=url target="_blank" rel="noopener">"Open JupyterLab"</a>
                     })}
-                    <ConfirmButton label="Stop" class="btn-secondary btn-small stop"
+                    <ConfirmButton label class="btn-secondary btn-small stop"
                         question warning confirm
                         on_confirm=Callback::new(move |()| { stop.dispatch(StopSession { id: stop_id.clone(), reason: None }); })/>
                 </div>
@@ -156,7 +169,8 @@ fn SessionDetails(session: SessionView) -> impl IntoView {
             <div><dt>"Image"</dt><dd class="mono">{s.image.clone()}</dd></div>
             <div><dt>"Slice"</dt><dd>{s.placement.clone().unwrap_or_else(|| "not placed yet".into())}</dd></div>
             <div class="wide"><dt>"Session"</dt><dd class="mono">{s.id.clone()}</dd></div>
-            <div class="wide"><dt>"MIG device"</dt><dd class="mono">{s.mig_uuid.clone().unwrap_or_else(|| "—".into())}</dd></div>
+            // Administrators only: students' sessions come without the device.
+            {s.mig_uuid.clone().map(|uuid| view! { <div class="wide"><dt>"MIG device"</dt><dd class="mono">{uuid}</dd></div> })}
         </dl>
         <ol class="steps session-steps">{steps}</ol>
         {server_log}
@@ -196,6 +210,23 @@ fn SessionLogs(id: String, live: bool, initial: String, label: &'static str) -> 
                 let t = text.get();
                 if t.is_empty() { "(nothing printed yet)".to_string() } else { t }
             }}</pre>
+        </div>
+    }
+}
+
+/// The top of the sessions page after a session ended by something other than its
+/// student's own stop (an instructor, the time limit, an idle cull, a failure): what ended,
+/// why, and that the files are kept.
+#[component]
+pub fn EndedBanner(ended: SessionView) -> impl IntoView {
+    let what = if ended.kind == "job" { "job" } else { "notebook" };
+    let failed = ended.state == "failed";
+    let title = if failed { format!("Your {what} failed") } else { format!("Your {what} has ended") };
+    view! {
+        <div class="card ended-banner" class:ended-failed=failed role="status" data-session=ended.id.clone()>
+            <h2 class="ended-title">{title}</h2>
+            <p class="ended-reason">{format!("{}: {}.", ended.id, ended.reason.trim_end_matches('.'))}</p>
+            <p class="muted small">"Your files in your home folder are kept. Start again below when you are ready."</p>
         </div>
     }
 }

@@ -9,16 +9,92 @@ use crate::components::form::reset_on_success;
 use crate::components::time::{EtaText, LocalTime};
 use crate::views::{BudgetView, LaunchCourse, ProfileOption};
 
-fn option_label(p: &ProfileOption) -> String {
-    match (p.free, p.queued) {
-        (0, 0) => format!("{} — none free, you would wait", p.name),
-        (0, q) => format!("{} — none free, {q} waiting", p.name),
-        (f, _) => format!("{} — {f} free", p.name),
-    }
+/// `1g.10gb — 3 free · 10 GB GPU memory, …`, and why it cannot be picked when the budget
+/// is too small for it.
+fn option_label(p: &ProfileOption, within_budget: bool) -> String {
+    let free = match (p.free, p.queued) {
+        (0, 0) => "none free, you would wait".to_string(),
+        (0, q) => format!("none free, {q} waiting"),
+        (f, _) => format!("{f} free"),
+    };
+    let facts = size_facts(&p.name)
+        .map(|f| format!(" · {f}"))
+        .unwrap_or_default();
+    let short = if within_budget {
+        ""
+    } else {
+        " (not enough slice-hours left)"
+    };
+    format!("{} — {free}{facts}{short}", p.name)
+}
+
+/// A GPU has seven compute slices.
+const GPU_SLICES: u32 = 7;
+
+/// Compute slices of a MIG profile name (`3g.40gb` → 3): also the slice-hours it uses per
+/// hour. `None` for a name not of the `Ng.…` form.
+fn compute_slices(profile: &str) -> Option<u32> {
+    profile
+        .split_once('g')
+        .and_then(|(n, _)| n.parse().ok())
+        .filter(|n| (1..=GPU_SLICES).contains(n))
+}
+
+/// What a slice size gives and costs: `1g.10gb` → `10 GB GPU memory, 1 of 7 compute
+/// slices, 1 slice-hour per hour` (the memory is left out when the name does not say it).
+pub fn size_facts(profile: &str) -> Option<String> {
+    let slices = compute_slices(profile)?;
+    let memory = profile
+        .split_once('.')
+        .and_then(|(_, rest)| rest.split_once("gb"))
+        .and_then(|(gb, _)| gb.parse::<u32>().ok())
+        .map(|gb| format!("{gb} GB GPU memory, "))
+        .unwrap_or_default();
+    let unit = if slices == 1 {
+        "slice-hour"
+    } else {
+        "slice-hours"
+    };
+    Some(format!(
+        "{memory}{slices} of {GPU_SLICES} compute slices, {slices} {unit} per hour"
+    ))
+}
+
+/// Whether the budget's `left` slice-hours (`4.5`) still pay for a quarter of an hour of
+/// `profile`. No budget, or numbers that do not parse, never block a size (the server
+/// checks again).
+pub fn affordable(left: Option<&str>, profile: &str) -> bool {
+    let Some(left) = left
+        .and_then(|l| l.trim().parse::<f64>().ok())
+        .filter(|l| l.is_finite())
+    else {
+        return true;
+    };
+    let per_hour = f64::from(compute_slices(profile).unwrap_or(GPU_SLICES));
+    left > 0.0 && left >= per_hour * 0.25
+}
+
+/// Why nothing more can be started: `live` sessions running or waiting already reach the
+/// course's limit of `max` at once (the portal refuses the next one then).
+pub fn at_limit(live: usize, max: Option<i64>) -> Option<String> {
+    let max = max.filter(|m| *m > 0)?;
+    ((live as i64) >= max).then(|| {
+        format!(
+            "You have {} running or waiting, the most this course allows at once. Stop one, or leave a queue, to start another.",
+            crate::pages::count(live, "session", "sessions")
+        )
+    })
 }
 
 #[component]
-pub fn LaunchCard(course: LaunchCourse, start: ServerAction<StartSession>) -> impl IntoView {
+pub fn LaunchCard(
+    course: LaunchCourse,
+    start: ServerAction<StartSession>,
+    /// Set when the student may not start more now (see [`at_limit`]): the Start buttons
+    /// are disabled and this says why.
+    #[prop(optional_no_strip)]
+    full: Option<String>,
+) -> impl IntoView {
     let error = move || {
         start
             .value()
@@ -28,10 +104,15 @@ pub fn LaunchCard(course: LaunchCourse, start: ServerAction<StartSession>) -> im
     };
     let profiles = course.profiles.clone();
     let images = course.images.clone();
+    let left = course.budget.as_ref().map(|b| b.left.clone());
     let selects = move || -> AnyView {
         let profile_options = profiles
             .iter()
-            .map(|p| view! { <option value=p.name.clone()>{option_label(p)}</option> })
+            .map(|p| {
+                let ok = affordable(left.as_deref(), &p.name);
+                let too_dear = !ok;
+                view! { <option value=p.name.clone() disabled=too_dear>{option_label(p, ok)}</option> }
+            })
             .collect_view();
         let image_options = images
             .iter()
@@ -57,6 +138,10 @@ pub fn LaunchCard(course: LaunchCourse, start: ServerAction<StartSession>) -> im
     let job_course_id = course_id.clone();
     let notebook_selects = selects();
     let job_selects = selects();
+    let full_id = format!("launch-full-{}", course.course_id);
+    let blocked = full.is_some();
+    let described_by = blocked.then(|| full_id.clone());
+    let job_described_by = described_by.clone();
     let job_form = NodeRef::<leptos::html::Form>::new();
     reset_on_success(
         job_form,
@@ -69,12 +154,13 @@ pub fn LaunchCard(course: LaunchCourse, start: ServerAction<StartSession>) -> im
                 <span class="muted small">"Sessions stop after " {course.max_minutes} " minutes"</span>
             </div>
             {course.budget.clone().map(|b| view! { <BudgetLine budget=b/> })}
+            {full.map(|why| view! { <p class="launch-full" id=full_id>{why}</p> })}
             <div class="grid-2">
                 <ActionForm action=start attr:class="form launch-notebook">
                     <h3>"JupyterLab"</h3>
                     <input type="hidden" name="course_id" value=course_id/>
                     {notebook_selects}
-                    <button class="btn btn-primary" type="submit">"Start notebook"</button>
+                    <button class="btn btn-primary" type="submit" disabled=blocked aria-describedby=described_by>"Start notebook"</button>
                 </ActionForm>
                 <ActionForm action=start node_ref=job_form attr:class="form launch-job">
                     <h3>"Training job"</h3>
@@ -91,7 +177,7 @@ pub fn LaunchCard(course: LaunchCourse, start: ServerAction<StartSession>) -> im
                         "spaces), but no shell runs it, so " <code>"|"</code> ", " <code>";"</code> " and "
                         <code>"$VAR"</code> " are passed as plain text."
                     </p>
-                    <button class="btn btn-secondary" type="submit">"Run job"</button>
+                    <button class="btn btn-secondary" type="submit" disabled=blocked aria-describedby=job_described_by>"Run job"</button>
                 </ActionForm>
             </div>
             <ul class="launch-waits muted small">{waits}</ul>
@@ -114,5 +200,48 @@ fn BudgetLine(budget: BudgetView) -> impl IntoView {
                 <span class="budget-note">" Your budget is used up; new sessions start again when it renews, or ask your instructor for extra time."</span>
             })}
         </p>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{affordable, size_facts};
+
+    #[test]
+    fn sizes_say_memory_slices_and_cost() {
+        assert_eq!(
+            size_facts("1g.10gb").as_deref(),
+            Some("10 GB GPU memory, 1 of 7 compute slices, 1 slice-hour per hour")
+        );
+        assert_eq!(
+            size_facts("3g.40gb").as_deref(),
+            Some("40 GB GPU memory, 3 of 7 compute slices, 3 slice-hours per hour")
+        );
+        assert_eq!(
+            size_facts("1g.10gb+me").as_deref(),
+            Some("10 GB GPU memory, 1 of 7 compute slices, 1 slice-hour per hour")
+        );
+        assert_eq!(
+            size_facts("7g").as_deref(),
+            Some("7 of 7 compute slices, 7 slice-hours per hour")
+        );
+        assert_eq!(size_facts("whole-gpu"), None);
+        assert_eq!(size_facts("9g.90gb"), None);
+    }
+
+    #[test]
+    fn a_size_needs_a_quarter_hour_of_budget() {
+        assert!(affordable(None, "7g.80gb"));
+        assert!(affordable(Some("4.5"), "3g.40gb"));
+        assert!(affordable(Some("0.75"), "3g.40gb"));
+        assert!(!affordable(Some("0.5"), "3g.40gb"));
+        assert!(affordable(Some("0.25"), "1g.10gb"));
+        assert!(!affordable(Some("0"), "1g.10gb"));
+        assert!(!affordable(Some("-1"), "1g.10gb"));
+        // A size of unknown cost counts as the whole GPU.
+        assert!(!affordable(Some("1"), "whole-gpu"));
+        // What cannot be read never blocks.
+        assert!(affordable(Some("lots"), "1g.10gb"));
+        assert!(affordable(Some(""), "1g.10gb"));
     }
 }

@@ -17,7 +17,7 @@ use crate::api::sessions::{
 };
 use crate::components::message::EmptyState;
 use crate::pages::LoadError;
-use crate::views::SessionView;
+use crate::views::{LaunchCourse, SessionView};
 use card::{HistoryRow, SessionCard};
 use launch::LaunchCard;
 
@@ -78,6 +78,9 @@ pub fn SessionsPage() -> impl IntoView {
             {move || Suspend::new(async move {
                 match sessions.await {
                     Ok(list) => {
+                        // Only the newest: an older end was either told already or is
+                        // followed by a newer session.
+                        let ended = list.first().filter(|s| s.end_to_tell).cloned();
                         let live: Vec<SessionView> = list.into_iter().filter(|s| s.live).collect();
                         let heading = if live.iter().all(|s| matches!(s.state.as_str(), "requested" | "queued")) {
                             "Waiting for a slice"
@@ -86,12 +89,15 @@ pub fn SessionsPage() -> impl IntoView {
                         } else {
                             "Running now"
                         };
-                        (!live.is_empty()).then(|| view! {
-                            <h2 class="section-title">{heading}</h2>
-                            <div class="session-list live-sessions">
-                                {live.into_iter().map(|session| view! { <SessionCard session stop keep/> }).collect_view()}
-                            </div>
-                        })
+                        view! {
+                            {ended.map(|e| view! { <card::EndedBanner ended=e/> })}
+                            {(!live.is_empty()).then(|| view! {
+                                <h2 class="section-title">{heading}</h2>
+                                <div class="session-list live-sessions">
+                                    {live.into_iter().map(|session| view! { <SessionCard session stop keep/> }).collect_view()}
+                                </div>
+                            })}
+                        }
                         .into_any()
                     }
                     Err(error) => view! { <LoadError error/> }.into_any(),
@@ -101,6 +107,12 @@ pub fn SessionsPage() -> impl IntoView {
         <h2 class="section-title">"Start something"</h2>
         <Transition fallback=|| view! { <div class="card skeleton">"Reading your courses…"</div> }>
             {move || Suspend::new(async move {
+                // Sessions running or waiting, in any course: the portal counts them all
+                // against the course's limit of sessions at once.
+                let live = match sessions.await {
+                    Ok(list) => list.iter().filter(|s| s.live).count(),
+                    Err(_) => 0,
+                };
                 match options.await {
                     Ok(courses) if courses.is_empty() => view! {
                         <EmptyState title="Nothing to start yet">
@@ -109,7 +121,10 @@ pub fn SessionsPage() -> impl IntoView {
                     }.into_any(),
                     Ok(courses) => courses
                         .into_iter()
-                        .map(|course| view! { <LaunchCard course start/> })
+                        .map(|course| {
+                            let full = launch::at_limit(live, sessions_allowed(&course));
+                            view! { <LaunchCard course start full/> }
+                        })
                         .collect_view()
                         .into_any(),
                     Err(error) => view! { <LoadError error/> }.into_any(),
@@ -118,6 +133,11 @@ pub fn SessionsPage() -> impl IntoView {
         </Transition>
         <History changes=Signal::derive(changes) page/>
     }
+}
+
+/// How many sessions the student may have running or waiting at once in `course`.
+fn sessions_allowed(course: &LaunchCourse) -> Option<i64> {
+    Some(course.max_sessions)
 }
 
 /// Past sessions, newest first, a page at a time, read from the server page by page (so
