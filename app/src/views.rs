@@ -180,6 +180,25 @@ pub struct CourseDetail {
     /// The caller may open the course's policy page (its instructors and admins).
     pub can_set_policy: bool,
     pub members: Vec<MemberRow>,
+    /// The caller is one of the course's students: the page offers "Start a session".
+    pub is_student: bool,
+    /// Slice sizes the course allows among those the GPUs offer (its own list when the
+    /// GPUs could not be read; empty: any size up to `max_slices`).
+    pub profiles: Vec<String>,
+    /// The largest slice a student may claim, in compute slices.
+    pub max_slices: i64,
+    /// The longest a session runs, in minutes.
+    pub max_minutes: i64,
+    /// Sessions one student may have running or waiting at once.
+    pub max_sessions: i64,
+    /// The slice-hour budget per student, in words, when the course sets one:
+    /// `6 slice-hours per student this week; resets Monday 00:00 (Europe/Berlin)`.
+    pub quota: Option<String>,
+    /// The caller's own budget this period (a student of a course with a quota).
+    pub budget: Option<BudgetView>,
+    /// Booked lab sessions still to come or running (who booked them only for those who
+    /// see contacts).
+    pub bookings: Vec<BookingView>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -401,6 +420,8 @@ pub struct Eta {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionView {
     pub id: String,
+    /// The course it runs in, for starting the same again.
+    pub course_id: i64,
     pub course: String,
     /// `notebook` or `job`
     pub kind: String,

@@ -221,10 +221,10 @@ impl Browser {
         path
     }
 
-    /// Screenshots at 1280 px and at a phone's 390 px (`NAME-1280`, `NAME-390`), then
+    /// Screenshots at each of [`crate::WIDTHS`] (`NAME-320`, `NAME-390`, `NAME-1280`), then
     /// restores the desktop width.
     pub async fn screenshot_widths(&self, name: &str) {
-        for width in [390u32, 1280] {
+        for width in crate::WIDTHS {
             self.client.set_window_size(width, 1400).await.expect("window size");
             tokio::time::sleep(Duration::from_millis(300)).await;
             self.screenshot(&format!("{name}-{width}")).await;

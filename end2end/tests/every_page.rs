@@ -158,8 +158,9 @@ async fn every_page_fits_a_phone_and_passes_axe_for_every_role() {
         .click(".live-sessions .session-details summary")
         .await;
     let details = text(&browser, ".live-sessions .session-details").await;
+    // The student reads where it runs in plain words, never device or container ids.
     assert!(
-        details.contains("MIG-") && details.contains("allocating"),
+        !details.contains("MIG-") && !details.contains("slicehub-s-") && details.contains("GPU 0"),
         "{details}"
     );
     browser.check_page("student-session-details").await;
@@ -231,6 +232,18 @@ async fn every_page_fits_a_phone_and_passes_axe_for_every_role() {
         members.contains(" members · ") && !members.contains("1 members"),
         "{members}"
     );
+    // A student reads the course's rules and booked labs, and finds the way to start.
+    let rules = text(&browser, ".course-rules").await.to_lowercase();
+    for rule in [
+        "slice sizes",
+        "longest session",
+        "sessions at once",
+        "budget per student",
+        "booked labs",
+    ] {
+        assert!(rules.contains(rule), "{rule:?} missing: {rules}");
+    }
+    assert_eq!(count(&browser, "a.start-link[href='/sessions']").await, 1);
     visit(
         &browser,
         &url,
@@ -255,14 +268,11 @@ async fn every_page_fits_a_phone_and_passes_axe_for_every_role() {
         "a signed-in user is not asked to sign in"
     );
     assert_eq!(count(&browser, ".who").await, 1);
-    visit(
-        &browser,
-        &url,
-        "/courses/NO-SUCH-1",
-        ".notfound",
-        "student-no-such-course",
-    )
-    .await;
+    // The guard answers this one itself (the same page for a course that exists but is
+    // not the student's, so codes cannot be tried out), like the 403 page: no bundle.
+    browser.client.goto(&format!("{url}/courses/NO-SUCH-1")).await.unwrap();
+    browser.wait_for(".notfound").await;
+    browser.check_page("student-no-such-course").await;
     let page = text(&browser, "main").await;
     assert!(
         page.contains("There is no such course.") && !page.contains("status"),
@@ -376,6 +386,12 @@ async fn every_page_fits_a_phone_and_passes_axe_for_every_role() {
         browser.wait_for(".gpu-card").await;
     }
     visit(&browser, &url, "/gpus", ".gpu-section", "admin-gpus").await;
+    // A GPU is named the same on every page: its index and its model.
+    let name = text(&browser, ".gpu-card .gpu-name").await;
+    assert!(
+        name.starts_with("GPU 0 · ") && name.len() > "GPU 0 · ".len(),
+        "{name}"
+    );
     // Draining a GPU says who drained it, on the card and above its instances; back in
     // service, both go.
     // It asks first and says what follows: on the only GPU, every claim waits.
@@ -434,6 +450,11 @@ async fn every_page_fits_a_phone_and_passes_axe_for_every_role() {
         tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     }
     browser.check_page("admin-all-sessions").await;
+    let gpu = text(&browser, &format!("{running} td[data-label=GPU]")).await;
+    assert!(
+        gpu.starts_with("GPU ") && gpu.contains(" · "),
+        "the GPU as the GPU page names it: {gpu}"
+    );
     browser.click(&format!("{running} .stop-with-reason summary")).await;
     browser.fill(&format!("{running} .stop-form input[name=reason]"), "the GPU goes to maintenance").await;
     browser.click(&format!("{running} .stop-form button[type=submit]")).await;

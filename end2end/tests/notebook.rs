@@ -40,6 +40,14 @@ async fn a_student_opens_jupyterlab_through_the_portal_and_runs_a_cell() {
     assert_eq!(here.origin().ascii_serialization(), format!("http://{id}.nb.localhost:{port}"));
     assert_eq!(here.path(), href, "the door led to the same path on the notebook host");
     browser.screenshot("notebook-3-jupyterlab").await;
+    // A chip at JupyterLab's bottom left says how long the session has left and leads back
+    // to the portal's sessions page.
+    let chip = browser.wait_text("#slicehub-chip", "min left").await;
+    assert!(chip.starts_with("SliceHub · "), "{chip}");
+    let back = browser.wait_for("#slicehub-chip").await;
+    let portal_link = back.attr("href").await.unwrap().unwrap_or_default();
+    assert!(portal_link.ends_with("/sessions"), "{portal_link}");
+    assert_eq!(back.attr("target").await.unwrap().as_deref(), Some("_top"));
     browser.click(card).await;
     browser.click(".jp-Notebook .jp-Cell .cm-content").await;
     let editor = browser.wait_for(".jp-Notebook .jp-Cell .cm-content").await;
@@ -120,6 +128,10 @@ async fn a_student_opens_jupyterlab_through_the_portal_and_runs_a_cell() {
     assert_eq!(stop.status(), 200, "{}", stop.text().await.unwrap_or_default());
     let bar = browser.wait_text("#slicehub-session-ended", "this session has ended").await;
     assert!(bar.contains("stopped by admin: the lab is over") && bar.contains("files are kept"), "{bar}");
+    assert!(
+        browser.client.find(Locator::Css("#slicehub-chip")).await.is_err(),
+        "an ended session has no time left to show"
+    );
     browser.screenshot("notebook-5-ended-in-jupyterlab").await;
     browser.click("#slicehub-session-ended a").await;
     // The sessions page tells the end at its top, not only under "Earlier sessions".

@@ -84,6 +84,38 @@ async fn a_student_runs_a_job_then_a_notebook_and_stops_it() {
     assert!(ended.contains("Job echo training; done") && ended.contains("Finished without errors."), "{ended}");
     browser.wait_text(".session-history .history-row:first-child .log-tail", "training; done").await;
     browser.check_page("sessions-job-ended").await;
+    // Its last lines of output show in its row, unfolded, and "Run again" starts the same
+    // job once more.
+    let output = ".session-history .history-row:first-child .history-output";
+    browser.wait_text(output, "training; done").await;
+    browser
+        .click(".session-history .history-row:first-child button.run-again")
+        .await;
+    let finished = ".session-history .history-row[data-kind=job][data-state=ended]";
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let rows = browser
+            .client
+            .find_all(Locator::Css(finished))
+            .await
+            .unwrap();
+        if rows.len() >= 2 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "Run again started no second job"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    browser.wait_text(output, "training; done").await;
+    let first = browser
+        .wait_text(".session-history .history-row:first-child .what", "Job")
+        .await;
+    assert!(
+        first.contains("Job echo training; done"),
+        "the same command ran again: {first}"
+    );
 
     // A notebook, followed live until JupyterLab answers.
     browser.click("form.launch-notebook button[type=submit]").await;

@@ -61,9 +61,11 @@ pub async fn add_course(code: String, title: String) -> Result<(), ServerFnError
 
 #[server(endpoint = "open_course")]
 pub async fn open_course(code: String) -> Result<CourseDetail, ServerFnError> {
-    use super::ssr::{from_core, require, services, Action};
+    use super::ssr::{from_core, now_ms, require, services, Action, Caller};
     use crate::views::MemberRow;
     use slicehub_core::auth::authorize;
+    use slicehub_core::quotas::{budget_at, hours, zone_or_utc};
+    use slicehub_core::sessions::policy_of;
     let services = services()?;
     let course = ssr::course(&services, &code).await?;
     let caller = require(Action::ViewCourse(course.id)).await?;
@@ -74,7 +76,74 @@ pub async fn open_course(code: String) -> Result<CourseDetail, ServerFnError> {
         .map_err(from_core)?;
     // Who runs the roster sees how to reach people; classmates see names only.
     let manage = authorize(&caller, &Action::ManageRoster(course.id)).is_ok();
+    let student_id = match &caller {
+        Caller::User { id, .. } => members
+            .iter()
+            .find(|m| m.user.id == *id && m.role.as_str() == "student")
+            .map(|m| m.user.id),
+        Caller::Anonymous => None,
+    };
+    // The course's rules as its students live by them.
+    let policy = policy_of(&services.store, &services.config, course.id)
+        .await
+        .map_err(from_core)?;
+    // The sizes the GPUs offer that the course allows; unreadable GPUs leave the course's
+    // own list (or none) rather than failing the whole page.
+    let offered: Vec<String> = match services.sessions.known_profiles().await {
+        Ok(known) => known
+            .into_iter()
+            .filter(|p| policy.allows_profile(p))
+            .collect(),
+        Err(e) => {
+            tracing::warn!(error = %e, "the course page cannot read the GPUs' slice sizes");
+            Vec::new()
+        }
+    };
+    let profiles = if offered.is_empty() {
+        policy
+            .profiles
+            .iter()
+            .filter(|p| policy.allows_profile(p))
+            .cloned()
+            .collect()
+    } else {
+        offered
+    };
+    let quota = policy.quota.as_ref().map(|q| {
+        let free = if q.booked_time_free {
+            " Time in booked labs is not counted."
+        } else {
+            ""
+        };
+        format!(
+            "{} slice-hours per student {}; {}.{free}",
+            hours(q.slice_minutes * 60_000),
+            q.period.word(),
+            q.period.renewal(zone_or_utc(&policy.time_zone))
+        )
+    });
+    let budget = match student_id {
+        Some(user_id) => budget_at(&services.store, &policy, course.id, user_id, now_ms())
+            .await
+            .map_err(from_core)?
+            .map(super::policy::ssr::budget_view),
+        None => None,
+    };
+    let mut bookings = super::bookings::ssr::of_course(&services, course.id).await?;
+    if !manage {
+        for booking in &mut bookings {
+            booking.created_by = String::new();
+        }
+    }
     Ok(CourseDetail {
+        is_student: student_id.is_some(),
+        profiles,
+        max_slices: policy.max_slices,
+        max_minutes: policy.max_minutes,
+        max_sessions: policy.max_sessions,
+        quota,
+        budget,
+        bookings,
         can_manage_roster: manage,
         can_assign_instructors: authorize(&caller, &Action::AssignInstructor(course.id)).is_ok(),
         shows_contacts: manage,

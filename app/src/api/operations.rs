@@ -12,6 +12,7 @@ pub async fn operations_sessions(
     state: String,
 ) -> Result<OperationsPageView, ServerFnError> {
     use super::ssr::{from_core, now_ms, require, services, Action};
+    use crate::components::gpu_card::gpu_label;
     use crate::views::OperationsRow;
     use slicehub_core::sessions::{find_sessions, SessionFilter, RECENT_DAYS, STATE_FILTERS};
     use slicehub_core::CoreError;
@@ -24,11 +25,13 @@ pub async fn operations_sessions(
         Err(e) => return Err(from_core(e)),
     };
     let courses = services.store.list_courses().await.map_err(from_core)?.into_iter().map(|c| c.code).collect();
-    let gpus = services
+    // Each GPU's model by index, to name it the way every page does (`GPU 0 · model`).
+    let models: std::collections::BTreeMap<u32, String> = services
         .on_gpus(|b| b.list_gpus())
         .await
-        .map(|gpus| gpus.into_iter().map(|g| (g.index, format!("GPU {} · {}", g.index, g.name))).collect())
+        .map(|gpus| gpus.into_iter().map(|g| (g.index, g.name)).collect())
         .unwrap_or_default();
+    let gpus = models.iter().map(|(index, model)| (*index, gpu_label(*index, Some(model)))).collect();
     Ok(OperationsPageView {
         course: filter.course.trim().to_string(),
         user: filter.user.trim().to_string(),
@@ -40,7 +43,10 @@ pub async fn operations_sessions(
         sessions: found
             .into_iter()
             .map(|s| OperationsRow {
-                gpu: s.placement.as_ref().map(|p| format!("GPU {}", p.gpu_index)),
+                gpu: s
+                    .placement
+                    .as_ref()
+                    .map(|p| gpu_label(p.gpu_index, models.get(&p.gpu_index).map(String::as_str))),
                 live: !s.state.is_final(),
                 state: s.state.as_str().to_string(),
                 kind: s.kind.as_str().to_string(),

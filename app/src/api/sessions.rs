@@ -135,7 +135,10 @@ pub async fn my_sessions() -> Result<Vec<SessionView>, ServerFnError> {
             place.map(|p| (s.id.clone(), p as u32))
         })
         .collect();
-    let mut views = ssr_views::with_steps(store, sessions).await.map_err(from_core)?;
+    let models = ssr_views::gpu_models(&services, &sessions).await;
+    let mut views = ssr_views::with_steps(store, sessions, &models)
+        .await
+        .map_err(from_core)?;
     let warn = i64::from(services.config.quotas_warn_minutes) * 60_000;
     let idle = if views.iter().any(|v| v.state == "ready") {
         services.sessions.idle_notices().await.map_err(from_core)?
@@ -178,7 +181,8 @@ pub async fn session_history(page: u32) -> Result<HistoryPage, ServerFnError> {
     let Caller::User { id, is_admin, .. } = caller else {
         return Ok(HistoryPage { sessions: Vec::new(), page: 0, pages: 0 });
     };
-    let store = &services()?.store;
+    let services = services()?;
+    let store = &services.store;
     let per_page = i64::from(HISTORY_PAGE);
     let total = store.count_past_sessions_of_user(id).await.map_err(from_core)?;
     let pages = ((total + per_page - 1) / per_page).max(1);
@@ -187,9 +191,12 @@ pub async fn session_history(page: u32) -> Result<HistoryPage, ServerFnError> {
         .past_sessions_of_user(id, page * per_page, per_page)
         .await
         .map_err(from_core)?;
+    let models = ssr_views::gpu_models(&services, &sessions).await;
     Ok(HistoryPage {
         sessions: ssr_views::shown_to(
-            ssr_views::with_steps(store, sessions).await.map_err(from_core)?,
+            ssr_views::with_steps(store, sessions, &models)
+                .await
+                .map_err(from_core)?,
             is_admin,
         ),
         page: page as u32,
@@ -232,7 +239,8 @@ pub async fn start_session(
         .session_events(&session.id)
         .await
         .map_err(from_core)?;
-    let view = ssr_views::session_view(session, steps);
+    let models = ssr_views::gpu_models(&services, std::slice::from_ref(&session)).await;
+    let view = ssr_views::session_view(session, steps, &models);
     Ok(ssr_views::shown_to(vec![view], is_admin).remove(0))
 }
 
@@ -382,6 +390,7 @@ pub(crate) mod ssr_views {
     pub async fn with_steps(
         store: &slicehub_core::store::Store,
         sessions: Vec<GpuSession>,
+        models: &std::collections::HashMap<u32, String>,
     ) -> Result<Vec<SessionView>, slicehub_core::CoreError> {
         let ids: Vec<String> = sessions.iter().map(|s| s.id.clone()).collect();
         let mut steps: std::collections::HashMap<String, Vec<SessionEvent>> =
@@ -393,9 +402,26 @@ pub(crate) mod ssr_views {
             .into_iter()
             .map(|session| {
                 let own = steps.remove(&session.id).unwrap_or_default();
-                session_view(session, own)
+                session_view(session, own, models)
             })
             .collect())
+    }
+
+    /// Each GPU's model by index (`NVIDIA H100 80GB HBM3`), read only when one of
+    /// `sessions` has a slice on a GPU; empty when the GPUs cannot be read, and placements
+    /// then name the GPU by its index alone.
+    pub async fn gpu_models(
+        services: &slicehub_core::Services,
+        sessions: &[GpuSession],
+    ) -> std::collections::HashMap<u32, String> {
+        if sessions.iter().all(|s| s.placement.is_none()) {
+            return std::collections::HashMap::new();
+        }
+        services
+            .on_gpus(|gpus| gpus.list_gpus())
+            .await
+            .map(|gpus| gpus.into_iter().map(|g| (g.index, g.name)).collect())
+            .unwrap_or_default()
     }
 
     /// A student's own sessions without what only administrators need: the MIG device,
@@ -469,7 +495,12 @@ pub(crate) mod ssr_views {
     /// How long after a session ended the sessions page still says why at the top.
     const END_TOLD_MS: i64 = 30 * 60_000;
 
-    pub fn session_view(session: GpuSession, steps: Vec<SessionEvent>) -> SessionView {
+    pub fn session_view(
+        session: GpuSession,
+        steps: Vec<SessionEvent>,
+        models: &std::collections::HashMap<u32, String>,
+    ) -> SessionView {
+        use crate::components::gpu_card::gpu_label;
         use crate::components::time::{duration_words, minutes_left};
         let live = !session.state.is_final();
         let now = super::super::ssr::now_ms();
@@ -486,7 +517,10 @@ pub(crate) mod ssr_views {
             placement: session
                 .placement
                 .as_ref()
-                .map(|p| format!("GPU {} · {}", p.gpu_index, p.label))
+                .map(|p| {
+                    let gpu = gpu_label(p.gpu_index, models.get(&p.gpu_index).map(String::as_str));
+                    format!("{gpu} · {}", p.label)
+                })
                 .or_else(|| session.slurm_job.map(|job| format!("Slurm job {job}"))),
             ends_at: ends_at_ms.map(clock_of),
             ends_at_ms,
@@ -513,6 +547,7 @@ pub(crate) mod ssr_views {
                 })
                 .collect(),
             id: session.id,
+            course_id: session.course_id,
             course: session.course_code,
             kind: session.kind.as_str().to_string(),
             profile: session.profile,

@@ -4,6 +4,15 @@ use super::badge::Badge;
 use super::slice_bar::SliceBar;
 use crate::views::GpuLayoutView;
 
+/// How every page names a GPU: `GPU 0 · NVIDIA H100 80GB HBM3` when its model is known,
+/// else `GPU 0`.
+pub fn gpu_label(index: u32, model: Option<&str>) -> String {
+    match model.map(str::trim).filter(|m| !m.is_empty()) {
+        Some(model) => format!("GPU {index} · {model}"),
+        None => format!("GPU {index}"),
+    }
+}
+
 /// One GPU: its name, backend badge, mode, and its 8 memory slices with placed instances.
 #[component]
 pub fn GpuCard(layout: GpuLayoutView, simulated: bool) -> impl IntoView {
@@ -17,8 +26,8 @@ pub fn GpuCard(layout: GpuLayoutView, simulated: bool) -> impl IntoView {
         <article class="card gpu-card">
             <header class="gpu-head">
                 <div>
-                    <div class="gpu-index">{format!("GPU {} · {}", gpu.index, layout.mode)}</div>
-                    <h3 class="gpu-name">{gpu.name.clone()}</h3>
+                    <div class="gpu-index">{format!("MIG layout: {}", layout.mode)}</div>
+                    <h3 class="gpu-name">{gpu_label(gpu.index, Some(&gpu.name))}</h3>
                 </div>
                 {layout.drained_by.is_some().then(|| view! { <Badge kind="warn" text="drained" title="No new sessions are placed on this GPU"/> })}
                 {if simulated {
@@ -37,5 +46,20 @@ pub fn GpuCard(layout: GpuLayoutView, simulated: bool) -> impl IntoView {
                 <div class="wide"><dt>"UUID"</dt><dd class="mono">{gpu.uuid.clone()}</dd></div>
             </dl>
         </article>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gpu_label;
+
+    #[test]
+    fn a_gpu_is_named_by_index_and_model() {
+        assert_eq!(
+            gpu_label(0, Some("NVIDIA H100 80GB HBM3")),
+            "GPU 0 · NVIDIA H100 80GB HBM3"
+        );
+        assert_eq!(gpu_label(3, None), "GPU 3");
+        assert_eq!(gpu_label(1, Some("  ")), "GPU 1");
     }
 }

@@ -10,7 +10,7 @@ use crate::api::instance::{read_gpus, SetGpuDrained};
 use crate::api::message;
 use crate::components::confirm::ConfirmButton;
 use crate::components::message::ErrorMessage;
-use crate::components::gpu_card::GpuCard;
+use crate::components::gpu_card::{gpu_label, GpuCard};
 use crate::components::slurm_pool::SlurmPool;
 use crate::components::time::LocalTime;
 use crate::views::GpuLayoutView;
@@ -94,6 +94,7 @@ fn GpuSection(
     bookings: usize,
 ) -> impl IntoView {
     let index = layout.gpu.index;
+    let name = gpu_label(index, Some(&layout.gpu.name));
     let drained = layout.drained_by.is_some();
     let running = layout.instances.iter().filter(|i| i.holder.is_some()).count();
     let consequences = drain_consequences(running, serving, bookings);
@@ -132,7 +133,7 @@ fn GpuSection(
                     } else {
                         view! {
                             <ConfirmButton label="Drain" class="btn-secondary btn-small drain"
-                                question=format!("Drain GPU {index}?")
+                                question=format!("Drain {name}?")
                                 warning=consequences
                                 confirm="Drain GPU"
                                 on_confirm=Callback::new(move |()| { drain.dispatch(SetGpuDrained { index, drained: true }); })/>

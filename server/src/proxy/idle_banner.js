@@ -2,7 +2,8 @@
 // JupyterLab's page; it asks the portal (same origin, the notebook host) every 10 s
 // whether the session has an idle warning and shows it over JupyterLab's corner, with
 // "Keep it running"; once the session has ended, a bar across the top says why and leads
-// back to SliceHub.
+// back to SliceHub. While it runs, a small chip at the bottom left says how long it has
+// left ("SliceHub · 42 min left", counted down each minute) and leads back to SliceHub.
 (function () {
   var base = document.currentScript.src.replace(/_slicehub\/idle\.js.*$/, "");
   var bar = null;
@@ -42,9 +43,45 @@
     bar.appendChild(words);
     bar.appendChild(keep);
   }
+  var chip = null;
+  var endsAt = null;
+  var chipTimer = null;
+  // As the portal's pages say it: "42 min left", "2 h 5 min left".
+  function left(ms) {
+    var minutes = Math.max(0, Math.floor((ms - Date.now()) / 60000));
+    if (minutes === 0) { return "less than a minute left"; }
+    if (minutes >= 120) { return Math.floor(minutes / 60) + " h " + (minutes % 60) + " min left"; }
+    return minutes + " min left";
+  }
+  function drawChip() {
+    if (chip && endsAt) { chip.textContent = "SliceHub · " + left(endsAt); }
+  }
+  function dropChip() {
+    if (chip) { chip.remove(); chip = null; }
+    if (chipTimer) { clearInterval(chipTimer); chipTimer = null; }
+    endsAt = null;
+  }
+  function showChip(ms, url) {
+    if (!chip) {
+      chip = document.createElement("a");
+      chip.id = "slicehub-chip";
+      chip.target = "_top";
+      chip.title = "Your sessions in SliceHub";
+      // Small and out of the way: above JupyterLab's status bar, at its left end.
+      chip.style.cssText = "position:fixed;left:8px;bottom:30px;z-index:99999;padding:2px 8px;" +
+        "border-radius:10px;background:#ffffff;color:#1d4a2f;border:1px solid #b9cbbf;" +
+        "font:12px/1.5 system-ui,sans-serif;text-decoration:none;box-shadow:0 1px 3px rgba(0,0,0,.15);opacity:.92";
+      document.body.appendChild(chip);
+      chipTimer = setInterval(drawChip, 60000);
+    }
+    chip.href = url;
+    endsAt = ms;
+    drawChip();
+  }
   var timer = null;
   function ended(end) {
     hide();
+    dropChip();
     bar = document.createElement("div");
     bar.id = "slicehub-session-ended";
     bar.setAttribute("role", "alert");
@@ -66,10 +103,14 @@
   }
   function check() {
     fetch(base + "_slicehub/idle", { credentials: "same-origin", cache: "no-store" })
-      .then(function (r) { return r.ok ? r.json() : { idle: null }; })
+      .then(function (r) { return r.ok ? r.json() : null; })
       .then(function (answer) {
-        if (answer.ended) { ended(answer.ended); }
-        else if (answer.idle && answer.idle.stops) { show(answer.idle); }
+        // Not answered: no warning, and the chip goes on counting down.
+        if (!answer) { hide(); return; }
+        if (answer.ended) { ended(answer.ended); return; }
+        if (answer.ends_at_ms && answer.sessions_url) { showChip(answer.ends_at_ms, answer.sessions_url); }
+        else { dropChip(); }
+        if (answer.idle && answer.idle.stops) { show(answer.idle); }
         else { hide(); }
       })
       .catch(function () {});

@@ -1,6 +1,7 @@
 //! The idle warning inside JupyterLab. The proxy adds one script tag to JupyterLab's page
 //! (`…/lab`); the script asks `…/_slicehub/idle` on the notebook's own host and draws the
-//! warning over JupyterLab's corner, whose "Keep it running" posts to `…/_slicehub/keep`. These
+//! warning over JupyterLab's corner, whose "Keep it running" posts to `…/_slicehub/keep`,
+//! and a small chip at the bottom left with the time left, leading back to SliceHub. These
 //! paths are answered here and never reach JupyterLab. Chosen over a JupyterLab extension
 //! because it works with every image a course allows, with nothing installed in it, and
 //! the script only adds an element of its own to the page.
@@ -36,15 +37,24 @@ pub(super) async fn answer(state: &AppState, session: &GpuSession, rest: &str, m
                     None
                 }
             };
+            let sessions_url = format!("{}/sessions", state.services.notebooks.portal_url());
             // An ended session says so, and why, in place of JupyterLab's "check your
             // network" (its server is gone).
             let ended = session.state.is_final().then(|| {
                 serde_json::json!({
                     "reason": session.reason,
-                    "sessions_url": format!("{}/sessions", state.services.notebooks.portal_url()),
+                    "sessions_url": sessions_url,
                 })
             });
-            let body = serde_json::json!({ "idle": notice, "ended": ended });
+            // While it runs, the corner chip counts down to its time limit and leads back.
+            let ends_at_ms =
+                (session.state == SessionState::Ready).then_some(session.deadline_at_ms);
+            let body = serde_json::json!({
+                "idle": notice,
+                "ended": ended,
+                "ends_at_ms": ends_at_ms,
+                "sessions_url": sessions_url,
+            });
             ([(header::CACHE_CONTROL, "no-store")], axum::Json(body)).into_response()
         }
         (&Method::POST, "keep") if !owner => {

@@ -53,7 +53,7 @@ fn AuditView(log: AuditPageView) -> impl IntoView {
                     <td data-label="Who">{e.actor.clone()}</td>
                     <td data-label="What"><code>{e.action.clone()}</code></td>
                     <td data-label="On">{e.subject.clone()}</td>
-                    <td class="audit-detail">{e.detail.clone()}</td>
+                    <td class="audit-detail">{detail_words(&e.detail)}</td>
                 </tr>
             }
         })
@@ -103,5 +103,56 @@ fn AuditView(log: AuditPageView) -> impl IntoView {
             }}
             {older.map(|href| view! { <p><a class="btn btn-secondary btn-small audit-older" href=href>"Older entries"</a></p> })}
         </section>
+    }
+}
+
+/// An entry's detail as people read it: a JSON object becomes `key: value · key: value`
+/// (text without its quotes, nested values as compact JSON); anything else stays as it is.
+pub fn detail_words(detail: &str) -> String {
+    use leptos::serde_json::{from_str, Map, Value};
+    let fields = match from_str::<Map<String, Value>>(detail.trim()) {
+        Ok(fields) if !fields.is_empty() => fields,
+        _ => return detail.to_string(),
+    };
+    fields
+        .iter()
+        .map(|(key, value)| match value {
+            Value::String(text) => format!("{key}: {text}"),
+            other => format!("{key}: {other}"),
+        })
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::detail_words;
+
+    #[test]
+    fn a_json_object_reads_as_keys_and_values() {
+        assert_eq!(
+            detail_words(r#"{"images": "jupyter/scipy", "max_minutes": 90}"#),
+            "images: jupyter/scipy · max_minutes: 90"
+        );
+        assert_eq!(
+            detail_words(r#"{"a": null, "b": true, "c": {"d": [1, 2]}, "e": ["x"]}"#),
+            r#"a: null · b: true · c: {"d":[1,2]} · e: ["x"]"#
+        );
+    }
+
+    #[test]
+    fn other_details_stay_as_they_are() {
+        for detail in [
+            "",
+            "{}",
+            "127.0.0.1",
+            "stopped by admin: the lab is over",
+            "[1, 2]",
+            "42",
+            "\"text\"",
+            "{broken",
+        ] {
+            assert_eq!(detail_words(detail), detail);
+        }
     }
 }

@@ -89,7 +89,7 @@ pub fn UsersPage() -> impl IntoView {
             <section class="card">
                 <h2 class="card-title">"Add an account"</h2>
                 <ActionForm action=add node_ref=add_form attr:class="form">
-                    <label>"Username"<input name="username" required pattern="[A-Za-z0-9._-]{1,64}" placeholder="e.g. jdoe"/></label>
+                    <label>"Username"<input name="username" required pattern="[A-Za-z0-9._\\-]{1,64}" placeholder="e.g. jdoe"/></label>
                     <label>"Display name"<input name="display_name" required placeholder="Jane Doe"/></label>
                     <label>"Email (optional)"<input name="email" type="email"/></label>
                     <label class="check-row"><input type="checkbox" name="admin" value="on"/>"Administrator"</label>

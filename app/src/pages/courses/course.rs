@@ -10,9 +10,10 @@ use crate::components::badge::Badge;
 use crate::components::confirm::ConfirmButton;
 use crate::components::form::reset_on_success;
 use crate::components::message::{ErrorMessage, SuccessMessage};
+use crate::components::time::LocalTime;
 use crate::pages::not_found::Missing;
 use crate::pages::{count, LoadError};
-use crate::views::{CourseDetail, MemberRow};
+use crate::views::{BookingView, CourseDetail, MemberRow};
 
 #[component]
 pub fn CoursePage() -> impl IntoView {
@@ -152,6 +153,11 @@ fn CourseView(
                 <a class="btn btn-secondary btn-small bookings-link" href=format!("/courses/{}/bookings", detail.code)>"Lab bookings"</a>
             </p>
         })}
+        {detail.is_student.then(|| view! {
+            <p class="button-row">
+                <a class="btn btn-primary btn-small start-link" href="/sessions">"Start a session"</a>
+            </p>
+        })}
         {errors}
         <div aria-live="polite">{move || done().map(|text| view! { <SuccessMessage>{text}</SuccessMessage> })}</div>
         <div class="grid-sidebar">
@@ -170,6 +176,7 @@ fn CourseView(
                 </div>
             </section>
             <div class="stack">
+                <CourseRules detail=detail.clone()/>
                 {manage.then(|| view! { <RosterImport code=detail.code.clone() state=import/> })}
                 {detail.can_assign_instructors.then(|| view! {
                     <section class="card">
@@ -183,5 +190,95 @@ fn CourseView(
                 })}
             </div>
         </div>
+    }
+}
+
+/// What the course allows its students (sizes, length, sessions at once, the budget), the
+/// caller's own budget when they are a student, and the booked labs to come.
+#[component]
+fn CourseRules(detail: CourseDetail) -> impl IntoView {
+    let d = detail;
+    let sizes = if d.profiles.is_empty() {
+        format!("Any size up to {} compute slices", d.max_slices)
+    } else {
+        d.profiles.join(", ")
+    };
+    let budget = d
+        .quota
+        .clone()
+        .unwrap_or_else(|| "None: the course sets no slice-hour budget.".to_string());
+    let own = d.budget.clone().map(|b| {
+        view! {
+            <p class=if b.exhausted { "budget budget-out course-budget" } else { "budget course-budget" } data-left=b.left.clone()>
+                <b>{format!("You have {} of {} slice-hours left {}", b.left, b.total, b.period)}</b>
+                {format!(" (used {}).", b.used)}
+            </p>
+        }
+    });
+    let labs = if d.bookings.is_empty() {
+        view! { <p class="muted small course-labs-none">"No lab session is booked."</p> }.into_any()
+    } else {
+        let rows = d
+            .bookings
+            .into_iter()
+            .map(|b| view! { <LabLine booking=b/> })
+            .collect_view();
+        view! { <ul class="plain-list course-labs">{rows}</ul> }.into_any()
+    };
+    view! {
+        <section class="card course-rules">
+            <h2 class="card-title">"Course rules"</h2>
+            <dl class="facts">
+                <div class="wide"><dt>"Slice sizes"</dt><dd class="rule-sizes">{sizes}</dd></div>
+                <div><dt>"Longest session"</dt><dd class="rule-length">{minutes_words(d.max_minutes)}</dd></div>
+                <div><dt>"Sessions at once"</dt><dd class="rule-at-once">{d.max_sessions}</dd></div>
+                <div class="wide"><dt>"Budget per student"</dt><dd class="rule-budget">{budget}</dd></div>
+            </dl>
+            {own}
+            <h3 class="course-labs-title">"Booked labs"</h3>
+            {labs}
+        </section>
+    }
+}
+
+/// One booked lab: how many slices of which size, when (the reader's time), how often.
+#[component]
+fn LabLine(booking: BookingView) -> impl IntoView {
+    let b = booking;
+    let repeat = if b.weeks > 1 {
+        format!(" · weekly, {} times", b.weeks)
+    } else {
+        String::new()
+    };
+    view! {
+        <li class="course-lab" data-booking=b.id>
+            <b>{format!("{} × {}", b.slices, b.profile)}</b> " · "
+            <LocalTime ms=b.starts_at_ms utc=b.starts_at.clone() with_day=true/> " – "
+            <LocalTime ms=b.ends_at_ms utc=b.ends_at.clone()/>
+            {repeat}
+        </li>
+    }
+}
+
+/// A session length in words: `45 minutes`, `2 hours`, `1 h 30 min`.
+fn minutes_words(minutes: i64) -> String {
+    match (minutes / 60, minutes % 60) {
+        (0, m) => count(m.max(0) as usize, "minute", "minutes"),
+        (h, 0) => count(h as usize, "hour", "hours"),
+        (h, m) => format!("{h} h {m} min"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::minutes_words;
+
+    #[test]
+    fn session_lengths_in_words() {
+        assert_eq!(minutes_words(1), "1 minute");
+        assert_eq!(minutes_words(45), "45 minutes");
+        assert_eq!(minutes_words(60), "1 hour");
+        assert_eq!(minutes_words(240), "4 hours");
+        assert_eq!(minutes_words(90), "1 h 30 min");
     }
 }

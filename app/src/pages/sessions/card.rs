@@ -6,7 +6,8 @@ use std::time::Duration;
 use leptos::prelude::*;
 
 use super::words;
-use crate::api::sessions::{session_logs, KeepSessionRunning, StopSession};
+use crate::api::message;
+use crate::api::sessions::{session_logs, KeepSessionRunning, StartSession, StopSession};
 use crate::components::badge::Badge;
 use crate::components::confirm::ConfirmButton;
 use crate::components::disclosure::Disclosure;
@@ -108,14 +109,48 @@ pub fn SessionCard(
     }
 }
 
-/// A session that is over: one line with how it ended, the rest folded away.
+/// Lines of a past job's output shown in its row (all of it is under Details).
+const LAST_LINES: usize = 5;
+
+/// The last `n` lines of `text`, without trailing blank lines.
+pub fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.trim_end().lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// A session that is over: one line with how it ended, a job's last lines of output,
+/// "Run again" (the same course, size, image and command), the rest folded away.
 #[component]
-pub fn HistoryRow(session: SessionView) -> impl IntoView {
+pub fn HistoryRow(
+    session: SessionView,
+    start: ServerAction<StartSession>,
+    /// The past session whose "Run again" was pressed last: its row tells why a start
+    /// was refused.
+    again_from: RwSignal<Option<String>>,
+) -> impl IntoView {
     let s = session;
     let (word, kind) = words::badge(&s);
     let job = s.kind == "job";
     let ran = s.ran_for.clone().map(|d| format!("ran {d}"));
     let (id, state, kind_attr) = (s.id.clone(), s.state.clone(), s.kind.clone());
+    let tail = last_lines(&s.log_tail, LAST_LINES);
+    let output = (job && !tail.is_empty()).then(|| view! {
+        <pre class="mono log-tail history-output" tabindex="0" aria-label="Last lines of output">{tail}</pre>
+    });
+    let again = StartSession {
+        course_id: s.course_id,
+        profile: s.profile.clone(),
+        image: s.image.clone(),
+        command: job.then(|| s.command_text.clone()),
+    };
+    let asked_id = s.id.clone();
+    let refused_id = s.id.clone();
+    let refused = move || {
+        (again_from.get().as_deref() == Some(refused_id.as_str()))
+            .then(|| start.value().get().and_then(Result::err))
+            .flatten()
+            .map(|e| view! { <p class="form-error again-error" role="alert">{message(&e)}</p> })
+    };
     view! {
         <li class="history-row session" data-session=id data-state=state data-kind=kind_attr>
             <div class="history-line">
@@ -125,6 +160,17 @@ pub fn HistoryRow(session: SessionView) -> impl IntoView {
                     {ran.map(|r| format!(" · {r}"))}</span>
             </div>
             <p class="history-line why outcome">{words::ending(&s)}</p>
+            {output}
+            <div class="history-actions">
+                <button type="button" class="btn btn-secondary btn-small run-again"
+                    disabled=move || start.pending().get()
+                    on:click=move |_| {
+                        again_from.set(Some(asked_id.clone()));
+                        start.dispatch(again.clone());
+                    }
+                >{if job { "Run again" } else { "Start again" }}</button>
+            </div>
+            {refused}
             <Disclosure summary="Details" class="session-details">
                 {(job || !s.log_tail.is_empty()).then(|| view! {
                     <SessionLogs id=s.id.clone() live=false initial=s.log_tail.clone()
@@ -228,5 +274,18 @@ pub fn EndedBanner(ended: SessionView) -> impl IntoView {
             <p class="ended-reason">{format!("{}: {}.", ended.id, ended.reason.trim_end_matches('.'))}</p>
             <p class="muted small">"Your files in your home folder are kept. Start again below when you are ready."</p>
         </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::last_lines;
+
+    #[test]
+    fn a_row_shows_the_last_lines_of_output() {
+        assert_eq!(last_lines("a\nb\nc\nd\ne\nf\ng\n\n", 5), "c\nd\ne\nf\ng");
+        assert_eq!(last_lines("only\n", 5), "only");
+        assert_eq!(last_lines("", 5), "");
+        assert_eq!(last_lines("\n\n", 5), "");
     }
 }

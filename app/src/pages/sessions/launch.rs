@@ -94,7 +94,20 @@ pub fn LaunchCard(
     /// are disabled and this says why.
     #[prop(optional_no_strip)]
     full: Option<String>,
+    /// Every course's launch options as re-read while a session runs (see
+    /// `SessionsPage`); `None` until then, and the course's own budget is shown.
+    budgets: RwSignal<Option<Vec<LaunchCourse>>>,
 ) -> impl IntoView {
+    // Read in the view's own closure from the page's signal: a signal made for it where
+    // the cards are drawn would be disposed with that drawing while the card still reads.
+    let id = course.course_id;
+    let first = course.budget.clone();
+    let budget = move || {
+        budgets.with(|latest| match latest {
+            Some(list) => list.iter().find(|c| c.course_id == id).and_then(|c| c.budget.clone()),
+            None => first.clone(),
+        })
+    };
     let error = move || {
         start
             .value()
@@ -153,7 +166,7 @@ pub fn LaunchCard(
                 <h2 class="card-title">{course.code.clone()} " · " {course.title.clone()}</h2>
                 <span class="muted small">"Sessions stop after " {course.max_minutes} " minutes"</span>
             </div>
-            {course.budget.clone().map(|b| view! { <BudgetLine budget=b/> })}
+            {move || budget().map(|b| view! { <BudgetLine budget=b/> })}
             {full.map(|why| view! { <p class="launch-full" id=full_id>{why}</p> })}
             <div class="grid-2">
                 <ActionForm action=start attr:class="form launch-notebook">

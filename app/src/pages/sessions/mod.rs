@@ -42,6 +42,7 @@ pub fn SessionsPage() -> impl IntoView {
     let arrivals = arrival::Arrivals::new();
     let idle_alerts = idle::IdleAlerts::new();
     let waiting = RwSignal::new(false);
+    let running = RwSignal::new(false);
     Effect::new(move |_| {
         if let Some(Ok(list)) = sessions.get() {
             arrivals.seen(&list);
@@ -50,6 +51,7 @@ pub fn SessionsPage() -> impl IntoView {
                 list.iter()
                     .any(|s| matches!(s.state.as_str(), "requested" | "queued")),
             );
+            running.set(list.iter().any(|s| s.state == "ready"));
         }
     });
     // A waiting card's place and estimate move as other people's sessions end, which
@@ -61,6 +63,29 @@ pub fn SessionsPage() -> impl IntoView {
             }
         };
         if let Ok(handle) = set_interval_with_handle(tick, std::time::Duration::from_secs(20)) {
+            on_cleanup(move || handle.clear());
+        }
+    });
+    // A running session uses up slice-hours, which sends this page no event either: read
+    // the launch options again every 60 s while one runs. Only the budget lines take the
+    // new numbers, so a launch form being filled in is not drawn afresh.
+    let budgets = RwSignal::new(None::<Vec<LaunchCourse>>);
+    Effect::new(move |_| {
+        // Every other read of the launch options is newer than the last tick's.
+        changes();
+        budgets.set(None);
+    });
+    Effect::new(move |_| {
+        let tick = move || {
+            if running.get_untracked() {
+                leptos::task::spawn_local(async move {
+                    if let Ok(latest) = launch_options().await {
+                        budgets.try_set(Some(latest));
+                    }
+                });
+            }
+        };
+        if let Ok(handle) = set_interval_with_handle(tick, std::time::Duration::from_secs(60)) {
             on_cleanup(move || handle.clear());
         }
     });
@@ -123,7 +148,7 @@ pub fn SessionsPage() -> impl IntoView {
                         .into_iter()
                         .map(|course| {
                             let full = launch::at_limit(live, sessions_allowed(&course));
-                            view! { <LaunchCard course start full/> }
+                            view! { <LaunchCard course start full budgets/> }
                         })
                         .collect_view()
                         .into_any(),
@@ -131,7 +156,7 @@ pub fn SessionsPage() -> impl IntoView {
                 }
             })}
         </Transition>
-        <History changes=Signal::derive(changes) page/>
+        <History changes=Signal::derive(changes) page start/>
     }
 }
 
@@ -143,7 +168,13 @@ fn sessions_allowed(course: &LaunchCourse) -> Option<i64> {
 /// Past sessions, newest first, a page at a time, read from the server page by page (so
 /// every past session can be reached, however many there are).
 #[component]
-fn History(changes: Signal<(u32, usize, usize)>, page: RwSignal<u32>) -> impl IntoView {
+fn History(
+    changes: Signal<(u32, usize, usize)>,
+    page: RwSignal<u32>,
+    start: ServerAction<StartSession>,
+) -> impl IntoView {
+    // Kept across the list's redraws, so a refused "Run again" is told in its own row.
+    let again_from = RwSignal::new(None::<String>);
     let history = Resource::new(
         move || (page.get(), changes.get()),
         |(page, _)| session_history(page),
@@ -165,7 +196,7 @@ fn History(changes: Signal<(u32, usize, usize)>, page: RwSignal<u32>) -> impl In
                             <h2 class="section-title">"Earlier sessions"</h2>
                             <section class="card history-card">
                                 <ol class="history plain-list session-history">
-                                    {found.sessions.into_iter().map(|session| view! { <HistoryRow session/> }).collect_view()}
+                                    {found.sessions.into_iter().map(|session| view! { <HistoryRow session start again_from/> }).collect_view()}
                                 </ol>
                                 {(pages > 1).then(|| view! {
                                     <nav class="pager" aria-label="Earlier sessions pages">

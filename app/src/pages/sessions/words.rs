@@ -21,25 +21,35 @@ pub fn badge_of(state: &str, kind: &str, exit_code: Option<i64>) -> (&'static st
     }
 }
 
+/// Said to a student waiting in line when the queue can promise no start time.
+pub const NO_PROMISE: &str = "No start time can be promised right now: the GPUs that offer this size are busy with booked labs or taken out of service by an administrator. Your place in line is kept.";
+
 /// What is happening now and what to do, for a session that has not ended.
 pub fn now(s: &SessionView) -> String {
     let job = s.kind == "job";
     match s.state.as_str() {
-        "requested" | "queued" => match s.queue_position {
-            Some(1) => format!(
-                "Waiting for a free {} slice: you are next in line. It starts by itself when one frees up; you can leave this page.",
-                s.profile
-            ),
-            Some(n) => format!(
-                "Waiting for a free {} slice: {} ahead of you in line. It starts by itself when one frees up; you can leave this page.",
-                s.profile,
-                crate::pages::count(n as usize - 1, "claim is", "claims are")
-            ),
-            None => format!(
-                "Waiting for a free {} slice. It starts by itself when one frees up; you can leave this page.",
-                s.profile
-            ),
-        },
+        "requested" | "queued" => {
+            let place = match s.queue_position {
+                Some(1) => ": you are next in line".to_string(),
+                Some(n) => format!(
+                    ": {} ahead of you in line",
+                    crate::pages::count((n as usize).saturating_sub(1), "claim is", "claims are")
+                ),
+                None => String::new(),
+            };
+            // In line for this machine's GPUs, yet the queue can promise no start (a wait
+            // on the Slurm cluster has Slurm's own words instead).
+            let unpromised = s.state == "queued"
+                && s.queue_position.is_some()
+                && s.eta.is_none()
+                && s.cluster_wait.is_none();
+            let next = if unpromised {
+                NO_PROMISE
+            } else {
+                "It starts by itself when one frees up; you can leave this page."
+            };
+            format!("Waiting for a free {} slice{place}. {next}", s.profile)
+        }
         "allocating" | "creating" | "starting" if job => "Setting up the GPU slice and starting your command…".into(),
         "allocating" | "creating" | "starting" => "Setting up the GPU slice and starting JupyterLab, usually a few seconds…".into(),
         "ready" if job => "Running. Its output appears below as it prints.".into(),
@@ -70,4 +80,80 @@ fn sentence(text: &str) -> String {
         out.push('.');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{now, NO_PROMISE};
+    use crate::views::{Eta, SessionView};
+
+    fn waiting(place: Option<u32>, eta: Option<Eta>) -> SessionView {
+        SessionView {
+            id: "s-1".into(),
+            course_id: 1,
+            course: "CS-101".into(),
+            kind: "job".into(),
+            profile: "1g.10gb".into(),
+            image: "busybox".into(),
+            command: "sleep 60".into(),
+            state: "queued".into(),
+            live: true,
+            reason: String::new(),
+            placement: None,
+            mig_uuid: None,
+            exit_code: None,
+            requested_at: "10:00:00 UTC".into(),
+            requested_at_ms: 0,
+            ends_at: None,
+            ends_at_ms: None,
+            time_left: None,
+            stops_for: "time limit".into(),
+            warn_before_ms: 0,
+            ran_for: None,
+            ready_at_ms: None,
+            ended_at_ms: None,
+            end_to_tell: false,
+            command_text: "sleep 60".into(),
+            steps: Vec::new(),
+            log_tail: String::new(),
+            open_url: None,
+            queue_position: place,
+            eta,
+            cluster_wait: None,
+            idle: None,
+        }
+    }
+
+    #[test]
+    fn a_wait_without_a_promise_says_why_and_keeps_the_place() {
+        let text = now(&waiting(Some(1), None));
+        assert!(
+            text.starts_with("Waiting for a free 1g.10gb slice: you are next in line. "),
+            "{text}"
+        );
+        assert!(text.ends_with(NO_PROMISE), "{text}");
+        let text = now(&waiting(Some(3), None));
+        assert!(
+            text.contains("2 claims are ahead of you in line. No start time can be promised"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_wait_with_a_promise_reads_as_before() {
+        let eta = Eta {
+            about_ms: 1,
+            about: "10:01:00 UTC".into(),
+            latest_ms: 2,
+            latest: "10:02:00 UTC".into(),
+        };
+        assert_eq!(
+            now(&waiting(Some(1), Some(eta))),
+            "Waiting for a free 1g.10gb slice: you are next in line. It starts by itself when one frees up; you can leave this page."
+        );
+        assert_eq!(
+            now(&waiting(None, None)),
+            "Waiting for a free 1g.10gb slice. It starts by itself when one frees up; you can leave this page."
+        );
+    }
 }
