@@ -404,6 +404,9 @@ pub struct ProfileOption {
     pub queued: u32,
     /// When a claim made now would start, if none is free.
     pub wait: Option<Eta>,
+    /// The student's slice-hours left cover the shortest start the portal allows
+    /// (`quotas.min_launch_minutes`) of this size; always true without a budget.
+    pub affordable: bool,
 }
 
 /// When a waiting claim starts: about (if sessions last as long as recent ones did) and at

@@ -108,14 +108,27 @@ async fn an_instructor_sets_a_quota_and_the_student_sees_and_meets_it() {
         "{budget}"
     );
     browser.wait_text(".launch .launch-head", "Sessions stop after 90 minutes").await;
-    browser.click("form.launch-notebook button[type=submit]").await;
-    let refusal = browser
-        .wait_text(".launch .form-error", "slice-hours")
-        .await;
+    // 0.1 slice-hours do not pay for the shortest start (15 minutes of a 1g): the card says
+    // so instead of offering sizes that would be refused, and Start is off.
+    let why = browser.wait_text(".launch .launch-full", "slice-hours").await;
     assert!(
-        refusal.contains("used 0 of 0.1 slice-hours this week; resets Monday 00:00 (Europe/Berlin)"),
-        "{refusal}"
+        why.contains("do not cover the shortest start") && why.contains("resets Monday 00:00 (Europe/Berlin)"),
+        "{why}"
     );
+    let start_disabled = browser
+        .wait_for("form.launch-notebook button[type=submit]")
+        .await
+        .prop("disabled")
+        .await
+        .unwrap();
+    assert_eq!(start_disabled.as_deref(), Some("true"), "Start is off while nothing is affordable");
+    let label = browser
+        .client
+        .execute("return document.querySelector('form.launch-notebook select[name=profile] option').textContent;", vec![])
+        .await
+        .unwrap();
+    let label = label.as_str().unwrap_or_default().to_string();
+    assert!(label.starts_with("1g.10gb") && label.contains("not enough slice-hours left"), "{label}");
     assert!(
         browser.client.find(fantoccini::Locator::Css(".live-sessions .session")).await.is_err(),
         "nothing was queued"
@@ -152,7 +165,16 @@ async fn an_instructor_sets_a_quota_and_the_student_sees_and_meets_it() {
     browser.check_page("student-quota-warning").await;
     browser.sign_out().await;
 
-    // A classmate's job runs too, on the row after uma's.
+    // A classmate's job runs too, on the row after uma's (with an hour granted for it).
+    let grant = slicehub_end2end::form::post(
+        &slicehub_end2end::form::client(),
+        &url,
+        Some(&class.admin),
+        "grant_extra_hours",
+        format!("code={COURSE}&username=wes&hours=1&reason=lab"),
+    )
+    .await;
+    assert_eq!(grant.status(), 200, "{}", grant.text().await.unwrap_or_default());
     let body = format!("course_id=1&profile=1g.10gb&image={}&command=sleep+600", slicehub_end2end::form::urlencode(&images));
     let resp = slicehub_end2end::form::post(&slicehub_end2end::form::client(), &url, Some(&cookies[2]), "start_session", body).await;
     assert_eq!(resp.status(), 200, "{}", resp.text().await.unwrap_or_default());

@@ -151,6 +151,15 @@ async fn script_on_a_notebook_origin_reaches_neither_the_portal_nor_other_notebo
         .unwrap_or_default();
     assert!(!framed.contains(&vic) && !framed.contains("Users"), "the portal rendered in a notebook's frame: {framed}");
     browser.client.enter_parent_frame().await.unwrap();
+    // The browser said why: the portal's frame-ancestors rule. Those are the attack's own
+    // errors; anything else logged here is not.
+    let logged = browser.console_errors().await;
+    assert!(
+        logged.iter().any(|e| e.contains("frame-ancestors 'none'")),
+        "the framing was not refused by the portal's policy: {logged:?}"
+    );
+    let other: Vec<&String> = logged.iter().filter(|e| !e.contains("frame-ancestors 'none'")).collect();
+    assert!(other.is_empty(), "the browser console logged errors: {other:?}");
 
     // From the portal's side: the administrator's login is untouched, no account was made.
     browser.open(&format!("{}/account", portal.url)).await;

@@ -219,7 +219,9 @@ async fn a_student_runs_a_job_then_a_notebook_and_stops_it() {
     browser.sign_in(&portal.url, "admin", ADMIN_PASSWORD).await;
     browser.open(&format!("{}/courses/CS-101/class", portal.url)).await;
     let row = browser.wait_text(".class-sessions tr[data-student=alice]", "at the latest").await;
-    assert!(row.to_lowercase().contains("1st in the 1g.10gb queue") && row.contains("starts about"), "{row}");
+    // A fresh portal has too few finished sessions of the size to guess from: no "about",
+    // only the promise it keeps.
+    assert!(row.to_lowercase().contains("1st in the 1g.10gb queue") && !row.contains("about"), "{row}");
     browser.check_page("class-dashboard-queue").await;
     browser.sign_out().await;
     browser.sign_in(&portal.url, "alice", &password_of("alice")).await;

@@ -286,11 +286,16 @@ async fn the_owner_runs_code_on_the_notebook_origin_and_nobody_else_gets_in() {
     assert_eq!(visit.post_json(&keep, &nothing, &origin, false).await.status(), 204);
     assert_eq!(audit_count(portal, "session.keep").await, 1);
 
-    // After a stop: every grant is gone; the door says the session ended.
+    // After a stop: the grant opens nothing but word that the session ended (the tab left
+    // open in JupyterLab asks for it), and the door says so too.
     let resp = post(&client(), &portal.url, Some(alice), "stop_session", format!("id={id}")).await;
     assert_eq!(resp.status(), 200);
     let after = visit.get(&open_url).await;
-    assert_eq!(after.status(), 303, "the grant ended with the session");
+    assert_eq!(after.status(), 410, "JupyterLab is no longer reached");
+    assert!(after.text().await.unwrap().contains("This session has ended"));
+    let told: serde_json::Value = visit.get(&format!("{base}_slicehub/idle")).await.json().await.unwrap();
+    assert_eq!(told["ended"]["reason"], format!("stopped by px-alice"), "{told}");
+    assert!(told["ends_at_ms"].is_null(), "no time left is counted for an ended session: {told}");
     let gone = door(portal, Some(alice), &open_url).await;
     assert_eq!(gone.status(), 410);
     assert!(gone.text().await.unwrap().contains("This session has ended"));

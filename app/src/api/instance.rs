@@ -102,6 +102,7 @@ mod capacity {
                     free: a.free,
                     queued: a.queued,
                     wait: None,
+                    affordable: true,
                 })
                 .collect(),
         }

@@ -62,8 +62,17 @@ pub async fn launch_options() -> Result<Vec<LaunchCourse>, ServerFnError> {
             super::ssr::now_ms(),
         )
         .await
-        .map_err(from_core)?
-        .map(super::policy::ssr::budget_view);
+        .map_err(from_core)?;
+        // The same rule a start is refused by (see `Sessions::claim`).
+        let shortest = i64::from(config.quotas_min_launch_minutes);
+        let affordable = |profile: &str| {
+            budget.as_ref().is_none_or(|b| {
+                b.affords(slicehub_core::quotas::compute_slices(profile), shortest)
+            })
+        };
+        let affordable: std::collections::HashMap<String, bool> =
+            availability.iter().map(|a| (a.profile.clone(), affordable(&a.profile))).collect();
+        let budget = budget.map(super::policy::ssr::budget_view);
         out.push(LaunchCourse {
             budget,
             course_id: course.id,
@@ -77,6 +86,7 @@ pub async fn launch_options() -> Result<Vec<LaunchCourse>, ServerFnError> {
                     free: a.free,
                     queued: a.queued,
                     wait: a.wait.map(ssr_views::eta_view),
+                    affordable: affordable.get(&a.profile).copied().unwrap_or(true),
                 })
                 .collect(),
             images: policy.images,

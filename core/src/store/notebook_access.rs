@@ -23,6 +23,9 @@ pub struct GrantRow {
     pub user_disabled: bool,
 }
 
+/// How long a grant outlives its session, for the ended notice alone.
+pub const ENDED_NOTICE_MS: i64 = 15 * 60_000;
+
 impl Store {
     pub async fn insert_notebook_ticket(
         &self,
@@ -126,16 +129,26 @@ impl Store {
     }
 
     /// Ends every way into a session's notebook, and forgets its JupyterLab token: called
-    /// once the session is over.
+    /// once the session is over. A grant already held lives on for at most
+    /// [`ENDED_NOTICE_MS`], and only to be told the session ended and why (the notebook
+    /// host answers nothing else for a session that is over): the tab still open in
+    /// JupyterLab says so instead of "check your network".
     pub async fn revoke_notebook_access(&self, session_id: &str) -> Result<(), CoreError> {
         let mut tx = self.begin_write().await?;
         for sql in [
             "DELETE FROM notebook_tickets WHERE session_id = $1",
-            "DELETE FROM notebook_grants WHERE session_id = $1",
             "UPDATE gpu_sessions SET token = '' WHERE id = $1",
         ] {
             sqlx::query(sql).bind(session_id).execute(&mut *tx).await?;
         }
+        sqlx::query(
+            "UPDATE notebook_grants SET expires_at = CASE WHEN expires_at < $2 THEN expires_at ELSE $2 END
+             WHERE session_id = $1",
+        )
+        .bind(session_id)
+        .bind(now_ms() + ENDED_NOTICE_MS)
+        .execute(&mut *tx)
+        .await?;
         tx.commit().await?;
         Ok(())
     }

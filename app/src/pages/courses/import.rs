@@ -128,10 +128,12 @@ fn Preview(preview: RosterPreviewView) -> impl IntoView {
                     <ul>{errors}</ul>
                 </div>
             })}
-            <table class="table compact">
-                <thead><tr><th>"Line"</th><th>"Username"</th><th>"Name"</th><th>"Change"</th></tr></thead>
-                <tbody>{rows}</tbody>
-            </table>
+            <div class="table-wrap" tabindex="0" role="region" aria-label="What the import would change">
+                <table class="table compact">
+                    <thead><tr><th>"Line"</th><th>"Username"</th><th>"Name"</th><th>"Change"</th></tr></thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            </div>
             {(more > 0).then(|| view! { <p class="muted small">{format!("…and {more} more rows")}</p> })}
         </div>
     }

@@ -60,20 +60,6 @@ pub fn size_facts(profile: &str) -> Option<String> {
     ))
 }
 
-/// Whether the budget's `left` slice-hours (`4.5`) still pay for a quarter of an hour of
-/// `profile`. No budget, or numbers that do not parse, never block a size (the server
-/// checks again).
-pub fn affordable(left: Option<&str>, profile: &str) -> bool {
-    let Some(left) = left
-        .and_then(|l| l.trim().parse::<f64>().ok())
-        .filter(|l| l.is_finite())
-    else {
-        return true;
-    };
-    let per_hour = f64::from(compute_slices(profile).unwrap_or(GPU_SLICES));
-    left > 0.0 && left >= per_hour * 0.25
-}
-
 /// Why nothing more can be started: `live` sessions running or waiting already reach the
 /// course's limit of `max` at once (the portal refuses the next one then).
 pub fn at_limit(live: usize, max: Option<i64>) -> Option<String> {
@@ -117,14 +103,20 @@ pub fn LaunchCard(
     };
     let profiles = course.profiles.clone();
     let images = course.images.clone();
-    let left = course.budget.as_ref().map(|b| b.left.clone());
+    // Nothing this course offers can start on what is left of the budget: say so once,
+    // rather than offer an empty choice.
+    let full = full.or_else(|| {
+        (!course.profiles.is_empty() && course.profiles.iter().all(|p| !p.affordable)).then(|| {
+            let renewal = course.budget.as_ref().map(|b| format!(" The budget {}.", b.renewal)).unwrap_or_default();
+            format!("Your slice-hours left do not cover the shortest start of any size this course offers.{renewal} Ask your instructor for extra time if you need it now.")
+        })
+    });
     let selects = move || -> AnyView {
         let profile_options = profiles
             .iter()
             .map(|p| {
-                let ok = affordable(left.as_deref(), &p.name);
-                let too_dear = !ok;
-                view! { <option value=p.name.clone() disabled=too_dear>{option_label(p, ok)}</option> }
+                let too_dear = !p.affordable;
+                view! { <option value=p.name.clone() disabled=too_dear>{option_label(p, p.affordable)}</option> }
             })
             .collect_view();
         let image_options = images
@@ -218,7 +210,7 @@ fn BudgetLine(budget: BudgetView) -> impl IntoView {
 
 #[cfg(test)]
 mod tests {
-    use super::{affordable, size_facts};
+    use super::size_facts;
 
     #[test]
     fn sizes_say_memory_slices_and_cost() {
@@ -242,19 +234,4 @@ mod tests {
         assert_eq!(size_facts("9g.90gb"), None);
     }
 
-    #[test]
-    fn a_size_needs_a_quarter_hour_of_budget() {
-        assert!(affordable(None, "7g.80gb"));
-        assert!(affordable(Some("4.5"), "3g.40gb"));
-        assert!(affordable(Some("0.75"), "3g.40gb"));
-        assert!(!affordable(Some("0.5"), "3g.40gb"));
-        assert!(affordable(Some("0.25"), "1g.10gb"));
-        assert!(!affordable(Some("0"), "1g.10gb"));
-        assert!(!affordable(Some("-1"), "1g.10gb"));
-        // A size of unknown cost counts as the whole GPU.
-        assert!(!affordable(Some("1"), "whole-gpu"));
-        // What cannot be read never blocks.
-        assert!(affordable(Some("lots"), "1g.10gb"));
-        assert!(affordable(Some(""), "1g.10gb"));
-    }
 }

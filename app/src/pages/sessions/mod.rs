@@ -132,6 +132,10 @@ pub fn SessionsPage() -> impl IntoView {
         <h2 class="section-title">"Start something"</h2>
         <Transition fallback=|| view! { <div class="card skeleton">"Reading your courses…"</div> }>
             {move || Suspend::new(async move {
+                // Both reads are subscribed to before the first await: one awaited after
+                // another would not redraw the cards when only it changes.
+                sessions.track();
+                options.track();
                 // Sessions running or waiting, in any course: the portal counts them all
                 // against the course's limit of sessions at once.
                 let live = match sessions.await {
