@@ -55,9 +55,13 @@ if [[ $state != ready ]]; then
 fi
 echo "PASS notebook $id is $state"
 nb_host=$id.example-notebooks.net
-launch=$(curl_ -o /dev/null -w '%{redirect_url}' -b "$cookie" "$portal/user/admin/$id/lab")
-[[ $launch == https://$nb_host:8443/_slicehub/launch?ticket=* ]] && echo "PASS the door sends to https://$nb_host:8443"
-grant=$(curl_ -D - -o /dev/null "$launch" | tr -d '\r' |
+# The door sends the browser to the notebook host, which sets its launch nonce and sends it
+# back to the door for a ticket bound to that nonce; the ticket and the nonce buy the grant.
+there=$(curl_ -o /dev/null -w '%{redirect_url}' -b "$cookie" "$portal/user/admin/$id/lab")
+[[ $there == https://$nb_host:8443/* ]] && echo "PASS the door sends to https://$nb_host:8443"
+back=$(curl_ -o /dev/null -w '%{redirect_url}' -c "$work/nb.jar" "$there")
+launch=$(curl_ -o /dev/null -w '%{redirect_url}' -b "$cookie" "$back")
+grant=$(curl_ -D - -o /dev/null -b "$work/nb.jar" "$launch" | tr -d '\r' |
   sed -n 's/^set-cookie: \(__Host-slicehub_notebook=[^;]*\);.*Secure.*/\1/ip')
 [[ -n $grant ]] && echo "PASS the notebook host set ${grant%%=*} (Secure, host-only)"
 status=$(curl_ -o "$work/lab.html" -w '%{http_code}' -b "$grant" "https://$nb_host:8443/user/admin/$id/lab")

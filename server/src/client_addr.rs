@@ -28,11 +28,9 @@ pub fn resolve(peer: IpAddr, headers: &HeaderMap, trusted: &TrustedProxies) -> I
     if !trusted.contains(client) {
         // A proxy on this host or network forwarding for others, untrusted: every client
         // is then the proxy, and one client's failed logins slow all of them.
-        let private = match client {
-            IpAddr::V4(v4) => v4.is_loopback() || v4.is_private(),
-            IpAddr::V6(v6) => v6.is_loopback(),
-        };
-        if private
+        // Only a peer on this host: on a campus network any machine could send the header
+        // and have the portal advise trusting it.
+        if client.is_loopback()
             && headers.contains_key(X_FORWARDED_FOR)
             && slicehub_core::health::note_untrusted_forwarder(client)
         {

@@ -29,6 +29,8 @@ fn limits(field: &str) -> (usize, Lines) {
         "command" => (4096, Lines::Many),
         // A list of image references.
         "images" => (4096, Lines::One),
+        // The page a sign-in returns to: a deep link with its query.
+        "next" => (4096, Lines::One),
         _ => (1000, Lines::One),
     }
 }

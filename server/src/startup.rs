@@ -27,8 +27,12 @@ pub async fn open_store(config: &Config) -> Result<Store, CliError> {
             config.data_dir.display()
         ))
     })?;
-    // The database holds live login tokens and notebook tokens: the portal's alone.
-    private(&config.data_dir, 0o700)?;
+    // The database holds live login tokens and notebook tokens: the portal's alone. A
+    // directory the portal's user may not change (a shared or root-owned volume) is left
+    // as it is, with a warning: the operator owns its modes then.
+    if let Err(e) = private(&config.data_dir, 0o700) {
+        tracing::warn!("{e}");
+    }
     let store = Store::connect(
         &config.effective_database_url(),
         config.database_max_connections,
@@ -39,7 +43,9 @@ pub async fn open_store(config: &Config) -> Result<Store, CliError> {
         let file = file.trim_start_matches("//").split('?').next().unwrap_or_default();
         for path in [file.to_string(), format!("{file}-wal"), format!("{file}-shm")] {
             if std::path::Path::new(&path).exists() {
-                private(std::path::Path::new(&path), 0o600)?;
+                if let Err(e) = private(std::path::Path::new(&path), 0o600) {
+                    tracing::warn!("{e}");
+                }
             }
         }
     }

@@ -41,7 +41,7 @@ pub async fn operations_summary() -> Result<OperationsOverview, ServerFnError> {
     let mut alerts = Vec::new();
     if let Some(proxy) = slicehub_core::health::untrusted_forwarder() {
         alerts.push(format!(
-            "Requests from {proxy} carry X-Forwarded-For, but server.trusted_proxies does not name it: every client behind it counts as one, so one client's failed logins slow all of them. Add {proxy} to server.trusted_proxies."
+            "Requests from {proxy} (this host) carry X-Forwarded-For, but server.trusted_proxies does not name it. If {proxy} is your reverse proxy, every client behind it counts as one, so one client's failed logins slow all of them: add {proxy} to server.trusted_proxies."
         ));
     }
     if let Some(fallback) = &services.gpu_fallback_reason {

@@ -139,7 +139,9 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(200)).await;
         // The server may get ahead of the reader by what the sockets buffer, never by more.
         let sent = written.load(Ordering::SeqCst);
-        assert!(sent < 16 * 1024 * 1024, "the portal kept reading: {sent} bytes sent");
+        // Loopback buffers can hold some megabytes; an unbounded reader takes gigabytes in
+        // the 3 s it is given.
+        assert!(sent < 64 * 1024 * 1024, "the portal kept reading: {sent} bytes sent");
     }
 
     #[tokio::test]

@@ -267,7 +267,7 @@ impl Sessions {
         let this = self.clone();
         tokio::spawn(async move {
             loop {
-                super::supervised::pass("container-deaths", this.follow_container_deaths()).await;
+                super::supervised::long_pass("container-deaths", this.follow_container_deaths()).await;
                 tokio::time::sleep(Duration::from_secs(2)).await;
             }
         });

@@ -34,6 +34,13 @@ pub async fn pass<F: Future<Output = ()>>(name: &'static str, pass: F) -> bool {
     }
 }
 
+/// [`pass`] for a loop whose one pass runs as long as it is healthy (an event stream):
+/// its starting again already clears the last pass's panic.
+pub async fn long_pass<F: Future<Output = ()>>(name: &'static str, pass_: F) -> bool {
+    failing().remove(name);
+    pass(name, pass_).await
+}
+
 /// The loops whose last pass panicked, with the panic's words, sorted by name.
 pub fn failing_loops() -> Vec<(String, String)> {
     let mut list: Vec<(String, String)> = failing().iter().map(|(k, v)| (k.to_string(), v.clone())).collect();

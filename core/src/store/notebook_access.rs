@@ -87,6 +87,11 @@ impl Store {
         user_id: i64,
         expires_at_ms: i64,
     ) -> Result<(), CoreError> {
+        // Expired grants are of no use to anyone (a session's outlive it by minutes at most).
+        sqlx::query("DELETE FROM notebook_grants WHERE expires_at <= $1")
+            .bind(now_ms())
+            .execute(self.pool())
+            .await?;
         sqlx::query(
             "INSERT INTO notebook_grants (token_sha256, session_id, user_id, created_at, expires_at)
              VALUES ($1, $2, $3, $4, $5)",
@@ -110,7 +115,8 @@ impl Store {
         let row = sqlx::query(
             "SELECT g.session_id, g.user_id, u.is_admin, u.disabled
              FROM notebook_grants g JOIN users u ON u.id = g.user_id
-             WHERE g.token_sha256 = $1 AND g.session_id = $2 AND g.expires_at > $3",
+             WHERE g.token_sha256 = $1 AND g.session_id = $2 AND g.expires_at > $3
+               AND u.must_change_password = 0",
         )
         .bind(token_sha256)
         .bind(session_id)

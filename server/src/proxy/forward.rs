@@ -33,9 +33,9 @@ use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 use super::pages;
 
 /// How long JupyterLab may take to begin its answer once it has the whole request.
-pub const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
+pub const HEAD_TIMEOUT: Duration = Duration::from_secs(120);
 /// How many requests of one session may be in flight through the proxy at once.
-pub const PER_SESSION: usize = 64;
+pub const PER_SESSION: usize = 256;
 
 /// Headers meaningful only for one connection (RFC 9110 §7.6.1).
 const HOP_BY_HOP: [&str; 8] = [
