@@ -65,6 +65,8 @@ const ENDPOINTS: &[(&str, [u16; 6])] = &[
 
 /// Server functions: the form body (`{n}` is replaced by a number unique to the call)
 /// and the expected status per caller.
+/// A signed-in caller outside CS-101 gets 404 from its course functions, the answer for a
+/// course that does not exist, so course codes cannot be tried out through the API either.
 const FUNCTIONS: &[(&str, &str, [u16; 6])] = &[
     // Everyone learns whether the portal works and how many slices are free; who holds
     // them, and the GPU and MIG UUIDs, only administrators (the content rules below).
@@ -81,43 +83,43 @@ const FUNCTIONS: &[(&str, &str, [u16; 6])] = &[
         [401, 400, 400, 400, 400, 400],
     ),
     ("list_courses", "", [401, 200, 200, 200, 200, 200]),
-    ("open_course", "code=CS-101", [401, 200, 403, 200, 403, 200]),
+    ("open_course", "code=CS-101", [401, 200, 404, 200, 404, 200]),
     // The preview names accounts from outside the course: it must not show their details.
     (
         "check_roster",
         "code=CS-101&csv_base64={foreign}",
-        [401, 403, 403, 200, 403, 200],
+        [401, 403, 404, 200, 404, 200],
     ),
     (
         "import_roster",
         "code=CS-101&csv_base64={roster}",
-        [401, 403, 403, 200, 403, 200],
+        [401, 403, 404, 200, 404, 200],
     ),
     (
         "drop_student",
         "code=CS-101&username=bob",
-        [401, 403, 403, 404, 403, 404],
+        [401, 403, 404, 404, 404, 404],
     ),
     (
         "make_instructor",
         "code=CS-101&username=ivy",
-        [401, 403, 403, 403, 403, 200],
+        [401, 403, 404, 403, 404, 200],
     ),
     (
         "add_course",
         "code=NEW-{n}&title=New",
         [401, 403, 403, 403, 403, 200],
     ),
-    ("course_policy", "code=CS-101", [401, 403, 403, 200, 403, 200]),
-    ("class_dashboard", "code=CS-101", [401, 403, 403, 200, 403, 200]),
-    ("lab_bookings", "code=CS-101", [401, 403, 403, 200, 403, 200]),
+    ("course_policy", "code=CS-101", [401, 403, 404, 200, 404, 200]),
+    ("class_dashboard", "code=CS-101", [401, 403, 404, 200, 404, 200]),
+    ("lab_bookings", "code=CS-101", [401, 403, 404, 200, 404, 200]),
     // A booking in the past is refused after the guard: nothing is booked.
     (
         "book_lab",
         "code=CS-101&profile=1g.10gb&slices=1&date=2020-01-01&start=10:00&end=11:00&weeks=1",
-        [401, 403, 403, 400, 403, 400],
+        [401, 403, 404, 400, 404, 400],
     ),
-    ("cancel_lab_booking", "code=CS-101&id=999999", [401, 403, 403, 404, 403, 404]),
+    ("cancel_lab_booking", "code=CS-101&id=999999", [401, 403, 404, 404, 404, 404]),
     // By GPU: only admins may see the UUIDs (the content rules below).
     (
         "usage_report",
@@ -133,12 +135,12 @@ const FUNCTIONS: &[(&str, &str, [u16; 6])] = &[
     (
         "save_course_policy",
         "code=CS-101&images=a/b:1&profiles=&max_minutes=60&max_sessions=1&max_slices=2&internet=on&quota_hours=-1&period=week&reset_day=0&reset_time=00:00&term_starts=&term_ends=&time_zone=UTC",
-        [401, 403, 403, 200, 403, 200],
+        [401, 403, 404, 200, 404, 200],
     ),
     (
         "grant_extra_hours",
         "code=CS-101&username=nobody&hours=1&reason=test",
-        [401, 403, 403, 404, 403, 404],
+        [401, 403, 404, 404, 404, 404],
     ),
     ("list_users", "", [401, 403, 403, 403, 403, 200]),
     ("audit_log", "who=&what=&from=&to=&before=", [401, 403, 403, 403, 403, 200]),

@@ -271,16 +271,25 @@ pub(crate) mod ssr {
 
     use crate::api::ssr::{fail, from_core, require, Action};
 
-    /// The course with this code. Unknown codes answer 404 only to signed-in callers.
+    /// The course with this code. Unknown codes answer 404 only to signed-in callers, and
+    /// a course the caller is not in answers the same 404 to anyone but an administrator,
+    /// so that course codes cannot be tried out (the page guard answers pages the same way).
     pub async fn course(services: &Services, code: &str) -> Result<Course, ServerFnError> {
-        match services
+        use crate::api::ssr::{request_auth, Caller};
+        let found = services
             .store
             .course_by_code(code)
             .await
-            .map_err(from_core)?
-        {
-            Some(course) => Ok(course),
-            None => {
+            .map_err(from_core)?;
+        let outsider = match (&found, request_auth().await.map(|a| a.caller)) {
+            (Some(course), Ok(Caller::User { is_admin: false, memberships, .. })) => {
+                !memberships.iter().any(|(id, _)| *id == course.id)
+            }
+            _ => false,
+        };
+        match found {
+            Some(course) if !outsider => Ok(course),
+            _ => {
                 require(Action::ListOwnCourses).await?;
                 Err(fail(
                     StatusCode::NOT_FOUND,
