@@ -28,6 +28,12 @@ async fn an_instructor_sets_a_quota_and_the_student_sees_and_meets_it() {
         Some("4"),
         "the default cap keeps a whole GPU from one student"
     );
+    let offered = browser
+        .client
+        .execute("return Array.from(document.querySelectorAll('#policy-max_slices option')).map(o => o.value).join(',');", vec![])
+        .await
+        .unwrap();
+    assert_eq!(offered, serde_json::json!("1,2,3,4,7"), "only sizes an H100 has (no 5g or 6g)");
 
     // Bad values: a message under each field, nothing saved, nothing typed lost.
     browser.replace("#policy-quota_hours", "-2").await;

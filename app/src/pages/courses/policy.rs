@@ -135,7 +135,16 @@ fn PolicyView(
             }
         }
     });
-    let slice_options = (1..=7)
+    // Only sizes these GPUs have (an A100 has no 5g or 6g), and whatever is saved now.
+    let offered: Vec<u32> = (1..=7u32)
+        .filter(|n| {
+            page.known_profiles.is_empty()
+                || f.max_slices == n.to_string()
+                || page.known_profiles.iter().any(|p| p.split_once('g').is_some_and(|(c, _)| c == n.to_string()))
+        })
+        .collect();
+    let slice_options = offered
+        .into_iter()
         .map(|n| {
             let value = n.to_string();
             let selected = value == f.max_slices;
