@@ -488,11 +488,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "empty, or the path of the cluster's JWT key (AuthAltParameters=jwt_key=…), readable by the portal",
         doc: "With the cluster's key the portal signs a token per student, so each student's jobs run as their own Unix user.",
         apply: |c, v| {
-            let v = v.trim();
-            if !v.is_empty() && !std::path::Path::new(v).is_file() {
-                return Err(());
-            }
-            c.slurm_jwt_key_file = v.to_string();
+            c.slurm_jwt_key_file = optional_file(v)?;
             Ok(())
         },
     },
@@ -502,11 +498,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "empty, or the path of a file with one line per student: PORTAL_NAME [CLUSTER_NAME]",
         doc: "With slurm.jwt_key_file, the only students whose jobs run on the cluster, and the cluster account each runs as; all-digit, system and slurm.user names are refused.",
         apply: |c, v| {
-            let v = v.trim();
-            if !v.is_empty() && !std::path::Path::new(v).is_file() {
-                return Err(());
-            }
-            c.slurm_users_file = v.to_string();
+            c.slurm_users_file = optional_file(v)?;
             Ok(())
         },
     },
@@ -582,6 +574,15 @@ fn image_reference(value: &str) -> Result<String, ()> {
     } else {
         Err(())
     }
+}
+
+/// Empty, or the path of a file that exists.
+fn optional_file(value: &str) -> Result<String, ()> {
+    let v = value.trim();
+    if !v.is_empty() && !std::path::Path::new(v).is_file() {
+        return Err(());
+    }
+    Ok(v.to_string())
 }
 
 fn whole_number(value: &str, min: u32, max: u32) -> Result<u32, ()> {

@@ -76,10 +76,9 @@ pub fn at_limit(live: usize, max: Option<i64>) -> Option<String> {
 pub fn LaunchCard(
     course: LaunchCourse,
     start: ServerAction<StartSession>,
-    /// Set when the student may not start more now (see [`at_limit`]): the Start buttons
-    /// are disabled and this says why.
-    #[prop(optional_no_strip)]
-    full: Option<String>,
+    /// The student's sessions running or waiting in every course: at the course's limit
+    /// (see [`at_limit`]) the Start buttons are disabled and the card says why.
+    live: RwSignal<usize>,
     /// Every course's launch options as re-read while a session runs (see
     /// `SessionsPage`); `None` until then, and the course's own budget is shown.
     budgets: RwSignal<Option<Vec<LaunchCourse>>>,
@@ -105,12 +104,12 @@ pub fn LaunchCard(
     let images = course.images.clone();
     // Nothing this course offers can start on what is left of the budget: say so once,
     // rather than offer an empty choice.
-    let full = full.or_else(|| {
-        (!course.profiles.is_empty() && course.profiles.iter().all(|p| !p.affordable)).then(|| {
-            let renewal = course.budget.as_ref().map(|b| format!(" The budget {}.", b.renewal)).unwrap_or_default();
-            format!("Your slice-hours left do not cover the shortest start of any size this course offers.{renewal} Ask your instructor for extra time if you need it now.")
-        })
+    let unaffordable = (!course.profiles.is_empty() && course.profiles.iter().all(|p| !p.affordable)).then(|| {
+        let renewal = course.budget.as_ref().map(|b| format!(" The budget {}.", b.renewal)).unwrap_or_default();
+        format!("Your slice-hours left do not cover the shortest start of any size this course offers.{renewal} Ask your instructor for extra time if you need it now.")
     });
+    let max_sessions = course.max_sessions;
+    let full = move || at_limit(live.get(), Some(max_sessions)).or_else(|| unaffordable.clone());
     let selects = move || -> AnyView {
         let profile_options = profiles
             .iter()
@@ -144,9 +143,16 @@ pub fn LaunchCard(
     let notebook_selects = selects();
     let job_selects = selects();
     let full_id = format!("launch-full-{}", course.course_id);
-    let blocked = full.is_some();
-    let described_by = blocked.then(|| full_id.clone());
+    let blocked = {
+        let full = full.clone();
+        move || full().is_some()
+    };
+    let described_by = {
+        let (blocked, id) = (blocked.clone(), full_id.clone());
+        move || blocked().then(|| id.clone())
+    };
     let job_described_by = described_by.clone();
+    let job_blocked = blocked.clone();
     let job_form = NodeRef::<leptos::html::Form>::new();
     reset_on_success(
         job_form,
@@ -159,7 +165,7 @@ pub fn LaunchCard(
                 <span class="muted small">"Sessions stop after " {course.max_minutes} " minutes"</span>
             </div>
             {move || budget().map(|b| view! { <BudgetLine budget=b/> })}
-            {full.map(|why| view! { <p class="launch-full" id=full_id>{why}</p> })}
+            {move || full().map(|why| view! { <p class="launch-full" id=full_id.clone()>{why}</p> })}
             <div class="grid-2">
                 <ActionForm action=start attr:class="form launch-notebook">
                     <h3>"JupyterLab"</h3>
@@ -182,7 +188,7 @@ pub fn LaunchCard(
                         "spaces), but no shell runs it, so " <code>"|"</code> ", " <code>";"</code> " and "
                         <code>"$VAR"</code> " are passed as plain text."
                     </p>
-                    <button class="btn btn-secondary" type="submit" disabled=blocked aria-describedby=job_described_by>"Run job"</button>
+                    <button class="btn btn-secondary" type="submit" disabled=job_blocked aria-describedby=job_described_by>"Run job"</button>
                 </ActionForm>
             </div>
             <ul class="launch-waits muted small">{waits}</ul>

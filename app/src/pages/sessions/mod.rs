@@ -43,8 +43,13 @@ pub fn SessionsPage() -> impl IntoView {
     let idle_alerts = idle::IdleAlerts::new();
     let waiting = RwSignal::new(false);
     let running = RwSignal::new(false);
+    // Sessions running or waiting, in any course (the portal counts them all against the
+    // course's limit of sessions at once), followed by the launch cards. Set after
+    // hydration, so the server's page and the browser's first drawing agree.
+    let live_now = RwSignal::new(0usize);
     Effect::new(move |_| {
         if let Some(Ok(list)) = sessions.get() {
+            live_now.set(list.iter().filter(|s| s.live).count());
             arrivals.seen(&list);
             idle_alerts.seen(&list);
             waiting.set(
@@ -132,16 +137,6 @@ pub fn SessionsPage() -> impl IntoView {
         <h2 class="section-title">"Start something"</h2>
         <Transition fallback=|| view! { <div class="card skeleton">"Reading your courses…"</div> }>
             {move || Suspend::new(async move {
-                // Both reads are subscribed to before the first await: one awaited after
-                // another would not redraw the cards when only it changes.
-                sessions.track();
-                options.track();
-                // Sessions running or waiting, in any course: the portal counts them all
-                // against the course's limit of sessions at once.
-                let live = match sessions.await {
-                    Ok(list) => list.iter().filter(|s| s.live).count(),
-                    Err(_) => 0,
-                };
                 match options.await {
                     Ok(courses) if courses.is_empty() => view! {
                         <EmptyState title="Nothing to start yet">
@@ -151,8 +146,7 @@ pub fn SessionsPage() -> impl IntoView {
                     Ok(courses) => courses
                         .into_iter()
                         .map(|course| {
-                            let full = launch::at_limit(live, sessions_allowed(&course));
-                            view! { <LaunchCard course start full budgets/> }
+                            view! { <LaunchCard course start live=live_now budgets/> }
                         })
                         .collect_view()
                         .into_any(),
@@ -162,11 +156,6 @@ pub fn SessionsPage() -> impl IntoView {
         </Transition>
         <History changes=Signal::derive(changes) page start/>
     }
-}
-
-/// How many sessions the student may have running or waiting at once in `course`.
-fn sessions_allowed(course: &LaunchCourse) -> Option<i64> {
-    Some(course.max_sessions)
 }
 
 /// Past sessions, newest first, a page at a time, read from the server page by page (so
