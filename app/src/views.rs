@@ -454,8 +454,6 @@ pub struct SessionView {
     /// How long it ran (ready to end, or to now while it runs), e.g. `2 min 5 s`.
     pub ran_for: Option<String>,
     pub ready_at_ms: Option<i64>,
-    /// When it ended or failed.
-    pub ended_at_ms: Option<i64>,
     /// It ended in the half hour before the page read it, and not by its student's own
     /// stop: the sessions page says so at the top, with the reason.
     pub end_to_tell: bool,

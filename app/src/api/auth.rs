@@ -77,16 +77,14 @@ pub fn login_path_for(here: &str) -> String {
     if !is_local_path(here) || here == "/" || is_login_path(here) {
         return "/login".to_string();
     }
-    let mut out = String::from("/login?next=");
-    for b in here.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => {
-                out.push(b as char)
-            }
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
+    // Everything but unreserved characters and `/` is encoded: the query survives whole.
+    const NEXT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'_')
+        .remove(b'.')
+        .remove(b'~')
+        .remove(b'/');
+    format!("/login?next={}", percent_encoding::utf8_percent_encode(here, NEXT))
 }
 
 /// Checks the password, opens a session (a fresh token each time) and goes to `next` (a

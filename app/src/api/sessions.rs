@@ -63,32 +63,25 @@ pub async fn launch_options() -> Result<Vec<LaunchCourse>, ServerFnError> {
         )
         .await
         .map_err(from_core)?;
-        // The same rule a start is refused by (see `Sessions::claim`).
-        let shortest = i64::from(config.quotas_min_launch_minutes);
-        let affordable = |profile: &str| {
-            budget.as_ref().is_none_or(|b| {
-                b.affords(slicehub_core::quotas::compute_slices(profile), shortest)
+        let affordable = |profile: &str| budget.as_ref().is_none_or(|b| services.sessions.budget_starts(b, profile));
+        let profiles = availability
+            .iter()
+            .filter(|a| policy.allows_profile(&a.profile))
+            .map(|a| ProfileOption {
+                name: a.profile.clone(),
+                free: a.free,
+                queued: a.queued,
+                wait: a.wait.map(ssr_views::eta_view),
+                affordable: affordable(&a.profile),
             })
-        };
-        let affordable: std::collections::HashMap<String, bool> =
-            availability.iter().map(|a| (a.profile.clone(), affordable(&a.profile))).collect();
+            .collect();
         let budget = budget.map(super::policy::ssr::budget_view);
         out.push(LaunchCourse {
             budget,
             course_id: course.id,
             code: course.code,
             title: course.title,
-            profiles: availability
-                .iter()
-                .filter(|a| policy.allows_profile(&a.profile))
-                .map(|a| ProfileOption {
-                    name: a.profile.clone(),
-                    free: a.free,
-                    queued: a.queued,
-                    wait: a.wait.map(ssr_views::eta_view),
-                    affordable: affordable.get(&a.profile).copied().unwrap_or(true),
-                })
-                .collect(),
+            profiles,
             images: policy.images,
             max_minutes: policy.max_minutes,
             max_sessions: policy.max_sessions,
@@ -542,7 +535,6 @@ pub(crate) mod ssr_views {
                 .map(|ready| duration_words(session.ended_at_ms.unwrap_or(now) - ready)),
             command_text: quoted(&session.argv),
             ready_at_ms: session.ready_at_ms,
-            ended_at_ms: session.ended_at_ms.filter(|_| !live),
             end_to_tell: !live
                 && session.ended_at_ms.is_some_and(|end| now - end < END_TOLD_MS)
                 && session.reason != format!("stopped by {}", session.username),

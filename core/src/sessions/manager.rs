@@ -239,11 +239,11 @@ impl Sessions {
         let now = crate::store::now_ms();
         let budget = crate::quotas::budget_at(store, &policy, request.course_id, request.user_id, now).await?;
         if let Some(budget) = budget {
-            let minutes = i64::from(self.inner.config.quotas_min_launch_minutes);
-            if !budget.affords(slices, minutes) {
+            if !self.budget_starts(&budget, &request.profile) {
                 return Err(CoreError::InvalidRequest(format!(
-                    "Not enough slice-hours left to run a {} for {minutes} minutes: {}.",
+                    "Not enough slice-hours left to run a {} for {} minutes: {}.",
                     request.profile,
+                    self.inner.config.quotas_min_launch_minutes,
                     budget.summary()
                 )));
             }
@@ -318,6 +318,13 @@ impl Sessions {
             crate::auth::validate::excerpt(profile),
             known.join(", ")
         )))
+    }
+
+    /// Whether `budget` pays for the shortest start of `profile` (`quotas.min_launch_minutes`):
+    /// the rule a claim is refused by, and what the launch card shows before one is made.
+    pub fn budget_starts(&self, budget: &crate::quotas::Budget, profile: &str) -> bool {
+        let minutes = i64::from(self.inner.config.quotas_min_launch_minutes);
+        budget.affords(crate::quotas::compute_slices(profile), minutes)
     }
 
     /// Stops every session `user_id` has in `course_id` (they were dropped from it).

@@ -111,7 +111,6 @@ mod tests {
             warn_before_ms: 0,
             ran_for: None,
             ready_at_ms: None,
-            ended_at_ms: None,
             end_to_tell: false,
             command_text: "sleep 60".into(),
             steps: Vec::new(),
