@@ -296,6 +296,14 @@ async fn the_owner_runs_code_on_the_notebook_origin_and_nobody_else_gets_in() {
     let told: serde_json::Value = visit.get(&format!("{base}_slicehub/idle")).await.json().await.unwrap();
     assert_eq!(told["ended"]["reason"], format!("stopped by px-alice"), "{told}");
     assert!(told["ends_at_ms"].is_null(), "no time left is counted for an ended session: {told}");
+    // Without the grant nobody learns that it ended, or why: the host sends them to the door.
+    let outsider = client_for(portal, &format!("{id}.nb.localhost"))
+        .get(format!("{origin}{base}_slicehub/idle"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(outsider.status(), 303);
+    assert!(!outsider.text().await.unwrap().contains("stopped by"), "the reason reached someone without the grant");
     let gone = door(portal, Some(alice), &open_url).await;
     assert_eq!(gone.status(), 410);
     assert!(gone.text().await.unwrap().contains("This session has ended"));
