@@ -321,7 +321,17 @@ pub struct PolicyPageView {
     pub fields: PolicyFields,
     /// Profiles the GPUs offer, for the hint under "Allowed sizes".
     pub known_profiles: Vec<String>,
+    /// The administrator's images, the only ones the course may choose.
+    pub offered_images: Vec<ImageChoice>,
     pub students: Vec<StudentBudgetRow>,
+}
+
+/// One image of the administrator's list, and whether this server's engine has it (a
+/// course on Slurm: whether the nodes have it is not known here, so true).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageChoice {
+    pub image: String,
+    pub on_server: bool,
 }
 
 /// A student of the course and, when it sets a quota, their budget this period.

@@ -74,6 +74,8 @@ fn expected(action: &Action) -> [Outcome; 6] {
         Action::ViewCourse(_) => [N, F, A, F, A, M],
         Action::ManageRoster(course) if *course == COURSE_A => [N, F, F, A, A, M],
         Action::ManageRoster(_) => ADMIN_ONLY,
+        Action::ResetStudentPassword(course) if *course == COURSE_A => [N, F, F, A, A, M],
+        Action::ResetStudentPassword(_) => ADMIN_ONLY,
         Action::AssignInstructor(_) => ADMIN_ONLY,
         Action::ViewGpus | Action::ViewStatus => ADMIN_ONLY,
         Action::ReadAuditLog | Action::ListAllSessions | Action::OperateGpus => ADMIN_ONLY,
@@ -122,9 +124,10 @@ fn variant(action: &Action) -> usize {
         Action::ReadAuditLog => 21,
         Action::ListAllSessions => 22,
         Action::OperateGpus => 23,
+        Action::ResetStudentPassword(_) => 24,
     }
 }
-const VARIANTS: usize = 24;
+const VARIANTS: usize = 25;
 
 fn actions() -> Vec<Action> {
     vec![
@@ -141,6 +144,8 @@ fn actions() -> Vec<Action> {
         Action::ViewCourse(COURSE_B),
         Action::ManageRoster(COURSE_A),
         Action::ManageRoster(COURSE_B),
+        Action::ResetStudentPassword(COURSE_A),
+        Action::ResetStudentPassword(COURSE_B),
         Action::AssignInstructor(COURSE_A),
         Action::ViewGpus,
         Action::ViewStatus,

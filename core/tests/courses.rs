@@ -13,7 +13,7 @@ use slicehub_core::auth::{
 use slicehub_core::clock::SystemClock;
 use slicehub_core::courses::{
     apply_roster, assign_instructor, create_course, one_time_passwords_csv, preview_roster,
-    remove_student, RowAction, RowPlan,
+    remove_student, reset_student_password, RowAction, RowPlan,
 };
 use slicehub_core::store::{Course, Role, Store, User};
 use slicehub_core::CoreError;
@@ -69,6 +69,7 @@ on_both_databases!(
     courses_are_unique_in_any_case_and_listed_by_code,
     instructors_are_assigned_and_may_take_other_courses,
     students_are_removed_explicitly_and_audited,
+    instructors_reset_only_plain_students_of_their_course,
     roster_errors_name_their_lines,
     roster_in_latin1_is_refused_with_the_fix,
     roster_with_bom_crlf_and_quoted_commas_is_read,
@@ -195,6 +196,77 @@ async fn students_are_removed_explicitly_and_audited(store: Store) {
             audit[0].detail.as_str()
         ),
         ("tina", "CS-101", "sam")
+    );
+}
+
+async fn instructors_reset_only_plain_students_of_their_course(store: Store) {
+    let hasher = PasswordHasher::new(2);
+    let auth = authenticator(&store, &hasher);
+    let here = IpAddr::from([127, 0, 0, 1]);
+    let cs = course(&store, "CS-101").await;
+    let ml = course(&store, "ML-200").await;
+    let sam = user(&store, &hasher, "sam", false).await;
+    let teo = user(&store, &hasher, "teo", false).await;
+    let ada = user(&store, &hasher, "ada", true).await;
+    let bob = user(&store, &hasher, "bob", false).await;
+    for (course, who, role) in [
+        (&cs, &sam, Role::Student),
+        (&cs, &teo, Role::Student),
+        (&ml, &teo, Role::Instructor),
+        (&cs, &ada, Role::Student),
+        (&ml, &bob, Role::Student),
+    ] {
+        store.set_member_role(course.id, who.id, role).await.unwrap();
+    }
+    let sams_login = auth.login("sam", PASSWORD, here).await.unwrap();
+
+    let (reset, one_time) = reset_student_password(&store, &hasher, cs.id, "sam", "tina")
+        .await
+        .unwrap();
+    assert_eq!(reset.id, sam.id);
+    assert!(
+        auth.session_user(&sams_login.token).await.unwrap().is_none(),
+        "the student's open sessions end with the reset"
+    );
+    assert!(auth.login("sam", PASSWORD, here).await.is_err(), "the old password no longer works");
+    let fresh = auth.login("sam", &one_time, here).await.unwrap();
+    assert!(fresh.user.must_change_password, "the new one is one-time");
+    let audit = store.recent_audit(Some("password.reset"), 5).await.unwrap();
+    assert_eq!(
+        (audit[0].actor.as_str(), audit[0].subject.as_str()),
+        ("tina", "sam")
+    );
+
+    // From the attacker's side: an instructor of CS-101 takes over no account that is
+    // not a plain student of CS-101, and learns nothing new of one outside it.
+    let teaches = reset_student_password(&store, &hasher, cs.id, "teo", "tina")
+        .await
+        .unwrap_err();
+    assert!(matches!(teaches, CoreError::NoPermission(_)), "{teaches}");
+    let admin = reset_student_password(&store, &hasher, cs.id, "ada", "tina")
+        .await
+        .unwrap_err();
+    assert!(matches!(admin, CoreError::NoPermission(_)), "{admin}");
+    let elsewhere = reset_student_password(&store, &hasher, cs.id, "bob", "tina")
+        .await
+        .unwrap_err();
+    let nobody = reset_student_password(&store, &hasher, cs.id, "nobody", "tina")
+        .await
+        .unwrap_err();
+    assert!(matches!(elsewhere, CoreError::NotFound(_)), "{elsewhere}");
+    assert_eq!(
+        elsewhere.to_string().replace("bob", "X"),
+        nobody.to_string().replace("nobody", "X"),
+        "a student of another course reads as no account at all"
+    );
+    for name in ["teo", "ada", "bob"] {
+        let login = auth.login(name, PASSWORD, here).await;
+        assert!(login.is_ok(), "{name}'s password was not touched");
+    }
+    assert_eq!(
+        store.recent_audit(Some("password.reset"), 5).await.unwrap().len(),
+        1,
+        "only the one reset was made"
     );
 }
 

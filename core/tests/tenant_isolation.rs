@@ -2,7 +2,7 @@
 //! connections to another session's container, to the portal host's services, or (by
 //! rule) to link-local addresses; a course without internet runs on an internal network;
 //! two portals on one engine with the same usernames share no volume, network or
-//! container. Positive controls show each refused connection would otherwise succeed.
+//! container; one student's two courses share no home. Positive controls show each refused connection would otherwise succeed.
 //! Needs the Docker engine, root (iptables) and `slicehub/busybox:offline`.
 
 mod common;
@@ -91,7 +91,13 @@ async fn outside_slicehub(lab: &Lab, script: &str) -> String {
 }
 
 async fn job_output(lab: &Lab, user: i64, script: &str) -> String {
-    let job = lab.sessions.claim(lab.job(user, &["sh", "-c", script])).await.unwrap();
+    job_output_in(lab, lab.course_id, user, script).await
+}
+
+async fn job_output_in(lab: &Lab, course_id: i64, user: i64, script: &str) -> String {
+    let mut claim = lab.job(user, &["sh", "-c", script]);
+    claim.course_id = course_id;
+    let job = lab.sessions.claim(claim).await.unwrap();
     let done = lab.until(&job.id, &[SessionState::Ended, SessionState::Failed], LONG).await;
     done.log_tail
 }
@@ -228,7 +234,35 @@ async fn two_portals_on_one_engine_share_no_volume_network_or_container() {
     first.clean_up().await;
     second.clean_up().await;
     for instance in [&i1, &i2] {
-        let volume = format!("slicehub-{instance}-home-{name}");
+        let volume = slicehub_core::runtime::spec::home_volume(instance, &name, "CS-101");
+        let _ = client.remove_volume(&volume, None::<bollard::query_parameters::RemoveVolumeOptions>).await;
+    }
+}
+
+/// An image one course chose sees only that course's folder: what a student keeps in one
+/// course's home is not in their home of another course.
+#[tokio::test]
+async fn one_students_courses_share_no_home() {
+    let fresh = common::sqlite().await;
+    let lab = lab(fresh.store.clone(), "1 x H100-80GB", |_| {}).await;
+    let name = format!("two-courses{}", std::process::id());
+    let student = lab.student(&name).await;
+    let other = lab.store.insert_course("ML-200", "Other course").await.unwrap();
+    lab.store.set_member_role(other.id, student, slicehub_core::store::Role::Student).await.unwrap();
+
+    let wrote = job_output(&lab, student, "echo cs-course-secret > $HOME/work.txt && echo written").await;
+    assert!(wrote.contains("written"), "{wrote}");
+    let elsewhere = job_output_in(&lab, other.id, student, "ls -a $HOME; cat $HOME/work.txt 2>&1; echo done").await;
+    assert!(elsewhere.contains("done"), "{elsewhere}");
+    assert!(!elsewhere.contains("cs-course-secret"), "ML-200's image read CS-101's file: {elsewhere}");
+    // Control: the same course finds its file again in the next session.
+    let again = job_output(&lab, student, "cat $HOME/work.txt").await;
+    assert!(again.contains("cs-course-secret"), "{again}");
+
+    lab.clean_up().await;
+    let client = lab.engine.client().await.unwrap();
+    for code in ["CS-101", "ML-200"] {
+        let volume = slicehub_core::runtime::spec::home_volume(&lab.instance, &name, code);
         let _ = client.remove_volume(&volume, None::<bollard::query_parameters::RemoveVolumeOptions>).await;
     }
 }

@@ -180,5 +180,25 @@ async fn each_role_sees_its_own_portal() {
         .wait_text("h1", "This page is not open to you.")
         .await;
     browser.screenshot("student-forbidden").await;
+    sign_out(&browser).await;
+
+    // Sam forgets the password: the instructor gives a new one-time password from the
+    // roster, which ends the old one.
+    sign_in(&browser, &url, "ivy", "ivy-new-password").await;
+    browser.wait_text(".who-name", "Ivy").await;
+    browser.open(&format!("{url}/courses/CS-101")).await;
+    browser
+        .click("tr[data-member=sam] button.reset-student")
+        .await;
+    browser.wait_text(".confirm-question", "Give sam a new password?").await;
+    browser.click(".confirm-dialog button.confirm-yes").await;
+    browser.wait_text(".otp", "sam").await;
+    let sam_reset = browser.wait_for(".otp-value").await.text().await.unwrap();
+    browser.check_page("roster-password-reset").await;
+    sign_out(&browser).await;
+    sign_in(&browser, &url, "sam", "sam-new-password").await;
+    browser.wait_text(".form-error", "Wrong username or password.").await;
+    sign_in(&browser, &url, "sam", &sam_reset).await;
+    browser.wait_text(".notice", "Choose a new password").await;
     browser.close().await;
 }

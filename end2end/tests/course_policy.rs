@@ -12,7 +12,12 @@ use slicehub_end2end::Browser;
 #[tokio::test]
 async fn an_instructor_sets_a_quota_and_the_student_sees_and_meets_it() {
     // Warnings two hours ahead, so a session that may run one more hour shows one at once.
-    let class = Classroom::start(&built_portal(), &[("SLICEHUB_QUOTAS_WARN_MINUTES", "120")]).await;
+    // The administrator's list of images holds one this engine does not have.
+    let class = Classroom::start(
+        &built_portal(),
+        &[("SLICEHUB_QUOTAS_WARN_MINUTES", "120"), ("SLICEHUB_SESSIONS_IMAGES", "slicehub/not-here:1")],
+    )
+    .await;
     let url = class.portal.url.clone();
     let cookies = class.enroll(&["uma", "vic", "wes"]).await;
     class.portal.cli(&["course", "instructor", COURSE, "vic"], "");
@@ -48,18 +53,36 @@ async fn an_instructor_sets_a_quota_and_the_student_sees_and_meets_it() {
     assert_eq!(typed.as_deref(), Some("Mars/Olympus"), "what was typed stays");
     browser.check_page("policy-refused").await;
 
-    // Right values but an image this server does not have: refused with words (the
-    // engine pulls nothing, so every start would fail), nothing saved.
-    let images = browser.wait_for("#policy-images").await.prop("value").await.unwrap().unwrap_or_default();
-    browser.replace("#policy-images", "slicehub/not-here:1").await;
+    // The images are the administrator's list, the course's own ticked; the one this
+    // engine lacks is marked. Ticked and saved with right values, it is refused with words
+    // (the engine pulls nothing, so every start would fail) and nothing is saved.
+    let images = "slicehub/jupyterlab:offline".to_string();
+    let field = "input[type=hidden][name=images]";
+    assert_eq!(browser.wait_for(field).await.attr("value").await.unwrap().as_deref(), Some(images.as_str()));
+    browser.wait_text("#policy-images", "not on this server").await;
+    browser.click(".image-choice input[value='slicehub/not-here:1']").await;
+    assert_eq!(
+        browser.wait_for(field).await.attr("value").await.unwrap().as_deref(),
+        Some("slicehub/jupyterlab:offline, slicehub/not-here:1")
+    );
     browser.replace("#policy-quota_hours", "0.1").await;
     browser.replace("#policy-time_zone", "Europe/Berlin").await;
     browser.replace("#policy-max_minutes", "90").await;
     browser.click("form.policy-form button[type=submit]").await;
     browser.wait_text("[data-field=images] .field-error", "not present on this server: slicehub/not-here:1").await;
+    browser.check_page("policy-images").await;
+
+    // From the attacker's side: no call, not even an administrator's, gives the course an
+    // image off the list (with Slurm it would run as every student with their home).
+    let off_list = "code=CS-101&images=evil/any:1&profiles=&max_minutes=60&max_sessions=1&max_slices=2&internet=on&quota_hours=&period=week&reset_day=0&reset_time=00:00&term_starts=&term_ends=&time_zone=UTC";
+    let answer = slicehub_end2end::form::post(&slicehub_end2end::form::client(), &url, Some(&class.admin), "save_course_policy", off_list.to_string()).await;
+    let answer = answer.text().await.unwrap_or_default();
+    assert!(answer.contains("not among this portal") && answer.contains("evil/any:1"), "{answer}");
+    let audit = slicehub_end2end::form::get_text(&format!("{url}/admin/audit.csv"), &class.admin).await;
+    assert!(audit.contains("course.") && !audit.contains("evil/any"), "no policy with it was stored: {audit}");
 
     // Right values: saved, and the student's page follows.
-    browser.replace("#policy-images", &images).await;
+    browser.click(".image-choice input[value='slicehub/not-here:1']").await;
     browser.click("#policy-booked_time option[value=free]").await;
     browser.click("form.policy-form button[type=submit]").await;
     browser.wait_text(".form-ok", "Policy saved").await;

@@ -63,7 +63,11 @@ async fn start_job(class: &Classroom, cookie: &str, command: &str) {
 #[tokio::test]
 async fn every_page_fits_a_phone_and_passes_axe_for_every_role() {
     // The slice sampler every second, so a running job's card shows its activity soon.
-    let class = Classroom::start(&built_portal(), &[("SLICEHUB_SESSIONS_SAMPLE_SECONDS", "1")]).await;
+    let class = Classroom::start(
+        &built_portal(),
+        &[("SLICEHUB_SESSIONS_SAMPLE_SECONDS", "1"), ("SLICEHUB_SESSIONS_IMAGES", BUSYBOX)],
+    )
+    .await;
     let url = class.portal.url.clone();
     class.portal.cli(
         &[

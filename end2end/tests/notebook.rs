@@ -146,6 +146,6 @@ async fn a_student_opens_jupyterlab_through_the_portal_and_runs_a_cell() {
     browser.check_page("notebook-6-ended-address").await;
     browser.close().await;
     let _ = std::process::Command::new("sh")
-        .args(["-c", &format!("docker volume ls -q | grep -- '-home-{nora}$' | xargs -r docker volume rm")])
+        .args(["-c", &format!("docker volume ls -q | grep -E -- '-home-[0-9]+-{nora}-' | xargs -r docker volume rm")])
         .output();
 }

@@ -188,7 +188,7 @@ async fn script_on_a_notebook_origin_reaches_neither_the_portal_nor_other_notebo
     }
     for user in [&mal, &vic] {
         let _ = std::process::Command::new("sh")
-            .args(["-c", &format!("docker volume ls -q | grep -- '-home-{user}$' | xargs -r docker volume rm")])
+            .args(["-c", &format!("docker volume ls -q | grep -E -- '-home-[0-9]+-{user}-' | xargs -r docker volume rm")])
             .output();
     }
 }

@@ -58,7 +58,7 @@ async fn run_job(browser: &Browser, command: &str) {
 
 #[tokio::test]
 async fn a_student_runs_a_job_then_a_notebook_and_stops_it() {
-    let class = Classroom::start(&built_portal(), &[]).await;
+    let class = Classroom::start(&built_portal(), &[("SLICEHUB_SESSIONS_IMAGES", BUSYBOX)]).await;
     let (portal, admin) = (&class.portal, &class.admin);
     portal.cli(
         &["course", "policy", "CS-101", "--images", &format!("{JUPYTERLAB},{BUSYBOX}"), "--profiles", "1g.10gb,2g.20gb"],

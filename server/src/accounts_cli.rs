@@ -200,7 +200,7 @@ async fn course_policy(
     changes: crate::cli::PolicyChanges,
 ) -> Result<(), CliError> {
     use slicehub_core::quotas::{hours, zone_or_utc};
-    use slicehub_core::sessions::{policy_of, set_policy, PolicyForm};
+    use slicehub_core::sessions::{images_not_offered, policy_of, set_policy, PolicyForm};
     let course = store
         .course_by_code(code)
         .await?
@@ -252,6 +252,9 @@ async fn course_policy(
             let words: Vec<_> = problems.into_iter().map(|p| format!("{}: {}", p.field, p.message)).collect();
             CoreError::InvalidRequest(words.join(" "))
         })?;
+        if let Some(problem) = images_not_offered(config, &policy.images) {
+            return Err(CoreError::InvalidRequest(format!("images: {problem}")).into());
+        }
         set_policy(store, course.id, &policy, &known, ACTOR).await?;
     }
     let c = &course.code;

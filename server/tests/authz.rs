@@ -100,6 +100,12 @@ const FUNCTIONS: &[(&str, &str, [u16; 6])] = &[
         "code=CS-101&username=bob",
         [401, 403, 404, 404, 404, 404],
     ),
+    // bob is a student of ML only: to CS-101's instructor he is no student at all.
+    (
+        "reset_student_password",
+        "code=CS-101&username=bob",
+        [401, 403, 404, 404, 404, 404],
+    ),
     (
         "make_instructor",
         "code=CS-101&username=ivy",

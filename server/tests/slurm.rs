@@ -3,7 +3,8 @@
 //! portal: a notebook runs as a Slurm job, as the student's own Unix user, and a cell executes
 //! on the node through the proxy (and cannot read another student's job there);
 //! ten claims on seven 1g GRES queue in Slurm with its reason and estimate; a cancel from
-//! outside, a portal restart and a node going down are followed. On SQLite, then on
+//! outside, a portal restart and a node going down are followed; a student's own job
+//! carrying another session's comment changes nothing. On SQLite, then on
 //! PostgreSQL (the watcher, the stops and the claims race on both); one test, as the runs
 //! share the cluster's seven slices.
 
@@ -184,6 +185,23 @@ print(pwd.getpwuid(os.getuid()).pw_name, socket.gethostname(), os.environ['SLURM
         "the cell ran inside the Slurm job as its student, and another student's job on the node stayed closed"
     );
     socket.close(None).await.ok();
+    // From the attacker's side: bob's own job carrying alice's session tag (the comment is
+    // anyone's to write) and failing at once is neither followed nor adopted: alice's
+    // notebook keeps running on its own job.
+    let tag = cluster.ctl(&["squeue", "-h", "-j", &job.to_string(), "-o", "%k"]).trim().to_string();
+    assert!(tag.ends_with(id.as_str()), "{tag}");
+    let spoof = cluster.ctl_as(
+        &format!("{prefix}-1"),
+        &["sbatch", "--partition=gpu", "--chdir=/tmp", "--output=/dev/null", &format!("--comment={tag}"), "--wrap=exit 1"],
+    );
+    let spoof: u64 = spoof.trim().rsplit(' ').next().unwrap().parse().expect("sbatch names the job");
+    let watched = Instant::now();
+    while watched.elapsed() < Duration::from_secs(4) {
+        let me = view_of(&class.portal, alice, &id).await;
+        assert_eq!((me["state"].as_str(), job_of(&me)), (Some("ready"), job), "a spoofed job moved alice's session: {me}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let _ = std::process::Command::new("docker").args(["exec", "slurmctl", "scancel", &spoof.to_string()]).output();
     stop(&class.portal, bob, &bobs).await;
     cluster.ctl(&["scontrol", "update", "nodename=slurmnode2", "state=resume"]);
     // A stop cancels the job.

@@ -2,7 +2,9 @@
 
 use leptos::prelude::*;
 
-use crate::views::{CourseDetail, CourseSummary, RosterAppliedView, RosterPreviewView};
+use crate::views::{
+    CourseDetail, CourseSummary, OneTimePassword, RosterAppliedView, RosterPreviewView,
+};
 
 /// How an answer about an unknown course code begins; the course page shows its own
 /// "no such course" view for it.
@@ -192,6 +194,32 @@ pub async fn drop_student(code: String, username: String) -> Result<(), ServerFn
         tracing::warn!(user = %user.username, course = %course.code, error = %e, "a dropped student's sessions were not all stopped");
     }
     Ok(())
+}
+
+/// A forgotten password: the student gets a one-time password, shown to the instructor
+/// once, and every open sign-in of theirs ends.
+#[server(endpoint = "reset_student_password")]
+pub async fn reset_student_password(
+    code: String,
+    username: String,
+) -> Result<OneTimePassword, ServerFnError> {
+    use super::ssr::{actor, from_core, require, services, Action};
+    let services = services()?;
+    let course = ssr::course(&services, &code).await?;
+    let caller = require(Action::ResetStudentPassword(course.id)).await?;
+    let (user, password) = slicehub_core::courses::reset_student_password(
+        &services.store,
+        services.auth.hasher(),
+        course.id,
+        &username.trim().to_lowercase(),
+        &actor(&caller),
+    )
+    .await
+    .map_err(from_core)?;
+    Ok(OneTimePassword {
+        username: user.username,
+        password,
+    })
 }
 
 /// What importing the CSV file (its bytes, base64) would change; nothing is written.

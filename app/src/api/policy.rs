@@ -9,7 +9,7 @@ use crate::views::{FieldProblemView, PolicyPageView};
 #[server(endpoint = "course_policy")]
 pub async fn course_policy(code: String) -> Result<PolicyPageView, ServerFnError> {
     use super::ssr::{from_core, now_ms, require, services, Action};
-    use crate::views::StudentBudgetRow;
+    use crate::views::{ImageChoice, StudentBudgetRow};
     use slicehub_core::quotas::budget_at;
     use slicehub_core::sessions::{policy_of, PolicyForm};
     let services = services()?;
@@ -33,11 +33,22 @@ pub async fn course_policy(code: String) -> Result<PolicyPageView, ServerFnError
             budget: budget.map(ssr::budget_view),
         });
     }
+    let offered = services.config.offered_images();
+    let missing = if services.config.runs_on_slurm(&course.code) {
+        Vec::new()
+    } else {
+        services.sessions.images_not_on_engine(&offered).await
+    };
+    let offered_images = offered
+        .into_iter()
+        .map(|image| ImageChoice { on_server: !missing.contains(&image), image })
+        .collect();
     Ok(PolicyPageView {
         code: course.code,
         title: course.title,
         fields: ssr::fields_of(PolicyForm::from_policy(&policy)),
         known_profiles: known,
+        offered_images,
         students,
     })
 }
@@ -70,7 +81,7 @@ pub async fn save_course_policy(
     job_idle: Option<String>,
 ) -> Result<Vec<FieldProblemView>, ServerFnError> {
     use super::ssr::{actor, from_core, require, services, Action};
-    use slicehub_core::sessions::{set_policy, PolicyForm};
+    use slicehub_core::sessions::{images_not_offered, set_policy, PolicyForm};
     let services = services()?;
     let course = super::courses::ssr::course(&services, &code).await?;
     let caller = require(Action::SetCoursePolicy(course.id)).await?;
@@ -99,6 +110,9 @@ pub async fn save_course_policy(
     let known = services.sessions.known_profiles().await.map_err(from_core)?;
     match form.parse(&known) {
         Ok(policy) => {
+            if let Some(problem) = images_not_offered(&services.config, &policy.images) {
+                return Ok(vec![FieldProblemView { field: "images".into(), message: problem }]);
+            }
             // A course on this machine can start only images its engine has (it pulls none).
             if !services.config.runs_on_slurm(&course.code) {
                 let missing = services.sessions.images_not_on_engine(&policy.images).await;

@@ -34,7 +34,11 @@ impl Bench {
     async fn start(bin: &std::path::Path, students: usize) -> Bench {
         let class = Classroom::start(
             bin,
-            &[("SLICEHUB_GPU_SIMULATED", "8 x H100-80GB"), ("SLICEHUB_LOG_LEVEL", "warn")],
+            &[
+                ("SLICEHUB_GPU_SIMULATED", "8 x H100-80GB"),
+                ("SLICEHUB_LOG_LEVEL", "warn"),
+                ("SLICEHUB_SESSIONS_IMAGES", BUSYBOX),
+            ],
         )
         .await;
         class.portal.cli(

@@ -100,7 +100,11 @@ async fn main() {
         .unwrap_or_else(|| workspace_root().join("target/release/slicehub"));
     let class = Classroom::start(
         &bin,
-        &[("SLICEHUB_GPU_SIMULATED", "8 x H100-80GB"), ("SLICEHUB_LOG_LEVEL", "warn")],
+        &[
+                ("SLICEHUB_GPU_SIMULATED", "8 x H100-80GB"),
+                ("SLICEHUB_LOG_LEVEL", "warn"),
+                ("SLICEHUB_SESSIONS_IMAGES", BUSYBOX),
+            ],
     )
     .await;
     class.portal.cli(&["course", "policy", COURSE, "--images", &format!("{JUPYTERLAB},{BUSYBOX}")], "");

@@ -36,6 +36,9 @@ pub enum Action {
     ViewCourse(i64),
     /// Importing students and removing them.
     ManageRoster(i64),
+    /// Giving a student of the course a one-time password (the store decides who counts
+    /// as a student: `courses::reset_student_password`).
+    ResetStudentPassword(i64),
     AssignInstructor(i64),
     ViewGpus,
     ViewStatus,
@@ -122,7 +125,9 @@ pub fn authorize(caller: &Caller, action: &Action) -> Result<(), Denied> {
         Action::ListOwnCourses => true,
         Action::CreateCourse | Action::ListAllCourses => *is_admin,
         Action::ViewCourse(course) => *is_admin || role_in(course).is_some(),
-        Action::ManageRoster(course) => *is_admin || role_in(course) == Some(Role::Instructor),
+        Action::ManageRoster(course) | Action::ResetStudentPassword(course) => {
+            *is_admin || role_in(course) == Some(Role::Instructor)
+        }
         Action::AssignInstructor(_) => *is_admin,
         Action::ViewGpus | Action::ViewStatus | Action::ReadAuditLog | Action::ListAllSessions | Action::OperateGpus => *is_admin,
         Action::ListOwnSessions => true,

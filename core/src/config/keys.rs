@@ -321,6 +321,21 @@ pub static KEYS: &[KeySpec] = &[
         },
     },
     KeySpec {
+        key: "sessions.images",
+        default: "",
+        expected: "empty, or Docker image references separated by commas",
+        doc: "Further images a course may choose; with sessions.default_image, the only images any course can run.",
+        apply: |c, v| {
+            c.sessions_images = v
+                .split(',')
+                .map(str::trim)
+                .filter(|i| !i.is_empty())
+                .map(image_reference)
+                .collect::<Result<_, _>>()?;
+            Ok(())
+        },
+    },
+    KeySpec {
         key: "sessions.max_per_user",
         default: "1",
         expected: "a whole number from 1 to 64",

@@ -63,6 +63,8 @@ pub struct Config {
     pub auth_session_idle_minutes: u32,
     pub auth_session_absolute_hours: u32,
     pub sessions_default_image: String,
+    /// Further images courses may choose, besides `sessions_default_image`.
+    pub sessions_images: Vec<String>,
     pub sessions_max_per_user: u32,
     pub sessions_max_minutes: u32,
     pub sessions_max_compute_slices: u32,
@@ -148,6 +150,7 @@ impl Default for Config {
             auth_session_idle_minutes: 0,
             auth_session_absolute_hours: 0,
             sessions_default_image: String::new(),
+            sessions_images: Vec::new(),
             sessions_max_per_user: 0,
             sessions_max_minutes: 0,
             sessions_max_compute_slices: 0,
@@ -178,6 +181,17 @@ impl Default for Config {
 }
 
 impl Config {
+    /// The administrator's list: the only images a course may choose, the default first.
+    pub fn offered_images(&self) -> Vec<String> {
+        let mut images = vec![self.sessions_default_image.clone()];
+        for image in &self.sessions_images {
+            if !images.contains(image) {
+                images.push(image.clone());
+            }
+        }
+        images
+    }
+
     /// `server.public_url`, or `http://` and the bind address (loopback when it binds
     /// every address), without a trailing `/`.
     pub fn public_url(&self) -> String {

@@ -1,11 +1,12 @@
 //! Courses and their members: creating courses, assigning instructors, removing
-//! students, importing rosters from CSV with a preview, and the instructor's view of the
+//! students, resetting a student's password, importing rosters from CSV with a preview, and the instructor's view of the
 //! class.
 
 mod class;
 mod manage;
 mod roster;
 mod roster_csv;
+mod student_password;
 
 pub use class::{class_view, usage_csv, ClassSession, ClassView, StudentUsage};
 pub use manage::{
@@ -16,3 +17,4 @@ pub use roster::{
     RowError, RowPlan,
 };
 pub use roster_csv::{MAX_ROSTER_BYTES, MAX_ROSTER_ROWS};
+pub use student_password::reset_student_password;

@@ -92,9 +92,9 @@ pub struct ContainerSpec {
     pub labels: BTreeMap<String, String>,
     pub user: String,
     pub working_dir: String,
-    /// Named volume mounted as the user's home; never a host path.
+    /// Named volume mounted as the user's home in this course; never a host path.
     pub home_volume: String,
-    /// Labels of the home volume: it belongs to this portal instance and user.
+    /// Labels of the home volume: it belongs to this portal instance, user and course.
     pub volume_labels: BTreeMap<String, String>,
     /// The session network; nothing is published on the host's ports.
     pub network: String,
@@ -201,11 +201,12 @@ impl ContainerSpec {
             labels,
             user: CONTAINER_USER.to_string(),
             working_dir: HOME.to_string(),
-            home_volume: home_volume(&r.instance, &r.username),
+            home_volume: home_volume(&r.instance, &r.username, &r.course),
             volume_labels: BTreeMap::from([
                 (MANAGED_LABEL.to_string(), "true".to_string()),
                 (INSTANCE_LABEL.to_string(), r.instance.clone()),
                 ("org.slicehub.user".to_string(), r.username.clone()),
+                ("org.slicehub.course".to_string(), r.course.clone()),
             ]),
             network: r.network.clone(),
             files,
@@ -221,19 +222,24 @@ impl ContainerSpec {
     }
 }
 
-/// The user's home volume: one per user of this portal instance, kept across sessions.
-pub fn home_volume(instance: &str, username: &str) -> String {
-    let safe: String = username
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("slicehub-{instance}-home-{safe}")
+/// The user's home in one course: one volume per user and course of this portal instance,
+/// kept across sessions, so an image one course chose never sees another course's work.
+/// The username's length comes first: names and codes may both hold `-`, and
+/// `alice-b` in `c` must not share `alice` in `b-c`'s volume.
+pub fn home_volume(instance: &str, username: &str, course: &str) -> String {
+    let safe = |text: &str| -> String {
+        text.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    let user = safe(username);
+    format!("slicehub-{instance}-home-{}-{user}-{}", user.len(), safe(course))
 }
 
 fn invalid(message: String) -> CoreError {
@@ -310,7 +316,8 @@ mod tests {
         assert_eq!(spec.memory_swap_bytes, 8 << 30, "no swap beyond the memory limit");
         assert_eq!(spec.shm_bytes, 4 << 30, "half the memory for /dev/shm");
         assert_eq!(spec.pids_limit, 512);
-        assert_eq!(spec.home_volume, "slicehub-i-test-home-alice");
+        assert_eq!(spec.home_volume, "slicehub-i-test-home-5-alice-CS-101");
+        assert_eq!(spec.volume_labels["org.slicehub.course"], "CS-101");
         assert_eq!(spec.volume_labels[INSTANCE_LABEL], "i-test");
         assert_eq!(spec.network, "slicehub-i-test-online");
         assert_eq!(spec.labels[MANAGED_LABEL], "true");
@@ -386,6 +393,7 @@ mod tests {
         let mut r = request(notebook(), false);
         r.limits.pids = 0;
         assert!(ContainerSpec::for_session(&r).is_err());
-        assert_eq!(home_volume("i-x", "a/b c"), "slicehub-i-x-home-a_b_c");
+        assert_eq!(home_volume("i-x", "a/b c", "CS-101"), "slicehub-i-x-home-5-a_b_c-CS-101");
+        assert_ne!(home_volume("i", "alice-b", "c"), home_volume("i", "alice", "b-c"));
     }
 }

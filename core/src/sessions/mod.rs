@@ -40,7 +40,8 @@ pub use model::{
     queue_position, GpuSession, SessionEvent, SessionKind, SessionPool, SessionState, SlicePlacement,
 };
 pub use policy::{
-    policy_of, set_policy, split_list, CoursePolicy, FieldProblem, PolicyForm, Quota,
+    images_not_offered, policy_of, set_policy, split_list, CoursePolicy, FieldProblem, PolicyForm,
+    Quota,
 };
 pub use reconcile::ReconcileReport;
 pub use slurm_pool::SlurmWait;

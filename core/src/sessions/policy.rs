@@ -480,9 +480,34 @@ pub async fn policy_of(
     course_id: i64,
 ) -> Result<CoursePolicy, CoreError> {
     let defaults = CoursePolicy::defaults(config);
-    Ok(match store.course_policy(course_id).await? {
+    let mut policy = match store.course_policy(course_id).await? {
         Some(row) => CoursePolicy::from_row(row, &defaults),
-        None => defaults,
+        None => defaults.clone(),
+    };
+    // An image the administrator took off the list (or one stored before there was a
+    // list) is no longer the course's to run.
+    let offered = config.offered_images();
+    policy.images.retain(|image| offered.contains(image));
+    if policy.images.is_empty() {
+        policy.images = defaults.images;
+    }
+    Ok(policy)
+}
+
+/// What is wrong when `images` names one the administrator has not listed, in words for
+/// the policy form's images field; None when every one is offered.
+pub fn images_not_offered(config: &Config, images: &[String]) -> Option<String> {
+    let offered = config.offered_images();
+    let missing: Vec<&str> = images
+        .iter()
+        .filter(|i| !offered.contains(i))
+        .map(String::as_str)
+        .collect();
+    (!missing.is_empty()).then(|| {
+        format!(
+            "not among this portal's images: {} (an administrator can add it with sessions.images; nothing was saved)",
+            missing.join(", ")
+        )
     })
 }
 

@@ -44,13 +44,21 @@ impl Sessions {
     pub async fn watch_slurm_once(&self) -> Result<(), CoreError> {
         let client = self.slurm()?;
         let prefix = self.slurm_tag_prefix().await?;
-        let jobs: HashMap<String, SlurmJob> = client
+        // The comment is only a filter: anyone may write it on their own job.
+        let tagged: Vec<(String, SlurmJob)> = client
             .jobs()
             .await?
             .into_iter()
             .filter_map(|j| Some((j.comment.strip_prefix(&prefix)?.to_string(), j)))
             .collect();
         let sessions = self.inner.store.live_slurm_sessions().await?;
+        let jobs: HashMap<String, SlurmJob> = sessions
+            .iter()
+            .filter_map(|s| {
+                let (_, job) = tagged.iter().find(|(id, job)| *id == s.id && self.is_job_of(s, job))?;
+                Some((s.id.clone(), job.clone()))
+            })
+            .collect();
         // Where jobs run (addresses) and why a node went away (reasons of failed jobs).
         let nodes: HashMap<String, SlurmNode> = if sessions.iter().any(|s| jobs.contains_key(&s.id)) {
             client.nodes().await?.into_iter().map(|n| (n.name.clone(), n)).collect()
@@ -71,7 +79,7 @@ impl Sessions {
             }
         }
         let live: std::collections::HashSet<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
-        for (id, job) in &jobs {
+        for (id, job) in &tagged {
             if matches!(job.phase(), JobPhase::Over(_)) || live.contains(id.as_str()) {
                 continue;
             }
@@ -84,6 +92,22 @@ impl Sessions {
             }
         }
         Ok(())
+    }
+
+    /// Whether `job` is the one `session` submitted: the id it recorded, or (when the claim
+    /// that submitted it did not live to record one) a job of the session's own cluster
+    /// user, partition and course account. Another tenant's job carrying the session's
+    /// comment is neither followed nor adopted.
+    fn is_job_of(&self, session: &GpuSession, job: &SlurmJob) -> bool {
+        if let Some(recorded) = session.slurm_job {
+            return u64::try_from(recorded).is_ok_and(|id| id == job.id);
+        }
+        let Ok(slurm) = self.slurm() else { return false };
+        let config = &self.inner.config;
+        let partition = config.slurm_partition_of(&session.course_code).unwrap_or(&config.slurm_partition);
+        slurm.cluster_user(&session.username).is_ok_and(|user| user == job.user)
+            && job.partition == partition
+            && job.account == session.course_code.to_ascii_lowercase()
     }
 
     fn remember_waits(&self, sessions: &[GpuSession], jobs: &HashMap<String, SlurmJob>) {

@@ -28,6 +28,8 @@ pub struct SlurmJob {
     /// Why it waits (`Resources`, `Priority`) or why it ended.
     pub reason: String,
     pub comment: String,
+    /// The Slurm account it is charged to (the portal's jobs: the course code, lowercase).
+    pub account: String,
     /// The Unix user it runs as.
     pub user: String,
     pub partition: String,
@@ -226,6 +228,7 @@ fn job_from(value: &Value) -> Option<SlurmJob> {
         state: text(&value["job_state"]),
         reason: text(&value["state_reason"]),
         comment: text(&value["comment"]),
+        account: text(&value["account"]),
         user: text(&value["user_name"]),
         partition: text(&value["partition"]),
         node,

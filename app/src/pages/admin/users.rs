@@ -7,7 +7,7 @@ use crate::api::message;
 use crate::components::badge::Badge;
 use crate::components::confirm::ConfirmButton;
 use crate::components::form::reset_on_success;
-use crate::components::message::{ErrorMessage, SuccessMessage};
+use crate::components::message::{ErrorMessage, OneTimeNotice, SuccessMessage};
 use crate::pages::LoadError;
 use crate::views::{OneTimePassword, UserRow};
 
@@ -96,18 +96,6 @@ pub fn UsersPage() -> impl IntoView {
                     <button class="btn btn-primary" type="submit" disabled=move || add.pending().get()>"Add account"</button>
                 </ActionForm>
             </section>
-        </div>
-    }
-}
-
-#[component]
-fn OneTimeNotice(otp: OneTimePassword) -> impl IntoView {
-    view! {
-        <div class="card notice otp" role="status">
-            <b>"Done. "</b>
-            "One-time password for " <b>{otp.username}</b> ": "
-            <code class="otp-value">{otp.password}</code>
-            <span class="muted">" — hand it over now; it is not shown again."</span>
         </div>
     }
 }

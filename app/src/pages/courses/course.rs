@@ -4,12 +4,12 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
 
 use super::import::{RosterImport, RosterImportState};
-use crate::api::courses::{open_course, DropStudent, MakeInstructor};
+use crate::api::courses::{open_course, DropStudent, MakeInstructor, ResetStudentPassword};
 use crate::api::message;
 use crate::components::badge::Badge;
 use crate::components::confirm::ConfirmButton;
 use crate::components::form::reset_on_success;
-use crate::components::message::{ErrorMessage, SuccessMessage};
+use crate::components::message::{ErrorMessage, OneTimeNotice, SuccessMessage};
 use crate::components::time::LocalTime;
 use crate::pages::not_found::Missing;
 use crate::pages::{count, LoadError};
@@ -21,6 +21,7 @@ pub fn CoursePage() -> impl IntoView {
     let code = move || params.read().get("code").unwrap_or_default();
     let drop = ServerAction::<DropStudent>::new();
     let assign = ServerAction::<MakeInstructor>::new();
+    let reset = ServerAction::<ResetStudentPassword>::new();
     let removed = RwSignal::new(None::<String>);
     let import = RosterImportState::new();
     let course = Resource::new(
@@ -38,7 +39,7 @@ pub fn CoursePage() -> impl IntoView {
         <Transition fallback=|| view! { <div class="card skeleton">"Loading…"</div> }>
             {move || Suspend::new(async move {
                 match course.await {
-                    Ok(detail) => view! { <CourseView detail drop assign import removed/> }.into_any(),
+                    Ok(detail) => view! { <CourseView detail drop assign reset import removed/> }.into_any(),
                     Err(error) if message(&error).starts_with(crate::api::courses::NO_SUCH_COURSE) => view! {
                         <Missing title="No such course" heading="There is no such course."
                             back=("/courses".to_string(), "See your courses".to_string())>
@@ -52,7 +53,8 @@ pub fn CoursePage() -> impl IntoView {
     }
 }
 
-/// One member of the roster, with "Remove" for a student the caller may remove.
+/// One member of the roster, with "Reset password" and "Remove" for a student the caller
+/// manages.
 #[component]
 fn MemberLine(
     m: MemberRow,
@@ -60,10 +62,12 @@ fn MemberLine(
     manage: bool,
     contacts: bool,
     drop: ServerAction<DropStudent>,
+    reset: ServerAction<ResetStudentPassword>,
     removed: RwSignal<Option<String>>,
 ) -> impl IntoView {
     let username = m.username.clone().unwrap_or_default();
     let removable = manage && m.role == "student" && m.username.is_some();
+    let (reset_code, reset_name) = (code.clone(), username.clone());
     view! {
         <tr data-member=m.username.clone()>
             {contacts.then(|| view! { <td><b>{username.clone()}</b></td> })}
@@ -72,6 +76,13 @@ fn MemberLine(
             <td><Badge kind=m.role.clone() text=m.role.clone()/></td>
             <td class="actions">
                 {removable.then(|| view! {
+                    <ConfirmButton label="Reset password" class="btn-ghost-dark btn-small reset-student"
+                        question=format!("Give {reset_name} a new password?")
+                        warning="Their current password stops working and they are signed out everywhere. You see a one-time password once, to hand over; they choose their own at the next sign-in."
+                        confirm="Reset password"
+                        on_confirm=Callback::new(move |()| {
+                            reset.dispatch(ResetStudentPassword { code: reset_code.clone(), username: reset_name.clone() });
+                        })/>
                     <ConfirmButton label="Remove" class="btn-ghost-dark btn-small remove-student"
                         question=format!("Remove {username} from {code}?")
                         warning="They lose access to the course and cannot start sessions in it. Their account and files stay; importing them again brings them back."
@@ -91,6 +102,7 @@ fn CourseView(
     detail: CourseDetail,
     drop: ServerAction<DropStudent>,
     assign: ServerAction<MakeInstructor>,
+    reset: ServerAction<ResetStudentPassword>,
     import: RosterImportState,
     /// Who the last "Remove" was for, named in its confirmation.
     removed: RwSignal<Option<String>>,
@@ -110,13 +122,14 @@ fn CourseView(
         <For
             each=move || members.clone()
             key=|(i, m): &(usize, MemberRow)| (m.username.clone(), if m.username.is_some() { 0 } else { *i })
-            children=move |(_, m): (usize, MemberRow)| view! { <MemberLine m code=code.clone() manage contacts drop removed/> }
+            children=move |(_, m): (usize, MemberRow)| view! { <MemberLine m code=code.clone() manage contacts drop reset removed/> }
         />
     };
     let errors = move || {
         [
             drop.value().get().and_then(Result::err),
             assign.value().get().and_then(Result::err),
+            reset.value().get().and_then(Result::err),
         ]
         .into_iter()
         .flatten()
@@ -159,7 +172,10 @@ fn CourseView(
             </p>
         })}
         {errors}
-        <div aria-live="polite">{move || done().map(|text| view! { <SuccessMessage>{text}</SuccessMessage> })}</div>
+        <div aria-live="polite">
+            {move || done().map(|text| view! { <SuccessMessage>{text}</SuccessMessage> })}
+            {move || reset.value().get().and_then(Result::ok).map(|otp| view! { <OneTimeNotice otp/> })}
+        </div>
         <div class="grid-sidebar">
             <section class="card">
                 <h2 class="card-title">"Roster"</h2>

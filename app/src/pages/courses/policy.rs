@@ -13,6 +13,8 @@ use crate::components::message::{ErrorMessage, SuccessMessage};
 use crate::pages::LoadError;
 use crate::views::{FieldProblemView, PolicyPageView, StudentBudgetRow};
 
+use super::image_choices::ImageChoices;
+
 /// The policy form's fields from top to bottom (each control's id is `policy-FIELD`).
 const FIELD_ORDER: [&str; 18] = [
     "images",
@@ -176,8 +178,8 @@ fn PolicyView(
             <section class="card">
                 <h2 class="card-title">"Sessions"</h2>
                 <div class="field-grid">
-                    <Field save field="images" label="Allowed images" help="Comma-separated Docker images, e.g. slicehub/jupyterlab:offline.".into()>
-                        <input id="policy-images" name="images" value=f.images.clone() autocomplete="off" spellcheck="false"/>
+                    <Field save field="images" label="Allowed images" help="The images this portal offers; students choose among those ticked. An administrator adds images to the list.".into()>
+                        <ImageChoices offered=page.offered_images.clone() chosen=f.images.clone()/>
                     </Field>
                     <Field save field="profiles" label="Allowed slice sizes" help=format!("Comma-separated; empty allows every size up to the largest slice below. These GPUs offer {}.", page.known_profiles.join(", "))>
                         <input id="policy-profiles" name="profiles" value=f.profiles.clone() autocomplete="off" spellcheck="false"/>
