@@ -1,6 +1,6 @@
 //! Tenants on one Docker engine, tried from inside real containers: a session cannot open
 //! connections to another session's container, to the portal host's services, or (by
-//! rule) to link-local addresses; a course without internet runs on an internal network;
+//! rule) to link-local addresses or the LAN's private ranges beyond the listed blocks; a course without internet runs on an internal network;
 //! two portals on one engine with the same usernames share no volume, network or
 //! container; one student's two courses share no home. Positive controls show each refused connection would otherwise succeed.
 //! Needs the Docker engine, root (iptables) and `slicehub/busybox:offline`.
@@ -68,7 +68,8 @@ async fn gateway_of(lab: &Lab, network: &str) -> String {
 /// every SliceHub rule: the control.
 async fn outside_slicehub(lab: &Lab, script: &str) -> String {
     let client = lab.engine.client().await.unwrap();
-    let name = format!("slicehub-control-{}", std::process::id());
+    static CONTROLS: AtomicUsize = AtomicUsize::new(0);
+    let name = format!("slicehub-control-{}-{}", std::process::id(), CONTROLS.fetch_add(1, Ordering::SeqCst));
     let options = CreateContainerOptionsBuilder::default().name(&name).build();
     client
         .create_container(
@@ -144,8 +145,93 @@ async fn a_session_reaches_neither_other_sessions_nor_the_host_nor_link_local() 
     assert!(control.contains("REACHED-host"), "the control reaches the host service: {control}");
 
     // The rules behind it, on this host now.
-    assert_eq!(firewall::missing(&[network.bridge.as_str()]).unwrap(), Vec::<String>::new());
+    assert_eq!(firewall::missing(&[network.bridge.as_str()], &[]).unwrap(), Vec::<String>::new());
+    let client = lab.engine.client().await.unwrap();
+    let inspect = client.inspect_network(&network.name, None::<InspectNetworkOptions>).await.unwrap();
+    assert_eq!(inspect.enable_ipv6, Some(false), "no IPv6 route around the IPv4 rules");
     lab.clean_up().await;
+}
+
+/// A host of the campus LAN: a network namespace at 10.231.N.2 behind a veth pair from this
+/// host, with a TCP service; removed on drop.
+struct LanHost {
+    namespace: String,
+    address: String,
+    port: u16,
+    service: std::process::Child,
+}
+
+impl LanHost {
+    fn start(n: u8) -> LanHost {
+        let namespace = format!("slh-lan-{}-{n}", std::process::id());
+        let veth = format!("slhl{}{n}", std::process::id() % 100_000);
+        let (near, address) = (format!("10.231.{n}.1"), format!("10.231.{n}.2"));
+        let ip = |args: &[&str]| {
+            let out = std::process::Command::new("ip").args(args).output().expect("ip runs");
+            assert!(out.status.success(), "ip {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        };
+        ip(&["netns", "add", &namespace]);
+        ip(&["link", "add", &veth, "type", "veth", "peer", "name", "lan0", "netns", &namespace]);
+        ip(&["addr", "add", &format!("{near}/24"), "dev", &veth]);
+        ip(&["link", "set", &veth, "up"]);
+        ip(&["-n", &namespace, "addr", "add", &format!("{address}/24"), "dev", "lan0"]);
+        ip(&["-n", &namespace, "link", "set", "lan0", "up"]);
+        ip(&["-n", &namespace, "route", "add", "default", "via", &near]);
+        let port = 18_000 + u16::from(n);
+        let serve = format!(
+            "import socket\ns = socket.socket()\ns.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\ns.bind(('0.0.0.0', {port}))\ns.listen()\nwhile True:\n    c, _ = s.accept()\n    c.close()\n"
+        );
+        let service = std::process::Command::new("ip")
+            .args(["netns", "exec", &namespace, "python3", "-c", &serve])
+            .spawn()
+            .expect("the LAN service starts");
+        std::thread::sleep(Duration::from_millis(500));
+        LanHost { namespace, address, port, service }
+    }
+}
+
+impl Drop for LanHost {
+    fn drop(&mut self) {
+        let _ = self.service.kill();
+        let _ = self.service.wait();
+        let _ = std::process::Command::new("ip").args(["netns", "del", &self.namespace]).output();
+    }
+}
+
+/// Sessions with internet reach no private address of the LAN, except the blocks the
+/// administrator lists; the control (a plain container) reaches the same LAN host.
+#[tokio::test]
+async fn a_session_with_internet_reaches_no_lan_address_but_the_listed_ones() {
+    let lan = LanHost::start(7);
+    let target = [("lan", lan.address.as_str(), lan.port)];
+    let control = outside_slicehub_lab(&probes(&target)).await;
+    assert!(control.contains("REACHED-lan"), "the control reaches the LAN host: {control}");
+
+    let fresh = common::sqlite().await;
+    let closed = lab(fresh.store.clone(), "1 x H100-80GB", |_| {}).await;
+    let student = closed.student("lan-dora").await;
+    let out = job_output(&closed, student, &probes(&target)).await;
+    assert!(out.contains("BLOCKED-lan"), "a session reached the LAN: {out}");
+    let bridge = SessionNetwork::of(&closed.instance, true).bridge;
+    assert_eq!(firewall::missing(&[bridge.as_str()], &[]).unwrap(), Vec::<String>::new());
+    closed.clean_up().await;
+
+    let mirror = vec!["10.231.7.0/24".to_string()];
+    let fresh = common::sqlite().await;
+    let listed = lab(fresh.store.clone(), "1 x H100-80GB", |c| c.sessions_reachable_private_ranges = mirror.clone()).await;
+    let student = listed.student("lan-eve").await;
+    let out = job_output(&listed, student, &probes(&target)).await;
+    assert!(out.contains("REACHED-lan"), "the listed block stays reachable: {out}");
+    let out = job_output(&listed, student, &probes(&[("metadata", "169.254.169.254", 80)])).await;
+    assert!(out.contains("BLOCKED-metadata"), "{out}");
+    listed.clean_up().await;
+}
+
+/// [`outside_slicehub`] without a lab of its own.
+async fn outside_slicehub_lab(script: &str) -> String {
+    let fresh = common::sqlite().await;
+    let lab = lab(fresh.store.clone(), "1 x H100-80GB", |_| {}).await;
+    outside_slicehub(&lab, script).await
 }
 
 #[tokio::test]
@@ -185,7 +271,7 @@ async fn a_course_without_internet_runs_on_an_internal_network() {
 
     let out = job_output(&lab, student, &probes(&[("host", &gateway, host_port)])).await;
     assert!(out.contains("BLOCKED-host"), "{out}");
-    assert_eq!(firewall::missing(&[offline.bridge.as_str()]).unwrap(), Vec::<String>::new());
+    assert_eq!(firewall::missing(&[offline.bridge.as_str()], &[]).unwrap(), Vec::<String>::new());
     assert_eq!(accepted.load(Ordering::SeqCst), 0);
     lab.clean_up().await;
 }

@@ -160,9 +160,19 @@ pub static KEYS: &[KeySpec] = &[
         key: "sessions.host_firewall",
         default: "true",
         expected: "true or false",
-        doc: "Install firewall rules (iptables INPUT and DOCKER-USER) that keep session containers off the portal host's services and link-local addresses.",
+        doc: "Install firewall rules (iptables INPUT and DOCKER-USER) that keep session containers off the portal host's services, link-local addresses and the private ranges of the LAN.",
         apply: |c, v| {
             c.sessions_host_firewall = flag(v)?;
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "sessions.reachable_private_ranges",
+        default: "",
+        expected: "empty, or IPv4 blocks such as 10.20.30.0/24 inside 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16 or 100.64.0.0/10, separated by commas",
+        doc: "Private addresses sessions with internet may still reach (a campus package mirror or proxy); the rest of the LAN's ranges are dropped.",
+        apply: |c, v| {
+            c.sessions_reachable_private_ranges = private_ranges(v)?;
             Ok(())
         },
     },
@@ -589,6 +599,28 @@ fn image_reference(value: &str) -> Result<String, ()> {
     } else {
         Err(())
     }
+}
+
+/// IPv4 blocks inside the LAN's ranges (never link-local or public ones), normalised.
+fn private_ranges(value: &str) -> Result<Vec<String>, ()> {
+    let lan: Vec<ipnet::Ipv4Net> = crate::runtime::firewall::PRIVATE_RANGES
+        .iter()
+        .filter_map(|r| r.parse().ok())
+        .collect();
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .map(|r| {
+            let net: ipnet::Ipv4Net = r.parse().map_err(|_| ())?;
+            let net = net.trunc();
+            if lan.iter().any(|l| l.contains(&net)) {
+                Ok(net.to_string())
+            } else {
+                Err(())
+            }
+        })
+        .collect()
 }
 
 /// Empty, or the path of a file that exists.

@@ -265,6 +265,19 @@ mod tests {
     }
 
     #[test]
+    fn only_lan_blocks_may_be_reachable_and_images_are_a_list() {
+        let c = with_file("", &[("SLICEHUB_SESSIONS_REACHABLE_PRIVATE_RANGES", "10.20.30.7/24, 192.168.1.0/24")]).unwrap();
+        assert_eq!(c.sessions_reachable_private_ranges, ["10.20.30.0/24", "192.168.1.0/24"]);
+        for bad in ["0.0.0.0/0", "10.0.0.0/7", "169.254.0.0/16", "8.8.8.0/24", "fd00::/8", "mirror.lan"] {
+            let err = with_file("", &[("SLICEHUB_SESSIONS_REACHABLE_PRIVATE_RANGES", bad)]);
+            assert!(err.is_err(), "{bad} accepted");
+        }
+        let c = with_file("[sessions]\nimages = \"a/b:1, slicehub/jupyterlab:offline\"\n", &[]).unwrap();
+        assert_eq!(c.offered_images(), ["slicehub/jupyterlab:offline", "a/b:1"], "the default first, once");
+        assert!(with_file("[sessions]\nimages = \"a b\"\n", &[]).is_err());
+    }
+
+    #[test]
     fn unknown_key_is_refused_with_the_known_ones() {
         let err = with_file("[server]\nprot = 3000\n", &[]).unwrap_err();
         let msg = err.to_string();

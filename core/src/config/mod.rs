@@ -45,6 +45,8 @@ pub struct Config {
     pub metrics_token: String,
     /// Firewall rules keep session containers off the portal host and link-local addresses.
     pub sessions_host_firewall: bool,
+    /// Private ranges (CIDR) sessions with internet may still reach.
+    pub sessions_reachable_private_ranges: Vec<String>,
     /// Empty means the SQLite file `slicehub.db` in `data_dir`.
     pub database_url: String,
     pub database_max_connections: u32,
@@ -138,6 +140,7 @@ impl Default for Config {
             notebooks_admin_access: false,
             metrics_token: String::new(),
             sessions_host_firewall: true,
+            sessions_reachable_private_ranges: Vec::new(),
             database_url: String::new(),
             database_max_connections: 0,
             gpu_backend: GpuBackendChoice::Auto,

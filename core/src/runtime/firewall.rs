@@ -5,7 +5,9 @@
 //!   to connections the host opened (the notebook proxy) still pass.
 //! - DOCKER-USER (Docker's chain for operators' rules on forwarded traffic): nothing from a
 //!   session network to link-local addresses, where clouds answer metadata requests
-//!   (169.254.169.254) with the host's credentials.
+//!   (169.254.169.254) with the host's credentials, nor to private and shared addresses
+//!   (RFC 1918, 100.64/10: the campus LAN) except the ranges the administrator lists in
+//!   `sessions.reachable_private_ranges` (a package mirror, say).
 //!
 //! `iptables` is run with fixed argument lists (never a shell); each rule is checked
 //! (`-C`) before it is added, so applying the rules again changes nothing.
@@ -17,16 +19,27 @@ use crate::CoreError;
 /// The chain the INPUT rules jump to for traffic arriving from a session bridge.
 pub const CHAIN: &str = "SLICEHUB-ISOLATION";
 pub const LINK_LOCAL: &str = "169.254.0.0/16";
+/// The LAN's addresses: RFC 1918 and the shared address space of carrier NAT.
+pub const PRIVATE_RANGES: [&str; 4] = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10"];
 
-/// Every rule for one bridge, as (table chain, rule) pairs in the order they apply.
-pub fn rules_for(bridge: &str) -> Vec<Vec<String>> {
+/// Every rule for one bridge, as (table chain, rule) pairs. The chain's own rules apply in
+/// this order; rules of the shared chains are each put first, so there the last listed
+/// applies first: the link-local drop, then the listed ranges, then the private drops.
+pub fn rules_for(bridge: &str, reachable: &[String]) -> Vec<Vec<String>> {
     let words = |text: &str| text.split(' ').map(str::to_string).collect::<Vec<_>>();
-    vec![
+    let mut rules = vec![
         words(&format!("{CHAIN} -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT")),
         words(&format!("{CHAIN} -j DROP")),
         words(&format!("INPUT -i {bridge} -j {CHAIN}")),
-        words(&format!("DOCKER-USER -i {bridge} -d {LINK_LOCAL} -j DROP")),
-    ]
+    ];
+    for range in PRIVATE_RANGES {
+        rules.push(words(&format!("DOCKER-USER -i {bridge} -d {range} -j DROP")));
+    }
+    for range in reachable {
+        rules.push(words(&format!("DOCKER-USER -i {bridge} -d {range} -j RETURN")));
+    }
+    rules.push(words(&format!("DOCKER-USER -i {bridge} -d {LINK_LOCAL} -j DROP")));
+    rules
 }
 
 fn iptables(args: &[&str]) -> Result<bool, CoreError> {
@@ -51,10 +64,10 @@ fn iptables(args: &[&str]) -> Result<bool, CoreError> {
 }
 
 /// Installs the rules for these bridges unless they are there already.
-pub fn isolate(bridges: &[&str]) -> Result<(), CoreError> {
+pub fn isolate(bridges: &[&str], reachable: &[String]) -> Result<(), CoreError> {
     // Creating an existing chain fails harmlessly; the rules below are what matter.
     let _ = iptables(&["-N", CHAIN])?;
-    for rule in missing_rules(bridges)? {
+    for rule in missing_rules(bridges, reachable)? {
         let rule: Vec<&str> = rule.iter().map(String::as_str).collect();
         // The chain's own rules keep their order (accept replies, then drop); the jumps
         // and drops in the shared chains go first, ahead of any rule that accepts.
@@ -74,10 +87,10 @@ pub fn isolate(bridges: &[&str]) -> Result<(), CoreError> {
 }
 
 /// The rules of [`rules_for`] these bridges lack on this host, in order.
-fn missing_rules(bridges: &[&str]) -> Result<Vec<Vec<String>>, CoreError> {
+fn missing_rules(bridges: &[&str], reachable: &[String]) -> Result<Vec<Vec<String>>, CoreError> {
     let mut missing = Vec::new();
     for bridge in bridges {
-        for rule in rules_for(bridge) {
+        for rule in rules_for(bridge, reachable) {
             let words: Vec<&str> = rule.iter().map(String::as_str).collect();
             if !iptables(&[&["-C"], words.as_slice()].concat())? {
                 missing.push(rule);
@@ -114,8 +127,8 @@ pub fn forget_vanished_bridges() -> Result<usize, CoreError> {
 
 /// The rules of [`rules_for`] that are missing on this host, as `iptables -S` would print
 /// them; the isolation tests assert none are.
-pub fn missing(bridges: &[&str]) -> Result<Vec<String>, CoreError> {
-    Ok(missing_rules(bridges)?
+pub fn missing(bridges: &[&str], reachable: &[String]) -> Result<Vec<String>, CoreError> {
+    Ok(missing_rules(bridges, reachable)?
         .into_iter()
         .map(|rule| format!("-A {}", rule.join(" ")))
         .collect())
@@ -126,8 +139,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_bridge_gets_the_host_and_link_local_rules() {
-        let rules: Vec<String> = rules_for("sh-abc-i").iter().map(|r| r.join(" ")).collect();
+    fn every_bridge_gets_the_host_link_local_and_lan_rules() {
+        let mirror = vec!["10.20.30.0/24".to_string()];
+        let rules: Vec<String> = rules_for("sh-abc-i", &mirror).iter().map(|r| r.join(" ")).collect();
+        for range in PRIVATE_RANGES {
+            assert!(rules.contains(&format!("DOCKER-USER -i sh-abc-i -d {range} -j DROP")), "{range}");
+        }
+        let allowed = rules.iter().position(|r| r.ends_with("-d 10.20.30.0/24 -j RETURN")).unwrap();
+        let lan = rules.iter().position(|r| r.ends_with("-d 10.0.0.0/8 -j DROP")).unwrap();
+        let link_local = rules.iter().position(|r| r.contains(LINK_LOCAL)).unwrap();
+        assert!(lan < allowed && allowed < link_local, "put first in turn: link-local drop, the mirror, the LAN drop");
         assert!(rules.contains(&"INPUT -i sh-abc-i -j SLICEHUB-ISOLATION".to_string()));
         assert!(rules.contains(&"DOCKER-USER -i sh-abc-i -d 169.254.0.0/16 -j DROP".to_string()));
         let accept = rules.iter().position(|r| r.contains("ESTABLISHED")).unwrap();

@@ -67,6 +67,8 @@ impl Engine {
                 name: network.name.clone(),
                 driver: Some("bridge".to_string()),
                 internal: Some(!network.internet),
+                // IPv4 only: the firewall rules that keep sessions off the LAN are IPv4's.
+                enable_ipv6: Some(false),
                 options: Some(options),
                 labels: Some(labels),
                 ..Default::default()

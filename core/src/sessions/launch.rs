@@ -178,6 +178,7 @@ impl Sessions {
         self.inner.engine.ensure_network(&instance, &wanted).await?;
         if self.inner.config.sessions_host_firewall {
             let bridge = wanted.bridge.clone();
+            let reachable = self.inner.config.sessions_reachable_private_ranges.clone();
             let first = ready.is_empty();
             tokio::task::spawn_blocking(move || {
                 if first {
@@ -185,7 +186,7 @@ impl Sessions {
                         tracing::warn!(error = %e, "could not remove the rules of vanished session networks");
                     }
                 }
-                firewall::isolate(&[bridge.as_str()])
+                firewall::isolate(&[bridge.as_str()], &reachable)
             })
             .await
             .map_err(|e| CoreError::Engine(format!("firewall set-up crashed: {e}")))??;
