@@ -323,7 +323,17 @@ pub struct PolicyPageView {
     pub known_profiles: Vec<String>,
     /// The administrator's images, the only ones the course may choose.
     pub offered_images: Vec<ImageChoice>,
+    pub ceilings: PolicyCeilings,
     pub students: Vec<StudentBudgetRow>,
+}
+
+/// The administrator's ceilings the course chooses within.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PolicyCeilings {
+    pub session_minutes: u32,
+    pub sessions_per_student: u32,
+    pub compute_slices: u32,
+    pub course_share_percent: u32,
 }
 
 /// One image of the administrator's list, and whether this server's engine has it (a
@@ -700,4 +710,7 @@ pub struct BookingsPageView {
     pub bookings: Vec<BookingView>,
     /// Admins may book over sessions running then.
     pub admin: bool,
+    /// The administrator's limits: how far ahead, and compute-slice-hours per week.
+    pub days_ahead: u32,
+    pub slice_hours_per_week: u32,
 }

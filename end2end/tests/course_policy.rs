@@ -60,7 +60,7 @@ async fn an_instructor_sets_a_quota_and_the_student_sees_and_meets_it() {
     let field = "input[type=hidden][name=images]";
     assert_eq!(browser.wait_for(field).await.attr("value").await.unwrap().as_deref(), Some(images.as_str()));
     browser.wait_text("#policy-images", "not on this server").await;
-    browser.click(".image-choice input[value='slicehub/not-here:1']").await;
+    browser.click(".images-ticks input[value='slicehub/not-here:1']").await;
     assert_eq!(
         browser.wait_for(field).await.attr("value").await.unwrap().as_deref(),
         Some("slicehub/jupyterlab:offline, slicehub/not-here:1")
@@ -81,8 +81,10 @@ async fn an_instructor_sets_a_quota_and_the_student_sees_and_meets_it() {
     let audit = slicehub_end2end::form::get_text(&format!("{url}/admin/audit.csv"), &class.admin).await;
     assert!(audit.contains("course.") && !audit.contains("evil/any"), "no policy with it was stored: {audit}");
 
-    // Right values: saved, and the student's page follows.
-    browser.click(".image-choice input[value='slicehub/not-here:1']").await;
+    // Right values: saved, and the student's page follows. The sizes are these GPUs' own,
+    // ticked rather than typed.
+    browser.click(".images-ticks input[value='slicehub/not-here:1']").await;
+    browser.click(".profiles-ticks input[value='1g.10gb']").await;
     browser.click("#policy-booked_time option[value=free]").await;
     browser.click("form.policy-form button[type=submit]").await;
     browser.wait_text(".form-ok", "Policy saved").await;
@@ -94,6 +96,11 @@ async fn an_instructor_sets_a_quota_and_the_student_sees_and_meets_it() {
     assert_eq!(
         browser.wait_for("#policy-quota_hours").await.prop("value").await.unwrap().as_deref(),
         Some("0.1")
+    );
+    assert_eq!(
+        browser.wait_for("input[type=hidden][name=profiles]").await.attr("value").await.unwrap().as_deref(),
+        Some("1g.10gb"),
+        "the ticked size is the course's only one"
     );
     browser.wait_text(".student-budgets", "0 of 0.1").await;
     browser.check_page("policy-saved").await;

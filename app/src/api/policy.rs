@@ -9,7 +9,7 @@ use crate::views::{FieldProblemView, PolicyPageView};
 #[server(endpoint = "course_policy")]
 pub async fn course_policy(code: String) -> Result<PolicyPageView, ServerFnError> {
     use super::ssr::{from_core, now_ms, require, services, Action};
-    use crate::views::{ImageChoice, StudentBudgetRow};
+    use crate::views::{ImageChoice, PolicyCeilings, StudentBudgetRow};
     use slicehub_core::quotas::budget_at;
     use slicehub_core::sessions::{policy_of, PolicyForm};
     let services = services()?;
@@ -49,6 +49,12 @@ pub async fn course_policy(code: String) -> Result<PolicyPageView, ServerFnError
         fields: ssr::fields_of(PolicyForm::from_policy(&policy)),
         known_profiles: known,
         offered_images,
+        ceilings: PolicyCeilings {
+            session_minutes: services.config.limits_session_minutes,
+            sessions_per_student: services.config.limits_sessions_per_student,
+            compute_slices: services.config.limits_compute_slices,
+            course_share_percent: services.config.limits_course_share_percent,
+        },
         students,
     })
 }
@@ -81,7 +87,7 @@ pub async fn save_course_policy(
     job_idle: Option<String>,
 ) -> Result<Vec<FieldProblemView>, ServerFnError> {
     use super::ssr::{actor, from_core, require, services, Action};
-    use slicehub_core::sessions::{images_not_offered, set_policy, PolicyForm};
+    use slicehub_core::sessions::{admin_limit_problems, set_policy, PolicyForm};
     let services = services()?;
     let course = super::courses::ssr::course(&services, &code).await?;
     let caller = require(Action::SetCoursePolicy(course.id)).await?;
@@ -110,8 +116,12 @@ pub async fn save_course_policy(
     let known = services.sessions.known_profiles().await.map_err(from_core)?;
     match form.parse(&known) {
         Ok(policy) => {
-            if let Some(problem) = images_not_offered(&services.config, &policy.images) {
-                return Ok(vec![FieldProblemView { field: "images".into(), message: problem }]);
+            let refused = admin_limit_problems(&services.config, &policy);
+            if !refused.is_empty() {
+                return Ok(refused
+                    .into_iter()
+                    .map(|p| FieldProblemView { field: p.field, message: p.message })
+                    .collect());
             }
             // A course on this machine can start only images its engine has (it pulls none).
             if !services.config.runs_on_slurm(&course.code) {

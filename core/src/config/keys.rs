@@ -366,6 +366,66 @@ pub static KEYS: &[KeySpec] = &[
         },
     },
     KeySpec {
+        key: "limits.session_minutes",
+        default: "1440",
+        expected: "a whole number of minutes from 1 to 10080",
+        doc: "The longest session any course may set (its instructors choose up to this).",
+        apply: |c, v| {
+            c.limits_session_minutes = whole_number(v, 1, 10_080)?;
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "limits.sessions_per_student",
+        default: "4",
+        expected: "a whole number from 1 to 64",
+        doc: "The most sessions at once any course may let one student have.",
+        apply: |c, v| {
+            c.limits_sessions_per_student = whole_number(v, 1, 64)?;
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "limits.compute_slices",
+        default: "7",
+        expected: "a whole number from 1 to 7",
+        doc: "The largest slice (in compute slices) any course may let one student take.",
+        apply: |c, v| {
+            c.limits_compute_slices = whole_number(v, 1, 7)?;
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "limits.course_share_percent",
+        default: "100",
+        expected: "a whole number from 1 to 100",
+        doc: "The most of these GPUs' compute slices one course's sessions may hold or wait for at once.",
+        apply: |c, v| {
+            c.limits_course_share_percent = whole_number(v, 1, 100)?;
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "limits.booking_days_ahead",
+        default: "180",
+        expected: "a whole number of days from 1 to 400",
+        doc: "How far ahead a course may book a lab (its last window included).",
+        apply: |c, v| {
+            c.limits_booking_days_ahead = whole_number(v, 1, 400)?;
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "limits.booking_slice_hours_per_week",
+        default: "200",
+        expected: "a whole number from 1 to 100000",
+        doc: "The most compute-slice-hours one course's booked labs may keep in a week.",
+        apply: |c, v| {
+            c.limits_booking_slice_hours_per_week = whole_number(v, 1, 100_000)?;
+            Ok(())
+        },
+    },
+    KeySpec {
         key: "quotas.min_launch_minutes",
         default: "15",
         expected: "a whole number of minutes from 1 to 600",

@@ -114,6 +114,20 @@ impl Sessions {
         check_request(req, now)?;
         self.require_known_profile(&req.profile).await?;
         let _one_at_a_time = self.inner.allocation.lock().await;
+        let course_bookings: Vec<Booking> = self
+            .bookings()
+            .await?
+            .into_iter()
+            .filter(|b| b.row.course_id == req.course_id)
+            .collect();
+        let limits = &self.inner.config;
+        super::booking_limits::check_booking_limits(
+            req,
+            &course_bookings,
+            limits.limits_booking_days_ahead,
+            limits.limits_booking_slice_hours_per_week,
+            now,
+        )?;
         let queue = self.queue_now(false).await?;
         let asked = Booking {
             row: BookingRow {

@@ -43,6 +43,8 @@ pub(super) struct Inner {
     pub config: Arc<Config>,
     /// Placement decisions are made one at a time, so each sees what the last one took.
     pub allocation: Mutex<()>,
+    /// A course's share is checked and its claim recorded one claim at a time.
+    pub course_claims: Mutex<()>,
     /// MIG instances are created and destroyed one at a time, each after checking that
     /// its session still holds (or no longer holds) the slice: a stop in the middle of a
     /// launch can then never leave the launch's instance behind. Taken after `allocation`
@@ -102,6 +104,7 @@ impl Sessions {
                 engine,
                 config,
                 allocation: Mutex::new(()),
+                course_claims: Mutex::new(()),
                 instances: Mutex::new(()),
                 events,
                 changes: std::sync::Mutex::new(std::collections::HashMap::new()),
@@ -249,7 +252,8 @@ impl Sessions {
             }
         }
         let config = &self.inner.config;
-        let pool = if !config.slurm_url.is_empty() && config.runs_on_slurm(&course_code(store, request.course_id).await?) {
+        let code = course_code(store, request.course_id).await?;
+        let pool = if !config.slurm_url.is_empty() && config.runs_on_slurm(&code) {
             SessionPool::Slurm
         } else {
             SessionPool::Local
@@ -291,9 +295,14 @@ impl Sessions {
             token: &token,
             deadline_at_ms: deadline,
         };
+        let sharing = self.inner.course_claims.lock().await;
+        if pool == SessionPool::Local {
+            self.require_course_share(request.course_id, &code, &request.profile).await?;
+        }
         let event = store
             .insert_gpu_session(&new, policy.max_sessions)
             .await?;
+        drop(sharing);
         self.publish(Some(event));
         if pool == SessionPool::Slurm {
             self.submit_to_slurm(&id, policy.max_minutes).await?;

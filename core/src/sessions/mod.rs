@@ -5,7 +5,9 @@ mod activity;
 mod allocate;
 mod argv;
 mod booked_instances;
+mod booking_limits;
 mod bookings;
+mod course_share;
 mod eta;
 mod finish;
 mod idle;
@@ -40,7 +42,7 @@ pub use model::{
     queue_position, GpuSession, SessionEvent, SessionKind, SessionPool, SessionState, SlicePlacement,
 };
 pub use policy::{
-    images_not_offered, policy_of, set_policy, split_list, CoursePolicy, FieldProblem, PolicyForm,
+    admin_limit_problems, policy_of, set_policy, split_list, CoursePolicy, FieldProblem, PolicyForm,
     Quota,
 };
 pub use reconcile::ReconcileReport;

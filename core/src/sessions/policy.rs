@@ -491,24 +491,42 @@ pub async fn policy_of(
     if policy.images.is_empty() {
         policy.images = defaults.images;
     }
+    // Likewise a ceiling lowered after the course chose more.
+    policy.max_minutes = policy.max_minutes.min(i64::from(config.limits_session_minutes));
+    policy.max_sessions = policy.max_sessions.min(i64::from(config.limits_sessions_per_student));
+    policy.max_slices = policy.max_slices.min(i64::from(config.limits_compute_slices));
     Ok(policy)
 }
 
-/// What is wrong when `images` names one the administrator has not listed, in words for
-/// the policy form's images field; None when every one is offered.
-pub fn images_not_offered(config: &Config, images: &[String]) -> Option<String> {
+/// What the administrator's list and ceilings refuse in `policy`, each with its field; an
+/// instructor chooses only within them.
+pub fn admin_limit_problems(config: &Config, policy: &CoursePolicy) -> Vec<FieldProblem> {
+    let mut out = Vec::new();
     let offered = config.offered_images();
-    let missing: Vec<&str> = images
+    let missing: Vec<&str> = policy
+        .images
         .iter()
         .filter(|i| !offered.contains(i))
         .map(String::as_str)
         .collect();
-    (!missing.is_empty()).then(|| {
-        format!(
-            "not among this portal's images: {} (an administrator can add it with sessions.images; nothing was saved)",
-            missing.join(", ")
-        )
-    })
+    if !missing.is_empty() {
+        out.push(problem(
+            "images",
+            format!(
+                "not among this portal's images: {} (an administrator can add it with sessions.images; nothing was saved)",
+                missing.join(", ")
+            ),
+        ));
+    }
+    let ceiling = |field: &str, chosen: i64, limit: u32, what: &str| {
+        (chosen > i64::from(limit)).then(|| {
+            problem(field, format!("{what} is at most {limit} on this portal (the administrator's ceiling); {chosen} is more."))
+        })
+    };
+    out.extend(ceiling("max_minutes", policy.max_minutes, config.limits_session_minutes, "A session's length in minutes"));
+    out.extend(ceiling("max_sessions", policy.max_sessions, config.limits_sessions_per_student, "Sessions at once per student"));
+    out.extend(ceiling("max_slices", policy.max_slices, config.limits_compute_slices, "The largest slice in compute slices"));
+    out
 }
 
 /// Checks and stores a policy; `known_profiles` are the profile names the GPUs offer.

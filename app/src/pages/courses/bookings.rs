@@ -92,6 +92,10 @@ fn BookingsView(page: BookingsPageView, book: ServerAction<BookLab>, cancel: Ser
                         "Times are in the course's time zone (" {page.time_zone.clone()} "). Weeks: 1 books once; "
                         "up to 26 repeats it every week. A window lasts at most 12 hours."
                     </p>
+                    <p class="hint booking-limits">{format!(
+                        "On this portal a course books at most {} days ahead, and its labs keep at most {} compute-slice-hours a week (a 1g slice for an hour is 1, a 3g slice for an hour is 3).",
+                        page.days_ahead, page.slice_hours_per_week
+                    )}</p>
                     {page.admin.then(|| view! {
                         <label class="check-row"><input type="checkbox" name="override_running" value="on"/>
                             " Book even where sessions running or promised a start then are in the way (administrators)"</label>

@@ -1,7 +1,7 @@
 pub mod bookings;
 pub mod class;
 pub mod course;
-mod image_choices;
+mod tick_list;
 mod import;
 pub mod list;
 pub mod policy;

@@ -13,7 +13,7 @@ use crate::components::message::{ErrorMessage, SuccessMessage};
 use crate::pages::LoadError;
 use crate::views::{FieldProblemView, PolicyPageView, StudentBudgetRow};
 
-use super::image_choices::ImageChoices;
+use super::tick_list::{Tick, TickList};
 
 /// The policy form's fields from top to bottom (each control's id is `policy-FIELD`).
 const FIELD_ORDER: [&str; 18] = [
@@ -138,7 +138,8 @@ fn PolicyView(
         }
     });
     // Only sizes these GPUs have (an A100 has no 5g or 6g), and whatever is saved now.
-    let offered: Vec<u32> = (1..=7u32)
+    let ceilings = page.ceilings;
+    let offered: Vec<u32> = (1..=ceilings.compute_slices.clamp(1, 7))
         .filter(|n| {
             page.known_profiles.is_empty()
                 || f.max_slices == n.to_string()
@@ -162,6 +163,25 @@ fn PolicyView(
             view! { <option value=value selected=selected>{*day}</option> }
         })
         .collect_view();
+    let image_ticks: Vec<Tick> = page
+        .offered_images
+        .iter()
+        .map(|c| Tick { value: c.image.clone(), warning: (!c.on_server).then_some("not on this server") })
+        .collect();
+    // The sizes these GPUs offer, and any the course allows that they no longer do.
+    let mut sizes = page.known_profiles.clone();
+    for allowed in f.profiles.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        if !sizes.iter().any(|s| s == allowed) {
+            sizes.push(allowed.to_string());
+        }
+    }
+    let profile_ticks: Vec<Tick> = sizes
+        .into_iter()
+        .map(|p| {
+            let gone = !page.known_profiles.contains(&p);
+            Tick { value: p, warning: gone.then_some("not on these GPUs") }
+        })
+        .collect();
     let code = page.code.clone();
     view! {
         <Title text=format!("Policy · {}", page.code)/>
@@ -177,20 +197,23 @@ fn PolicyView(
             <input type="hidden" name="code" value=page.code.clone()/>
             <section class="card">
                 <h2 class="card-title">"Sessions"</h2>
+                {(ceilings.course_share_percent < 100).then(|| view! {
+                    <p class="hint course-share">{format!("This course's sessions may hold or wait for at most {}% of these GPUs' compute slices at once; a start past that is refused until one ends.", ceilings.course_share_percent)}</p>
+                })}
                 <div class="field-grid">
                     <Field save field="images" label="Allowed images" help="The images this portal offers; students choose among those ticked. An administrator adds images to the list.".into()>
-                        <ImageChoices offered=page.offered_images.clone() chosen=f.images.clone()/>
+                        <TickList field="images" choices=image_ticks chosen=f.images.clone()/>
                     </Field>
-                    <Field save field="profiles" label="Allowed slice sizes" help=format!("Comma-separated; empty allows every size up to the largest slice below. These GPUs offer {}.", page.known_profiles.join(", "))>
-                        <input id="policy-profiles" name="profiles" value=f.profiles.clone() autocomplete="off" spellcheck="false"/>
+                    <Field save field="profiles" label="Allowed slice sizes" help="The sizes these GPUs offer; none ticked allows every size up to the largest slice below.".into()>
+                        <TickList field="profiles" choices=profile_ticks chosen=f.profiles.clone()/>
                     </Field>
-                    <Field save field="max_slices" label="Largest slice per student" help="Nobody takes a bigger slice, whatever the list above says.".into()>
+                    <Field save field="max_slices" label="Largest slice per student" help=format!("Nobody takes a bigger slice, whatever the list above says. At most {}g on this portal.", ceilings.compute_slices)>
                         <select id="policy-max_slices" name="max_slices">{slice_options}</select>
                     </Field>
-                    <Field save field="max_minutes" label="Longest session (minutes)">
+                    <Field save field="max_minutes" label="Longest session (minutes)" help=format!("At most {} on this portal.", ceilings.session_minutes)>
                         <input id="policy-max_minutes" name="max_minutes" inputmode="numeric" value=f.max_minutes.clone()/>
                     </Field>
-                    <Field save field="max_sessions" label="Sessions at once per student" help="Queued and running together.".into()>
+                    <Field save field="max_sessions" label="Sessions at once per student" help=format!("Queued and running together; at most {} on this portal.", ceilings.sessions_per_student)>
                         <input id="policy-max_sessions" name="max_sessions" inputmode="numeric" value=f.max_sessions.clone()/>
                     </Field>
                     <Field save field="internet" label="Outbound internet" help="Off: containers reach only the portal (no pip install).".into()>

@@ -1,0 +1,48 @@
+//! The administrator's share of the GPUs one course may take (`limits.course_share_percent`):
+//! a course's sessions, running and waiting, hold at most that part of the compute slices
+//! of the GPUs that take sessions, so one course cannot fill the fleet for every other.
+
+use super::manager::Sessions;
+use super::model::{SessionPool, SessionState};
+use crate::quotas::compute_slices;
+use crate::CoreError;
+
+impl Sessions {
+    /// Refuses, with words, a local claim of `profile` that would take the course past its
+    /// share. The check and the insert that follows run under `course_claims`, so
+    /// classmates claiming at once cannot pass it together.
+    pub(super) async fn require_course_share(
+        &self,
+        course_id: i64,
+        course_code: &str,
+        profile: &str,
+    ) -> Result<(), CoreError> {
+        let percent = i64::from(self.inner.config.limits_course_share_percent);
+        if percent >= 100 {
+            return Ok(());
+        }
+        let fleet: i64 = self
+            .fleet_now()
+            .await?
+            .iter()
+            .map(|gpu| gpu.catalog.profiles().iter().map(|p| i64::from(p.compute_slices)).max().unwrap_or(0))
+            .sum();
+        let cap = (fleet * percent / 100).max(1);
+        let held: i64 = self
+            .inner
+            .store
+            .gpu_sessions_in(SessionState::ACTIVE)
+            .await?
+            .iter()
+            .filter(|s| s.course_id == course_id && s.pool == SessionPool::Local)
+            .map(|s| compute_slices(&s.profile))
+            .sum();
+        let wanted = compute_slices(profile);
+        if held + wanted <= cap {
+            return Ok(());
+        }
+        Err(CoreError::InsufficientResources(format!(
+            "{course_code} already holds or waits for {held} of its {cap} compute slices ({percent}% of these GPUs, the administrator's share per course); a {profile} needs {wanted}. Start again when a session of the course ends."
+        )))
+    }
+}
