@@ -158,6 +158,14 @@ pub struct OneTimePassword {
     pub password: String,
 }
 
+/// A course the caller's account is invited to, and who invited it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InvitationView {
+    pub code: String,
+    pub title: String,
+    pub invited_by: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CourseSummary {
     pub code: String,
@@ -199,6 +207,8 @@ pub struct CourseDetail {
     /// Booked lab sessions still to come or running (who booked them only for those who
     /// see contacts).
     pub bookings: Vec<BookingView>,
+    /// Accounts invited and not joined yet (for those who run the roster), by username.
+    pub invited: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -240,6 +250,7 @@ pub struct RowErrorView {
 pub struct RosterAppliedView {
     pub created: usize,
     pub enrolled: usize,
+    pub invited: usize,
     pub unchanged: usize,
     /// `username,password` lines for the new accounts, when any were made.
     pub passwords_csv: Option<String>,

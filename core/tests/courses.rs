@@ -12,8 +12,8 @@ use slicehub_core::auth::{
 };
 use slicehub_core::clock::SystemClock;
 use slicehub_core::courses::{
-    apply_roster, assign_instructor, create_course, one_time_passwords_csv, preview_roster,
-    remove_student, reset_student_password, RowAction, RowPlan,
+    answer_invitation, apply_roster, assign_instructor, create_course, one_time_passwords_csv, preview_roster,
+    remove_student, reset_student_password, Importer, RowAction, RowPlan,
 };
 use slicehub_core::store::{Course, Role, Store, User};
 use slicehub_core::CoreError;
@@ -70,6 +70,7 @@ on_both_databases!(
     instructors_are_assigned_and_may_take_other_courses,
     students_are_removed_explicitly_and_audited,
     instructors_reset_only_plain_students_of_their_course,
+    an_instructors_roster_invites_existing_accounts_and_only_their_owners_answer,
     roster_errors_name_their_lines,
     roster_in_latin1_is_refused_with_the_fix,
     roster_with_bom_crlf_and_quoted_commas_is_read,
@@ -115,7 +116,7 @@ async fn instructors_are_assigned_and_may_take_other_courses(store: Store) {
         &hasher,
         cs.id,
         b"username,display name\ntina,Tina\n",
-        "admin",
+        "admin", Importer::Administrator,
     )
     .await
     .unwrap();
@@ -152,7 +153,7 @@ async fn students_are_removed_explicitly_and_audited(store: Store) {
     let hasher = PasswordHasher::new(2);
     let cs = course(&store, "CS-101").await;
     let file = b"username,display name\nsam,Sam\nteo,Teo\n";
-    apply_roster(&store, &hasher, cs.id, file, "tina")
+    apply_roster(&store, &hasher, cs.id, file, "tina", Importer::Administrator)
         .await
         .unwrap();
     let sam = store.user_by_username("sam").await.unwrap().unwrap();
@@ -270,6 +271,58 @@ async fn instructors_reset_only_plain_students_of_their_course(store: Store) {
     );
 }
 
+async fn an_instructors_roster_invites_existing_accounts_and_only_their_owners_answer(store: Store) {
+    let hasher = PasswordHasher::new(2);
+    let cs = course(&store, "CS-101").await;
+    let ml = course(&store, "ML-200").await;
+    let bob = user(&store, &hasher, "bob", false).await;
+    let ada = user(&store, &hasher, "ada", true).await;
+    store.set_member_role(ml.id, bob.id, Role::Student).await.unwrap();
+    let file = b"username,display name,email\nbob,Evil Name,evil@attacker.example\nada,,\nnewbie,New,\n";
+
+    // The instructor's preview: both existing accounts read alike (nobody learns who
+    // administers), and nothing of theirs is shown.
+    let preview = preview_roster(&store, cs.id, file, Importer::Instructor).await.unwrap();
+    assert!(preview.errors.is_empty(), "{:?}", preview.errors);
+    assert_eq!(
+        actions(&preview.rows),
+        [("bob", RowAction::Invite), ("ada", RowAction::Invite), ("newbie", RowAction::Create)]
+    );
+    assert!(preview.rows[..2].iter().all(|r| r.new_account.is_none()));
+
+    let applied = apply_roster(&store, &hasher, cs.id, file, "tina", Importer::Instructor).await.unwrap();
+    assert_eq!((applied.created, applied.enrolled, applied.invited), (1, 0, 2));
+    assert_eq!(
+        members(&store, &cs).await,
+        [("newbie".to_string(), Role::Student)],
+        "no existing account joined without its owner's word"
+    );
+    let bob_now = store.user_by_id(bob.id).await.unwrap().unwrap();
+    assert_eq!((bob_now.display_name.as_str(), bob_now.email), ("bob stored", None), "the file changed nothing of bob's");
+    let invited: Vec<String> = store.invitations_of_course(cs.id).await.unwrap().into_iter().map(|i| i.username).collect();
+    assert_eq!(invited, ["ada", "bob"]);
+    let again = preview_roster(&store, cs.id, file, Importer::Instructor).await.unwrap();
+    assert_eq!(again.count(RowAction::Unchanged), 3, "importing again changes nothing");
+
+    // Only an invitation's own account answers it.
+    let newbie = store.user_by_username("newbie").await.unwrap().unwrap();
+    let stolen = answer_invitation(&store, "CS-101", newbie.id, true, "newbie").await.unwrap_err();
+    assert!(matches!(stolen, CoreError::NotFound(_)), "{stolen}");
+    let nowhere = answer_invitation(&store, "NO-SUCH", bob.id, true, "bob").await.unwrap_err();
+    assert!(matches!(nowhere, CoreError::NotFound(_)), "{nowhere}");
+    answer_invitation(&store, "cs-101", bob.id, true, "bob").await.unwrap();
+    answer_invitation(&store, "CS-101", ada.id, false, "ada").await.unwrap();
+    assert_eq!(
+        members(&store, &cs).await,
+        [("bob".to_string(), Role::Student), ("newbie".to_string(), Role::Student)]
+    );
+    let twice = answer_invitation(&store, "CS-101", ada.id, true, "ada").await.unwrap_err();
+    assert!(matches!(twice, CoreError::NotFound(_)), "a declined invitation is gone: {twice}");
+    assert!(store.invitations_of_course(cs.id).await.unwrap().is_empty());
+    let joined = store.recent_audit(Some("course.invitation.join"), 5).await.unwrap();
+    assert_eq!((joined[0].actor.as_str(), joined[0].subject.as_str()), ("bob", "CS-101"));
+}
+
 async fn roster_errors_name_their_lines(store: Store) {
     let cs = course(&store, "CS-101").await;
     let file = "username,display name,email,password\n\
@@ -279,7 +332,7 @@ async fn roster_errors_name_their_lines(store: Store) {
                 carol,Carol,carol@,\n\
                 dave,Dave,,short\n\
                 Alice,Alice again,,\n";
-    let preview = preview_roster(&store, cs.id, file.as_bytes())
+    let preview = preview_roster(&store, cs.id, file.as_bytes(), Importer::Administrator)
         .await
         .unwrap();
     let errors: Vec<String> = preview.errors.iter().map(ToString::to_string).collect();
@@ -300,7 +353,7 @@ async fn roster_errors_name_their_lines(store: Store) {
 async fn roster_in_latin1_is_refused_with_the_fix(store: Store) {
     let cs = course(&store, "CS-101").await;
     let latin1 = b"username,display name\nann,Ann\njose,Jos\xe9 Garc\xeda\n";
-    let preview = preview_roster(&store, cs.id, latin1).await.unwrap();
+    let preview = preview_roster(&store, cs.id, latin1, Importer::Administrator).await.unwrap();
     assert!(preview.rows.is_empty());
     assert_eq!(preview.errors.len(), 1);
     assert_eq!(preview.errors[0].line, 3);
@@ -317,7 +370,7 @@ async fn roster_with_bom_crlf_and_quoted_commas_is_read(store: Store) {
                 anna,\"Smith, Anna\",anna@uni.example\r\n\
                 \r\n\
                 jürgen.x,Jürgen,\r\n";
-    let preview = preview_roster(&store, cs.id, file.as_bytes())
+    let preview = preview_roster(&store, cs.id, file.as_bytes(), Importer::Administrator)
         .await
         .unwrap();
     assert_eq!(preview.rows.len(), 1);
@@ -330,7 +383,7 @@ async fn roster_with_bom_crlf_and_quoted_commas_is_read(store: Store) {
 
 async fn roster_without_a_header_is_refused(store: Store) {
     let cs = course(&store, "CS-101").await;
-    let preview = preview_roster(&store, cs.id, b"alice,Alice,alice@uni.example\n")
+    let preview = preview_roster(&store, cs.id, b"alice,Alice,alice@uni.example\n", Importer::Administrator)
         .await
         .unwrap();
     assert!(preview.rows.is_empty());
@@ -340,7 +393,7 @@ async fn roster_without_a_header_is_refused(store: Store) {
         "{:?}",
         preview.errors
     );
-    let err = preview_roster(&store, 9_999, b"username,display name\n")
+    let err = preview_roster(&store, 9_999, b"username,display name\n", Importer::Administrator)
         .await
         .unwrap_err();
     assert!(matches!(err, CoreError::NotFound(_)), "{err}");
@@ -357,7 +410,7 @@ async fn roster_import_creates_and_enrolls_and_reimport_changes_nothing(store: S
         &hasher,
         cs.id,
         b"username,display name\ncarl,Carl Old\n",
-        "t",
+        "t", Importer::Administrator,
     )
     .await
     .unwrap();
@@ -371,7 +424,7 @@ async fn roster_import_creates_and_enrolls_and_reimport_changes_nothing(store: S
                  bob,Bob B,,ignored for existing accounts\n\
                  carl,Carl New,,\n\
                  ivy,Ivy Renamed,ivy@x.org,\n";
-    let preview = preview_roster(&store, cs.id, file).await.unwrap();
+    let preview = preview_roster(&store, cs.id, file, Importer::Administrator).await.unwrap();
     assert!(preview.errors.is_empty(), "{:?}", preview.errors);
     assert_eq!(
         actions(&preview.rows),
@@ -388,7 +441,7 @@ async fn roster_import_creates_and_enrolls_and_reimport_changes_nothing(store: S
         "a preview writes nothing"
     );
 
-    let applied = apply_roster(&store, &hasher, cs.id, file, "tina")
+    let applied = apply_roster(&store, &hasher, cs.id, file, "tina", Importer::Administrator)
         .await
         .unwrap();
     assert_eq!(
@@ -433,13 +486,13 @@ async fn roster_import_creates_and_enrolls_and_reimport_changes_nothing(store: S
 
     let alice_hash = store.password_hash_of(login.user.id).await.unwrap();
     let everyone = store.list_users().await.unwrap();
-    let again = preview_roster(&store, cs.id, file).await.unwrap();
+    let again = preview_roster(&store, cs.id, file, Importer::Administrator).await.unwrap();
     assert!(
         again.rows.iter().all(|r| r.action == RowAction::Unchanged),
         "{:?}",
         again.rows
     );
-    let reapplied = apply_roster(&store, &hasher, cs.id, file, "tina")
+    let reapplied = apply_roster(&store, &hasher, cs.id, file, "tina", Importer::Administrator)
         .await
         .unwrap();
     assert_eq!(
@@ -454,7 +507,7 @@ async fn roster_import_creates_and_enrolls_and_reimport_changes_nothing(store: S
     assert_eq!(store.list_users().await.unwrap(), everyone, "no account changed");
 
     let imports = store.recent_audit(Some("roster.import"), 5).await.unwrap();
-    assert_eq!(imports[1].detail, "created 1, enrolled 2, unchanged 1");
+    assert_eq!(imports[1].detail, "created 1, enrolled 2, invited 0, unchanged 1");
     assert_eq!(
         (imports[1].actor.as_str(), imports[1].subject.as_str()),
         ("tina", "CS-101")
@@ -490,7 +543,7 @@ async fn roster_neither_shows_nor_changes_an_existing_account(store: Store) {
     let file = b"username,display name,email,password\n\
                  bea,Bea Hijacked,attacker@evil.example,attacker chosen password\n\
                  dana,Dana Hijacked,attacker@evil.example,\n";
-    let preview = preview_roster(&store, cs.id, file).await.unwrap();
+    let preview = preview_roster(&store, cs.id, file, Importer::Administrator).await.unwrap();
     assert!(preview.errors.is_empty(), "{:?}", preview.errors);
     assert_eq!(
         actions(&preview.rows),
@@ -502,7 +555,7 @@ async fn roster_neither_shows_nor_changes_an_existing_account(store: Store) {
     }
     assert!(preview.rows.iter().all(|r| r.new_account.is_none()));
 
-    let applied = apply_roster(&store, &hasher, cs.id, file, "tina")
+    let applied = apply_roster(&store, &hasher, cs.id, file, "tina", Importer::Administrator)
         .await
         .unwrap();
     assert_eq!((applied.created, applied.enrolled), (0, 2));
@@ -531,7 +584,7 @@ async fn roster_refuses_administrators_accounts(store: Store) {
     let cs = course(&store, "CS-101").await;
     let root = user(&store, &hasher, "root", true).await;
     let file = b"username,display name\nnew1,New One\nroot,Root\n";
-    let preview = preview_roster(&store, cs.id, file).await.unwrap();
+    let preview = preview_roster(&store, cs.id, file, Importer::Administrator).await.unwrap();
     assert_eq!(actions(&preview.rows), [("new1", RowAction::Create)]);
     let errors: Vec<String> = preview.errors.iter().map(ToString::to_string).collect();
     assert_eq!(
@@ -539,7 +592,7 @@ async fn roster_refuses_administrators_accounts(store: Store) {
         ["line 3: `root` is an administrator's account; a roster import does not enrol \
           administrators (remove the line)"]
     );
-    let err = apply_roster(&store, &hasher, cs.id, file, "tina")
+    let err = apply_roster(&store, &hasher, cs.id, file, "tina", Importer::Administrator)
         .await
         .unwrap_err();
     assert!(matches!(err, CoreError::InvalidRequest(_)), "{err}");
@@ -553,7 +606,7 @@ async fn roster_with_errors_is_not_applied_at_all(store: Store) {
     let hasher = PasswordHasher::new(2);
     let cs = course(&store, "CS-101").await;
     let file = b"username,display name,email\nalice,Alice,\nbob,Bob,bob@\ncarol,Carol,\n";
-    let err = apply_roster(&store, &hasher, cs.id, file, "tina")
+    let err = apply_roster(&store, &hasher, cs.id, file, "tina", Importer::Administrator)
         .await
         .unwrap_err();
     assert!(matches!(err, CoreError::InvalidRequest(_)), "{err}");
@@ -576,7 +629,7 @@ async fn roster_passwords_are_one_time_either_way(store: Store) {
     let hasher = PasswordHasher::new(2);
     let cs = course(&store, "CS-101").await;
     let file = b"username,display name,password\nemma,Emma,emma's first password\nfinn,Finn,\n";
-    let applied = apply_roster(&store, &hasher, cs.id, file, "tina")
+    let applied = apply_roster(&store, &hasher, cs.id, file, "tina", Importer::Administrator)
         .await
         .unwrap();
     let generated: Vec<&str> = applied
@@ -612,7 +665,7 @@ async fn roster_of_5000_rows_previews_and_applies(store: Store) {
     let label = store.kind().label();
 
     let started = Instant::now();
-    let preview = preview_roster(&store, cs.id, file.as_bytes())
+    let preview = preview_roster(&store, cs.id, file.as_bytes(), Importer::Administrator)
         .await
         .unwrap();
     let preview_time = started.elapsed();
@@ -624,7 +677,7 @@ async fn roster_of_5000_rows_previews_and_applies(store: Store) {
     assert_eq!(preview.count(RowAction::Create), 5_000);
 
     let started = Instant::now();
-    let applied = apply_roster(&store, &hasher, cs.id, file.as_bytes(), "tina")
+    let applied = apply_roster(&store, &hasher, cs.id, file.as_bytes(), "tina", Importer::Administrator)
         .await
         .unwrap();
     let apply_time = started.elapsed();
@@ -633,7 +686,7 @@ async fn roster_of_5000_rows_previews_and_applies(store: Store) {
     assert_eq!(store.course_members(cs.id).await.unwrap().len(), 5_000);
 
     let started = Instant::now();
-    let again = preview_roster(&store, cs.id, file.as_bytes())
+    let again = preview_roster(&store, cs.id, file.as_bytes(), Importer::Administrator)
         .await
         .unwrap();
     let repreview_time = started.elapsed();

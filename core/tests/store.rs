@@ -20,7 +20,7 @@ async fn migrations_are_idempotent_and_versioned(store: Store) {
         .await
         .unwrap()
         .expect("a migration is recorded");
-    assert!(version.starts_with("12 "), "{version}");
+    assert!(version.starts_with("13 "), "{version}");
     store.ping().await.unwrap();
 }
 

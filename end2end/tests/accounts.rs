@@ -1,5 +1,6 @@
 //! Signing in as each role in a real browser: the right navigation, the right refusals,
-//! one-time passwords, an instructor importing a roster, and the admin's GPU board.
+//! one-time passwords, an instructor importing a roster (an existing account invited, and
+//! joining), resetting a student's password, and the admin's GPU board.
 
 use fantoccini::Locator;
 use slicehub_end2end::cli::built_portal;
@@ -200,5 +201,29 @@ async fn each_role_sees_its_own_portal() {
     browser.wait_text(".form-error", "Wrong username or password.").await;
     sign_in(&browser, &url, "sam", &sam_reset).await;
     browser.wait_text(".notice", "Choose a new password").await;
+    sign_out(&browser).await;
+
+    // An account that exists already is invited, not enrolled: its owner decides, and the
+    // file's name and e-mail for it are neither stored nor shown.
+    portal.cli(&["user", "add", "olga", "--name", "Olga", "--password-stdin"], "olga-password-1\n");
+    sign_in(&browser, &url, "ivy", "ivy-new-password").await;
+    browser.wait_text(".who-name", "Ivy").await;
+    std::fs::write(&csv, "username,display name,email\nolga,Someone Else,trap@example.edu\n").unwrap();
+    browser.open(&format!("{url}/courses/CS-101")).await;
+    browser.fill("input[type=file]", csv.to_str().unwrap()).await;
+    browser.wait_text(".preview-summary", "1 to invite").await;
+    browser.click("button.apply-roster:not([disabled])").await;
+    browser.wait_text(".applied", "1 invited").await;
+    let roster = browser.wait_text(".invited", "olga (Olga)").await;
+    assert!(!roster.contains("trap@example.edu") && !roster.contains("Someone Else"), "{roster}");
+    sign_out(&browser).await;
+    sign_in(&browser, &url, "olga", "olga-password-1").await;
+    browser.wait_text(".who-name", "Olga").await;
+    browser.open(&format!("{url}/courses")).await;
+    browser.wait_text(".invitations", "ivy invited you").await;
+    browser.check_page("courses-invitation").await;
+    browser.click(".invitation[data-course=CS-101] button.join-course").await;
+    browser.wait_text(".form-ok", "Answered").await;
+    browser.wait_text(".course-grid", "Deep Learning Lab").await;
     browser.close().await;
 }

@@ -83,6 +83,9 @@ const FUNCTIONS: &[(&str, &str, [u16; 6])] = &[
         [401, 400, 400, 400, 400, 400],
     ),
     ("list_courses", "", [401, 200, 200, 200, 200, 200]),
+    // Each caller's own invitations; nobody here has one to answer, whatever the course.
+    ("my_invitations", "", [401, 200, 200, 200, 200, 200]),
+    ("answer_invitation", "code=CS-101&join=true", [401, 404, 404, 404, 404, 404]),
     ("open_course", "code=CS-101", [401, 200, 404, 200, 404, 200]),
     // The preview names accounts from outside the course: it must not show their details.
     (

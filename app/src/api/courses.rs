@@ -131,6 +131,12 @@ pub async fn open_course(code: String) -> Result<CourseDetail, ServerFnError> {
             .map(super::policy::ssr::budget_view),
         None => None,
     };
+    let invited = if manage {
+        let pending = services.store.invitations_of_course(course.id).await.map_err(from_core)?;
+        pending.into_iter().map(|i| format!("{} ({})", i.username, i.display_name)).collect()
+    } else {
+        Vec::new()
+    };
     let mut bookings = super::bookings::ssr::of_course(&services, course.id).await?;
     if !manage {
         for booking in &mut bookings {
@@ -147,6 +153,7 @@ pub async fn open_course(code: String) -> Result<CourseDetail, ServerFnError> {
         budget,
         bookings,
         can_manage_roster: manage,
+        invited,
         can_assign_instructors: authorize(&caller, &Action::AssignInstructor(course.id)).is_ok(),
         shows_contacts: manage,
         can_set_policy: authorize(&caller, &Action::SetCoursePolicy(course.id)).is_ok(),
@@ -232,9 +239,9 @@ pub async fn check_roster(
     use crate::views::{RosterRowView, RowErrorView};
     let services = services()?;
     let course = ssr::course(&services, &code).await?;
-    require(Action::ManageRoster(course.id)).await?;
+    let caller = require(Action::ManageRoster(course.id)).await?;
     let bytes = ssr::decode(&csv_base64)?;
-    let preview = slicehub_core::courses::preview_roster(&services.store, course.id, &bytes)
+    let preview = slicehub_core::courses::preview_roster(&services.store, course.id, &bytes, ssr::importer(&caller))
         .await
         .map_err(from_core)?;
     Ok(RosterPreviewView {
@@ -278,12 +285,14 @@ pub async fn import_roster(
         course.id,
         &bytes,
         &actor(&caller),
+        ssr::importer(&caller),
     )
     .await
     .map_err(from_core)?;
     Ok(RosterAppliedView {
         created: applied.created,
         enrolled: applied.enrolled,
+        invited: applied.invited,
         unchanged: applied.unchanged,
         passwords_csv: (!applied.one_time_passwords.is_empty())
             .then(|| one_time_passwords_csv(&applied)),
@@ -335,6 +344,16 @@ pub(crate) mod ssr {
             .await
             .map_err(from_core)?
             .ok_or_else(|| fail(StatusCode::NOT_FOUND, format!("There is no user {name}.")))
+    }
+
+    /// Administrators enrol the existing accounts a roster names; instructors invite them.
+    pub fn importer(caller: &slicehub_core::auth::Caller) -> slicehub_core::courses::Importer {
+        use slicehub_core::auth::Caller;
+        use slicehub_core::courses::Importer;
+        match caller {
+            Caller::User { is_admin: true, .. } => Importer::Administrator,
+            _ => Importer::Instructor,
+        }
     }
 
     pub fn decode(text: &str) -> Result<Vec<u8>, ServerFnError> {

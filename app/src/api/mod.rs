@@ -8,6 +8,7 @@ pub mod class;
 pub mod courses;
 pub mod home;
 pub mod instance;
+pub mod invitations;
 pub mod operations;
 pub mod policy;
 pub mod reports;

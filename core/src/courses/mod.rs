@@ -3,18 +3,20 @@
 //! class.
 
 mod class;
+mod invitations;
 mod manage;
 mod roster;
 mod roster_csv;
 mod student_password;
 
 pub use class::{class_view, usage_csv, ClassSession, ClassView, StudentUsage};
+pub use invitations::answer_invitation;
 pub use manage::{
     assign_instructor, check_course_code, check_course_title, create_course, remove_student,
 };
 pub use roster::{
-    apply_roster, one_time_passwords_csv, preview_roster, RosterApplied, RosterPreview, RowAction,
-    RowError, RowPlan,
+    apply_roster, one_time_passwords_csv, preview_roster, Importer, RosterApplied, RosterPreview,
+    RowAction, RowError, RowPlan,
 };
 pub use roster_csv::{MAX_ROSTER_BYTES, MAX_ROSTER_ROWS};
 pub use student_password::reset_student_password;

@@ -5,10 +5,12 @@
 //!
 //! Per row: an unknown username is created (a student of the course, with the row's
 //! name, email and password or a generated one-time password, either way to be replaced
-//! at first login); a known one is enrolled if not yet a member, and nothing else. An
+//! at first login). A known one that is not yet a member is enrolled when an administrator
+//! imports, and invited when an instructor does (it joins when its owner accepts, so no
+//! instructor enrols, or reads the e-mail of, an account without its owner's word); an
+//! instructor's preview says the same of every existing account, administrators' too. An
 //! import never reads back nor changes an existing account's name, email, password or
-//! flags: the course's instructor may not own that account. Administrators' accounts are
-//! refused with their line.
+//! flags. An administrator's import refuses administrators' accounts with their line.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -27,6 +29,8 @@ pub enum RowAction {
     Create,
     /// An existing account, enrolled as a student; the account itself is not changed.
     Enroll,
+    /// An existing account, invited: it joins the course when its owner accepts.
+    Invite,
     /// Already a member of the course.
     Unchanged,
 }
@@ -70,9 +74,17 @@ impl RosterPreview {
 pub struct RosterApplied {
     pub created: usize,
     pub enrolled: usize,
+    pub invited: usize,
     pub unchanged: usize,
     /// (username, password) for every account created with a generated password.
     pub one_time_passwords: Vec<(String, String)>,
+}
+
+/// Who imports: an administrator enrols existing accounts, an instructor invites them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Importer {
+    Administrator,
+    Instructor,
 }
 
 /// What applying `bytes` to the course would do. Whole-file refusals (too large, too
@@ -81,9 +93,10 @@ pub async fn preview_roster(
     store: &Store,
     course_id: i64,
     bytes: &[u8],
+    importer: Importer,
 ) -> Result<RosterPreview, CoreError> {
     let course = course(store, course_id).await?;
-    Ok(plan(store, &course, bytes).await?.preview)
+    Ok(plan(store, &course, bytes, importer).await?.preview)
 }
 
 /// Applies the file as previewed, all or nothing. Refuses (`InvalidRequest`, nothing
@@ -96,9 +109,10 @@ pub async fn apply_roster(
     course_id: i64,
     bytes: &[u8],
     actor: &str,
+    importer: Importer,
 ) -> Result<RosterApplied, CoreError> {
     let course = course(store, course_id).await?;
-    let Planned { preview, steps } = plan(store, &course, bytes).await?;
+    let Planned { preview, steps } = plan(store, &course, bytes, importer).await?;
     if !preview.errors.is_empty() {
         return Err(CoreError::InvalidRequest(refusal(&preview.errors)));
     }
@@ -132,6 +146,7 @@ pub async fn apply_roster(
                 must_change_password: true,
             },
             (Step::Enroll { user_id }, _) => RosterChange::Enroll { user_id },
+            (Step::Invite { user_id }, _) => RosterChange::Invite { user_id },
             _ => continue,
         };
         changes.push(change);
@@ -140,12 +155,13 @@ pub async fn apply_roster(
     let applied = RosterApplied {
         created: preview.count(RowAction::Create),
         enrolled: preview.count(RowAction::Enroll),
+        invited: preview.count(RowAction::Invite),
         unchanged: preview.count(RowAction::Unchanged),
         one_time_passwords,
     };
     let summary = format!(
-        "created {}, enrolled {}, unchanged {}",
-        applied.created, applied.enrolled, applied.unchanged
+        "created {}, enrolled {}, invited {}, unchanged {}",
+        applied.created, applied.enrolled, applied.invited, applied.unchanged
     );
     store
         .apply_roster_changes(&course, &changes, actor, &summary)
@@ -183,6 +199,7 @@ fn refusal(errors: &[RowError]) -> String {
 enum Step {
     Create { password: Option<String> },
     Enroll { user_id: i64 },
+    Invite { user_id: i64 },
     Unchanged,
 }
 
@@ -191,7 +208,7 @@ struct Planned {
     steps: Vec<Step>,
 }
 
-async fn plan(store: &Store, course: &Course, bytes: &[u8]) -> Result<Planned, CoreError> {
+async fn plan(store: &Store, course: &Course, bytes: &[u8], importer: Importer) -> Result<Planned, CoreError> {
     let parsed = read_roster(bytes)?;
     let usernames: Vec<String> = parsed.lines.iter().map(|l| l.username.clone()).collect();
     let existing: HashMap<String, RosterAccount> = store
@@ -205,7 +222,7 @@ async fn plan(store: &Store, course: &Course, bytes: &[u8]) -> Result<Planned, C
     let mut steps = Vec::with_capacity(parsed.lines.len());
     for line in parsed.lines {
         let account = existing.get(&line.username);
-        match plan_row(line, account) {
+        match plan_row(line, account, importer) {
             Ok((row, step)) => {
                 rows.push(row);
                 steps.push(step);
@@ -220,11 +237,14 @@ async fn plan(store: &Store, course: &Course, bytes: &[u8]) -> Result<Planned, C
     })
 }
 
-/// A new account from the file's values, or an existing one enrolled as it is. An
-/// administrator's account is refused: an import must not make one a member of a course.
+/// A new account from the file's values, or an existing one enrolled (by an
+/// administrator) or invited (by an instructor) as it is. An administrator's import refuses
+/// an administrator's account: an import must not make one a member of a course; an
+/// instructor's invites it like any other, so the preview does not tell who administers.
 fn plan_row(
     line: RosterLine,
     account: Option<&RosterAccount>,
+    importer: Importer,
 ) -> Result<(RowPlan, Step), RowError> {
     let RosterLine {
         line,
@@ -246,7 +266,7 @@ fn plan_row(
         };
         return Ok((row, Step::Create { password }));
     };
-    if account.is_admin {
+    if account.is_admin && importer == Importer::Administrator {
         return Err(RowError {
             line,
             message: format!(
@@ -255,14 +275,12 @@ fn plan_row(
             ),
         });
     }
-    let (action, step) = match account.role_in_course {
-        None => (
-            RowAction::Enroll,
-            Step::Enroll {
-                user_id: account.user_id,
-            },
-        ),
-        Some(_) => (RowAction::Unchanged, Step::Unchanged),
+    let user_id = account.user_id;
+    let (action, step) = match (account.role_in_course, importer) {
+        (Some(_), _) => (RowAction::Unchanged, Step::Unchanged),
+        (None, Importer::Administrator) => (RowAction::Enroll, Step::Enroll { user_id }),
+        (None, Importer::Instructor) if account.invited => (RowAction::Unchanged, Step::Unchanged),
+        (None, Importer::Instructor) => (RowAction::Invite, Step::Invite { user_id }),
     };
     let row = RowPlan {
         line,

@@ -55,6 +55,8 @@ pub struct RosterAccount {
     pub username: String,
     pub is_admin: bool,
     pub role_in_course: Option<Role>,
+    /// Invited to the course and not answered yet.
+    pub invited: bool,
 }
 
 /// A new account's name and email.
@@ -76,6 +78,8 @@ pub enum RosterChange {
     },
     /// An existing account enrolled as a student; the account itself stays as it is.
     Enroll { user_id: i64 },
+    /// An existing account invited to the course: it joins when its owner accepts.
+    Invite { user_id: i64 },
 }
 
 type CourseRow = (i64, String, String, i64);
@@ -266,14 +270,16 @@ impl Store {
         course_id: i64,
         usernames: &[String],
     ) -> Result<Vec<RosterAccount>, CoreError> {
-        type Row = (i64, String, i64, Option<String>);
+        type Row = (i64, String, i64, Option<String>, i64);
         let mut found = Vec::new();
         for chunk in usernames.chunks(LOOKUP_CHUNK) {
             let placeholders: Vec<String> = (2..chunk.len() + 2).map(|i| format!("${i}")).collect();
             let sql = format!(
                 "SELECT u.id, u.username, u.is_admin,
                         (SELECT m.role FROM course_members m
-                         WHERE m.user_id = u.id AND m.course_id = $1)
+                         WHERE m.user_id = u.id AND m.course_id = $1),
+                        (SELECT COUNT(*) FROM course_invitations i
+                         WHERE i.user_id = u.id AND i.course_id = $1)
                  FROM users u WHERE u.username IN ({})",
                 placeholders.join(", ")
             );
@@ -281,12 +287,13 @@ impl Store {
             for username in chunk {
                 query = query.bind(username);
             }
-            for (user_id, username, admin, role) in query.fetch_all(self.pool()).await? {
+            for (user_id, username, admin, role, invited) in query.fetch_all(self.pool()).await? {
                 found.push(RosterAccount {
                     user_id,
                     username,
                     is_admin: admin != 0,
                     role_in_course: role.as_deref().map(Role::from_db).transpose()?,
+                    invited: invited > 0,
                 });
             }
         }
@@ -343,6 +350,18 @@ impl Store {
                 RosterChange::Enroll { user_id } => {
                     enroll_student(&mut tx, course.id, *user_id, now).await?;
                 }
+                RosterChange::Invite { user_id } => {
+                    sqlx::query(
+                        "INSERT INTO course_invitations (course_id, user_id, invited_by, invited_at)
+                         VALUES ($1, $2, $3, $4) ON CONFLICT (course_id, user_id) DO NOTHING",
+                    )
+                    .bind(course.id)
+                    .bind(*user_id)
+                    .bind(actor)
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await?;
+                }
             }
         }
         audit_on(&mut tx, actor, "roster.import", &course.code, summary).await?;
@@ -352,7 +371,7 @@ impl Store {
     }
 }
 
-async fn enroll_student(
+pub(super) async fn enroll_student(
     conn: &mut sqlx::AnyConnection,
     course_id: i64,
     user_id: i64,

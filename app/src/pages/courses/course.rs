@@ -190,6 +190,9 @@ fn CourseView(
                         <tbody>{rows}</tbody>
                     </table>
                 </div>
+                {(!detail.invited.is_empty()).then(|| view! {
+                    <p class="muted small invited">{format!("Invited, not joined yet: {}.", detail.invited.join(", "))}</p>
+                })}
             </section>
             <div class="stack">
                 <CourseRules detail=detail.clone()/>

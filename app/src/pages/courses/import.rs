@@ -57,7 +57,8 @@ pub fn RosterImport(code: String, state: RosterImportState) -> impl IntoView {
             <p class="muted small">
                 "A CSV file with a header row: " <code>"username,display name,email"</code>
                 " and optionally " <code>"password"</code> ". New usernames become accounts; existing "
-                "accounts are enrolled as they are (their name, email and password are not changed). "
+                "accounts are invited as they are (they join when they accept; an administrator's import "
+                "enrols them at once; their name, email and password are not changed). "
                 "Nothing changes until you apply it; importing the same file again changes nothing, "
                 "and nobody is removed."
             </p>
@@ -92,9 +93,10 @@ pub fn RosterImport(code: String, state: RosterImportState) -> impl IntoView {
 fn Preview(preview: RosterPreviewView) -> impl IntoView {
     let count = |what: &str| preview.rows.iter().filter(|r| r.action == what).count();
     let summary = format!(
-        "{} new, {} to enroll, {} unchanged",
+        "{} new, {} to enroll, {} to invite, {} unchanged",
         count("create"),
         count("enroll"),
+        count("invite"),
         count("unchanged")
     );
     let errors = preview
@@ -145,7 +147,8 @@ fn row_name(row: &RosterRowView) -> String {
     match (&row.display_name, row.action.as_str()) {
         (Some(name), _) => name.clone(),
         (None, "enroll") => "existing account — will be enrolled".to_string(),
-        (None, _) => "already in the course".to_string(),
+        (None, "invite") => "existing account — will be invited".to_string(),
+        (None, _) => "already in the course or invited".to_string(),
     }
 }
 
@@ -163,7 +166,7 @@ fn AppliedNotice(done: RosterAppliedView, code: String) -> impl IntoView {
     view! {
         <div class="card notice applied" role="status">
             <b>"Imported. "</b>
-            {format!("{} created, {} enrolled, {} unchanged.", done.created, done.enrolled, done.unchanged)}
+            {format!("{} created, {} enrolled, {} invited, {} unchanged.", done.created, done.enrolled, done.invited, done.unchanged)}
             {download}
         </div>
     }

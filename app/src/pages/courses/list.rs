@@ -3,6 +3,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use crate::api::courses::{list_courses, AddCourse};
+use crate::api::invitations::{my_invitations, AnswerInvitation};
 use crate::api::message;
 use crate::components::badge::Badge;
 use crate::components::form::reset_on_success;
@@ -10,22 +11,35 @@ use crate::components::message::{EmptyState, ErrorMessage, SuccessMessage};
 use crate::pages::{count, LoadError};
 use crate::shell::CurrentUser;
 
+use super::invitations::{InvitationOutcome, Invitations};
+
 #[component]
 pub fn CoursesPage() -> impl IntoView {
     let add = ServerAction::<AddCourse>::new();
-    let courses = Resource::new(move || add.version().get(), |_| list_courses());
+    let answer = ServerAction::<AnswerInvitation>::new();
+    let courses = Resource::new(move || (add.version().get(), answer.version().get()), |_| list_courses());
+    let invitations = Resource::new(move || answer.version().get(), |_| my_invitations());
     let user = expect_context::<CurrentUser>().0;
     let add_form = NodeRef::<leptos::html::Form>::new();
     reset_on_success(add_form, move || matches!(add.value().get(), Some(Ok(()))));
     view! {
         <Title text="Courses"/>
         <h1 class="page-title">"Courses"</h1>
+        <InvitationOutcome answer/>
+        <Transition fallback=|| ()>
+            {move || Suspend::new(async move {
+                match invitations.await {
+                    Ok(list) if !list.is_empty() => Some(view! { <Invitations invitations=list answer/> }),
+                    _ => None,
+                }
+            })}
+        </Transition>
         <div class="grid-sidebar">
             <Transition fallback=|| view! { <div class="card skeleton">"Loading…"</div> }>
                 {move || Suspend::new(async move {
                     match courses.await {
                         Ok(list) if list.is_empty() => view! {
-                            <EmptyState title="No courses yet">"You are not in any course yet. Your instructor adds you to theirs."</EmptyState>
+                            <EmptyState title="No courses yet">"You are not in any course yet. Your instructor adds you, or invites you to join here."</EmptyState>
                         }.into_any(),
                         Ok(list) => {
                             let cards = list.into_iter().map(|c| view! {

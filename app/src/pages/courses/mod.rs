@@ -3,5 +3,6 @@ pub mod class;
 pub mod course;
 mod tick_list;
 mod import;
+mod invitations;
 pub mod list;
 pub mod policy;
