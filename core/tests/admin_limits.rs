@@ -9,9 +9,9 @@ mod lab;
 
 use std::time::Duration;
 
-use lab::{lab, BUSYBOX};
+use lab::{lab, now_ms, BUSYBOX};
 use slicehub_core::sessions::{admin_limit_problems, policy_of, set_policy, BookingRequest, PolicyForm, SessionState};
-use slicehub_core::store::{Role, Store};
+use slicehub_core::store::{NewBooking, Role, Store};
 use slicehub_core::CoreError;
 
 const DAY_MS: i64 = 86_400_000;
@@ -22,9 +22,6 @@ on_both_databases!(
     booked_labs_stay_within_the_horizon_and_the_weekly_budget,
 );
 
-fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
-}
 
 async fn policies_stay_within_the_administrators_ceilings(store: Store) {
     let lab = lab(store, "1 x H100-80GB", |c| {
@@ -105,6 +102,35 @@ async fn one_course_holds_at_most_its_share_even_when_classmates_claim_at_once(s
     lab.sessions.stop(&first.id, "test").await.unwrap();
     let late = lab.student("share-late").await;
     lab.sessions.claim(lab.job(late, &["sleep", "300"])).await.expect("room again within the share");
+    // A size larger than the whole share is told so, not to wait.
+    let mut big = lab.job(lab.student("share-big").await, &["true"]);
+    big.profile = "3g.40gb".into();
+    let words = lab.sessions.claim(big).await.unwrap_err().to_string();
+    assert!(words.contains("choose a smaller size"), "{words}");
+
+    // During a lab the course booked, its booked slices come on top of the share.
+    let now = now_ms();
+    let slots: Vec<(String, u32, u8, u8)> = (0..2).map(|i| ("GPU-elsewhere".to_string(), 19, i, 1)).collect();
+    lab.store
+        .insert_booking(&NewBooking {
+            course_id: lab.course_id,
+            profile: "1g.10gb",
+            starts_at: now - 60_000,
+            ends_at: now + 3_600_000,
+            weeks: 1,
+            created_by: "vic",
+            slots: &slots,
+        })
+        .await
+        .unwrap();
+    let mut in_lab = 0;
+    for i in 0..3 {
+        let student = lab.student(&format!("share-lab-{i}")).await;
+        if lab.sessions.claim(lab.job(student, &["sleep", "300"])).await.is_ok() {
+            in_lab += 1;
+        }
+    }
+    assert_eq!(in_lab, 2, "the two booked slices, and no more");
     lab.clean_up().await;
 }
 
@@ -138,4 +164,28 @@ async fn booked_labs_stay_within_the_horizon_and_the_weekly_budget(store: Store)
     assert!(over.contains("would keep 11 compute-slice-hours") && over.contains("allows 10"), "{over}");
     lab.sessions.book(&ask(1, monday + 7 * DAY_MS, 3, 1)).await.expect("the next week has its own budget");
     assert_eq!(lab.sessions.bookings().await.unwrap().len(), 2, "the refused ones kept nothing");
+
+    // A lab of this week that has ended already still counts for this week.
+    let now = now_ms();
+    let (ended_from, ended_to, next_from) = (now - 3_600_000, now - 1_800_000, now + 600_000);
+    let same_week = |a: i64, b: i64| (a - 4 * DAY_MS).div_euclid(7 * DAY_MS) == (b - 4 * DAY_MS).div_euclid(7 * DAY_MS);
+    if same_week(ended_from, next_from + 3_600_000) {
+        // Sixteen 1g slices of a GPU long gone: only the count matters here.
+        let slots: Vec<(String, u32, u8, u8)> = (0..16).map(|i| ("GPU-gone".to_string(), 19, i, 1)).collect();
+        lab.store
+            .insert_booking(&NewBooking {
+                course_id: lab.course_id,
+                profile: "1g.10gb",
+                starts_at: ended_from,
+                ends_at: ended_to,
+                weeks: 1,
+                created_by: "vic",
+                slots: &slots,
+            })
+            .await
+            .unwrap();
+        // 16 × 1g for half an hour (8) before, 3 × 1g for an hour (3) now: 11 of 10.
+        let refused = lab.sessions.book(&ask(3, next_from, 1, 1)).await.unwrap_err().to_string();
+        assert!(refused.contains("would keep 11 compute-slice-hours"), "{refused}");
+    }
 }

@@ -10,7 +10,7 @@ mod lab;
 use std::collections::HashSet;
 use std::time::Duration;
 
-use lab::{lab, BUSYBOX};
+use lab::{lab, now_ms, BUSYBOX};
 use slicehub_core::sessions::SessionState::{Ended, Queued, Ready};
 use slicehub_core::sessions::{set_policy, BookingRequest, PolicyForm};
 use slicehub_core::store::{Role, Store};
@@ -18,9 +18,6 @@ use slicehub_core::store::{Role, Store};
 const LAUNCH: Duration = Duration::from_secs(120);
 const STUDENTS: usize = 40;
 
-fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
-}
 
 async fn a_booked_lab_gets_its_slices_while_another_course_floods(store: Store) {
     // Six H100s hold 42 1g slices.

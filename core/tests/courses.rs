@@ -13,7 +13,7 @@ use slicehub_core::auth::{
 use slicehub_core::clock::SystemClock;
 use slicehub_core::courses::{
     answer_invitation, apply_roster, assign_instructor, create_course, one_time_passwords_csv, preview_roster,
-    remove_student, reset_student_password, Importer, RowAction, RowPlan,
+    remove_student, reset_student_password, Importer, Resetter, RowAction, RowPlan,
 };
 use slicehub_core::store::{Course, Role, Store, User};
 use slicehub_core::CoreError;
@@ -220,8 +220,11 @@ async fn instructors_reset_only_plain_students_of_their_course(store: Store) {
         store.set_member_role(course.id, who.id, role).await.unwrap();
     }
     let sams_login = auth.login("sam", PASSWORD, here).await.unwrap();
+    // tina teaches CS-101 only.
+    let taught = [cs.id];
+    let tina = Resetter::Instructor { manages: &taught };
 
-    let (reset, one_time) = reset_student_password(&store, &hasher, cs.id, "sam", "tina")
+    let (reset, one_time) = reset_student_password(&store, &hasher, cs.id, "sam", tina, "tina")
         .await
         .unwrap();
     assert_eq!(reset.id, sam.id);
@@ -240,18 +243,18 @@ async fn instructors_reset_only_plain_students_of_their_course(store: Store) {
 
     // From the attacker's side: an instructor of CS-101 takes over no account that is
     // not a plain student of CS-101, and learns nothing new of one outside it.
-    let teaches = reset_student_password(&store, &hasher, cs.id, "teo", "tina")
+    let teaches = reset_student_password(&store, &hasher, cs.id, "teo", tina, "tina")
         .await
         .unwrap_err();
     assert!(matches!(teaches, CoreError::NoPermission(_)), "{teaches}");
-    let admin = reset_student_password(&store, &hasher, cs.id, "ada", "tina")
+    let admin = reset_student_password(&store, &hasher, cs.id, "ada", tina, "tina")
         .await
         .unwrap_err();
     assert!(matches!(admin, CoreError::NoPermission(_)), "{admin}");
-    let elsewhere = reset_student_password(&store, &hasher, cs.id, "bob", "tina")
+    let elsewhere = reset_student_password(&store, &hasher, cs.id, "bob", tina, "tina")
         .await
         .unwrap_err();
-    let nobody = reset_student_password(&store, &hasher, cs.id, "nobody", "tina")
+    let nobody = reset_student_password(&store, &hasher, cs.id, "nobody", tina, "tina")
         .await
         .unwrap_err();
     assert!(matches!(elsewhere, CoreError::NotFound(_)), "{elsewhere}");
@@ -260,14 +263,27 @@ async fn instructors_reset_only_plain_students_of_their_course(store: Store) {
         nobody.to_string().replace("nobody", "X"),
         "a student of another course reads as no account at all"
     );
-    for name in ["teo", "ada", "bob"] {
+    // A student of CS-101 who also takes ML-200: the new password would open ML-200's
+    // work too, which tina does not run.
+    let kim = user(&store, &hasher, "kim", false).await;
+    store.set_member_role(cs.id, kim.id, Role::Student).await.unwrap();
+    store.set_member_role(ml.id, kim.id, Role::Student).await.unwrap();
+    let elsewhere_too = reset_student_password(&store, &hasher, cs.id, "kim", tina, "tina")
+        .await
+        .unwrap_err();
+    assert!(matches!(elsewhere_too, CoreError::NoPermission(_)), "{elsewhere_too}");
+    for name in ["teo", "ada", "bob", "kim"] {
         let login = auth.login(name, PASSWORD, here).await;
         assert!(login.is_ok(), "{name}'s password was not touched");
     }
+    // An instructor of both courses, or an administrator, may.
+    let both = [cs.id, ml.id];
+    reset_student_password(&store, &hasher, cs.id, "kim", Resetter::Instructor { manages: &both }, "tina").await.unwrap();
+    reset_student_password(&store, &hasher, cs.id, "teo", Resetter::Administrator, "admin").await.unwrap();
     assert_eq!(
         store.recent_audit(Some("password.reset"), 5).await.unwrap().len(),
-        1,
-        "only the one reset was made"
+        3,
+        "only the allowed resets were made"
     );
 }
 
@@ -321,6 +337,17 @@ async fn an_instructors_roster_invites_existing_accounts_and_only_their_owners_a
     assert!(store.invitations_of_course(cs.id).await.unwrap().is_empty());
     let joined = store.recent_audit(Some("course.invitation.join"), 5).await.unwrap();
     assert_eq!((joined[0].actor.as_str(), joined[0].subject.as_str()), ("bob", "CS-101"));
+
+    // Any other membership change answers an invitation: once removed, an old
+    // invitation does not let its account back in.
+    let zed = user(&store, &hasher, "zed", false).await;
+    apply_roster(&store, &hasher, cs.id, b"username,display name\nzed,Zed\n", "tina", Importer::Instructor).await.unwrap();
+    store.set_member_role(cs.id, zed.id, Role::Student).await.unwrap();
+    assert!(store.invitations_of_course(cs.id).await.unwrap().is_empty(), "enrolled: no longer pending");
+    remove_student(&store, cs.id, zed.id, "tina").await.unwrap();
+    let back = answer_invitation(&store, "CS-101", zed.id, true, "zed").await.unwrap_err();
+    assert!(matches!(back, CoreError::NotFound(_)), "{back}");
+    assert!(!members(&store, &cs).await.iter().any(|(name, _)| name == "zed"));
 }
 
 async fn roster_errors_name_their_lines(store: Store) {

@@ -142,6 +142,9 @@ async fn a_job_container_gets_exactly_the_spec() {
     assert_eq!(host.memory, Some(256 << 20));
     assert_eq!(host.memory_swap, Some(256 << 20), "no swap beyond the memory limit");
     assert_eq!(host.shm_size, Some(128 << 20), "half the memory for /dev/shm");
+    assert_eq!(host.readonly_rootfs, Some(true), "the image's layer takes no writes");
+    let tmpfs = host.tmpfs.unwrap_or_default();
+    assert!(tmpfs["/tmp"].contains(&format!("size={}", 64 << 20)), "{tmpfs:?}");
     let logs = host.log_config.unwrap();
     assert_eq!(logs.typ.as_deref(), Some("json-file"));
     assert_eq!(logs.config.unwrap()["max-size"], "10m");

@@ -2,15 +2,14 @@
 //! connections to another session's container, to the portal host's services, or (by
 //! rule) to link-local addresses or the LAN's private ranges beyond the listed blocks; a course without internet runs on an internal network;
 //! two portals on one engine with the same usernames share no volume, network or
-//! container; one student's two courses share no home. Positive controls show each refused connection would otherwise succeed.
+//! container; one student's two courses share no home; a session writes only its home and
+//! a sized /tmp. Positive controls show each refused connection would otherwise succeed.
 //! Needs the Docker engine, root (iptables) and `slicehub/busybox:offline`.
 
 mod common;
 mod lab;
 
-use std::net::TcpListener;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 use bollard::models::{ContainerCreateBody, HostConfig};
@@ -19,26 +18,11 @@ use bollard::query_parameters::{
     WaitContainerOptions,
 };
 use futures_util::StreamExt;
-use lab::{lab, Lab, BUSYBOX};
+use lab::{host_service, lab, Lab, BUSYBOX};
 use slicehub_core::runtime::{firewall, SessionNetwork};
 use slicehub_core::sessions::{CoursePolicy, SessionState};
 
 const LONG: Duration = Duration::from_secs(60);
-
-/// A TCP listener on every address of this host, counting the connections it accepts.
-fn host_service() -> (u16, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("0.0.0.0:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let accepted = Arc::new(AtomicUsize::new(0));
-    let count = accepted.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            count.fetch_add(1, Ordering::SeqCst);
-            drop(stream);
-        }
-    });
-    (port, accepted)
-}
 
 /// A shell line that tries each `ip port` and prints `REACHED name` or `BLOCKED name`.
 fn probes(targets: &[(&str, &str, u16)]) -> String {
@@ -153,7 +137,7 @@ async fn a_session_reaches_neither_other_sessions_nor_the_host_nor_link_local() 
 }
 
 /// A host of the campus LAN: a network namespace at 10.231.N.2 behind a veth pair from this
-/// host, with a TCP service; removed on drop.
+/// host, with a TCP service on `port` and one on 53 (a name server's); removed on drop.
 struct LanHost {
     namespace: String,
     address: String,
@@ -179,7 +163,7 @@ impl LanHost {
         ip(&["-n", &namespace, "route", "add", "default", "via", &near]);
         let port = 18_000 + u16::from(n);
         let serve = format!(
-            "import socket\ns = socket.socket()\ns.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\ns.bind(('0.0.0.0', {port}))\ns.listen()\nwhile True:\n    c, _ = s.accept()\n    c.close()\n"
+            "import socket, threading\ndef serve(port):\n    s = socket.socket()\n    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n    s.bind(('0.0.0.0', port))\n    s.listen()\n    while True:\n        c, _ = s.accept()\n        c.close()\nfor p in ({port}, 53):\n    threading.Thread(target=serve, args=(p,)).start()\n"
         );
         let service = std::process::Command::new("ip")
             .args(["netns", "exec", &namespace, "python3", "-c", &serve])
@@ -210,8 +194,9 @@ async fn a_session_with_internet_reaches_no_lan_address_but_the_listed_ones() {
     let fresh = common::sqlite().await;
     let closed = lab(fresh.store.clone(), "1 x H100-80GB", |_| {}).await;
     let student = closed.student("lan-dora").await;
-    let out = job_output(&closed, student, &probes(&target)).await;
+    let out = job_output(&closed, student, &probes(&[target[0], ("dns", lan.address.as_str(), 53)])).await;
     assert!(out.contains("BLOCKED-lan"), "a session reached the LAN: {out}");
+    assert!(out.contains("REACHED-dns"), "name servers on the LAN still answer: {out}");
     let bridge = SessionNetwork::of(&closed.instance, true).bridge;
     assert_eq!(firewall::missing(&[bridge.as_str()], &[]).unwrap(), Vec::<String>::new());
     closed.clean_up().await;
@@ -224,6 +209,11 @@ async fn a_session_with_internet_reaches_no_lan_address_but_the_listed_ones() {
     assert!(out.contains("REACHED-lan"), "the listed block stays reachable: {out}");
     let out = job_output(&listed, student, &probes(&[("metadata", "169.254.169.254", 80)])).await;
     assert!(out.contains("BLOCKED-metadata"), "{out}");
+    // The administrator takes the block off the list: the network made before follows.
+    let bridge = SessionNetwork::of(&listed.instance, true).bridge;
+    firewall::isolate(&[bridge.as_str()], &[]).unwrap();
+    let out = job_output(&listed, student, &probes(&target)).await;
+    assert!(out.contains("BLOCKED-lan"), "a block taken off the list stays open: {out}");
     listed.clean_up().await;
 }
 
@@ -351,4 +341,24 @@ async fn one_students_courses_share_no_home() {
         let volume = slicehub_core::runtime::spec::home_volume(&lab.instance, &name, code);
         let _ = client.remove_volume(&volume, None::<bollard::query_parameters::RemoveVolumeOptions>).await;
     }
+}
+
+/// Nothing a session writes fills the engine's disk: the image's layer is read-only, and
+/// `/tmp` is a sized tmpfs; the home volume takes the student's files.
+#[tokio::test]
+async fn a_session_writes_only_its_home_and_a_sized_tmp() {
+    let fresh = common::sqlite().await;
+    let lab = lab(fresh.store.clone(), "1 x H100-80GB", |_| {}).await;
+    let student = lab.student("disk-fiona").await;
+    let script = "dd if=/dev/zero of=/filler bs=1M count=1 2>&1; echo root=$?; \
+                  dd if=/dev/zero of=/tmp/filler bs=1M count=64 2>&1; echo tmp=$?; \
+                  echo kept > $HOME/notes.txt && echo home=ok";
+    let out = job_output(&lab, student, script).await;
+    assert!(out.contains("Read-only file system") && out.contains("root=1"), "{out}");
+    assert!(out.contains("No space left on device") && out.contains("tmp=1"), "/tmp is capped: {out}");
+    assert!(out.contains("home=ok"), "{out}");
+    lab.clean_up().await;
+    let client = lab.engine.client().await.unwrap();
+    let volume = slicehub_core::runtime::spec::home_volume(&lab.instance, "disk-fiona", "CS-101");
+    let _ = client.remove_volume(&volume, None::<bollard::query_parameters::RemoveVolumeOptions>).await;
 }

@@ -223,7 +223,7 @@ async fn each_role_sees_its_own_portal() {
     browser.wait_text(".invitations", "ivy invited you").await;
     browser.check_page("courses-invitation").await;
     browser.click(".invitation[data-course=CS-101] button.join-course").await;
-    browser.wait_text(".form-ok", "Answered").await;
+    browser.wait_text(".form-ok", "Joined").await;
     browser.wait_text(".course-grid", "Deep Learning Lab").await;
     browser.close().await;
 }

@@ -210,15 +210,30 @@ pub async fn reset_student_password(
     code: String,
     username: String,
 ) -> Result<OneTimePassword, ServerFnError> {
-    use super::ssr::{actor, from_core, require, services, Action};
+    use super::ssr::{actor, from_core, require, services, Action, Caller};
+    use slicehub_core::courses::Resetter;
+    use slicehub_core::store::Role;
     let services = services()?;
     let course = ssr::course(&services, &code).await?;
     let caller = require(Action::ResetStudentPassword(course.id)).await?;
+    let manages: Vec<i64> = match &caller {
+        Caller::User { memberships, .. } => memberships
+            .iter()
+            .filter(|(_, role)| *role == Role::Instructor)
+            .map(|(id, _)| *id)
+            .collect(),
+        Caller::Anonymous => Vec::new(),
+    };
+    let resetter = match &caller {
+        Caller::User { is_admin: true, .. } => Resetter::Administrator,
+        _ => Resetter::Instructor { manages: &manages },
+    };
     let (user, password) = slicehub_core::courses::reset_student_password(
         &services.store,
         services.auth.hasher(),
         course.id,
         &username.trim().to_lowercase(),
+        resetter,
         &actor(&caller),
     )
     .await

@@ -19,4 +19,4 @@ pub use roster::{
     RowAction, RowError, RowPlan,
 };
 pub use roster_csv::{MAX_ROSTER_BYTES, MAX_ROSTER_ROWS};
-pub use student_password::reset_student_password;
+pub use student_password::{reset_student_password, Resetter};

@@ -239,8 +239,9 @@ async fn plan(store: &Store, course: &Course, bytes: &[u8], importer: Importer) 
 
 /// A new account from the file's values, or an existing one enrolled (by an
 /// administrator) or invited (by an instructor) as it is. An administrator's import refuses
-/// an administrator's account: an import must not make one a member of a course; an
-/// instructor's invites it like any other, so the preview does not tell who administers.
+/// an administrator's account: an import never makes one a member by itself. An
+/// instructor's invites it like any other, so the preview does not tell who administers;
+/// the administrator then decides, as anyone invited does.
 fn plan_row(
     line: RosterLine,
     account: Option<&RosterAccount>,

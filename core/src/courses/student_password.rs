@@ -1,19 +1,29 @@
-//! An instructor resets a student's forgotten password. Only a plain student of the
-//! course qualifies: an account that teaches any course or administers the portal has
-//! more to lose than the instructor may decide, so its reset stays with administrators.
+//! An instructor resets a student's forgotten password. The new password opens the whole
+//! account, so only an account whose every course the resetter manages qualifies: a plain
+//! student of the resetter's courses, never one who also takes a course taught by someone
+//! else, teaches, or administers the portal (an administrator resets those).
 
 use crate::auth::{reset_password, PasswordHasher};
 use crate::store::{Role, Store, User};
 use crate::CoreError;
 
+/// Who resets: an administrator may reset any member of the course; an instructor only an
+/// account all of whose courses are in `manages` (the courses they teach).
+#[derive(Debug, Clone, Copy)]
+pub enum Resetter<'a> {
+    Administrator,
+    Instructor { manages: &'a [i64] },
+}
+
 /// Gives the student a new one-time password (returned, to hand over once) and ends every
 /// login session of theirs. `NotFound` when the user is not a student of the course;
-/// `NoPermission` when they teach a course or are an administrator.
+/// `NoPermission` when the account reaches beyond what the resetter manages.
 pub async fn reset_student_password(
     store: &Store,
     hasher: &PasswordHasher,
     course_id: i64,
     username: &str,
+    resetter: Resetter<'_>,
     actor: &str,
 ) -> Result<(User, String), CoreError> {
     let course = super::manage::course(store, course_id).await?;
@@ -31,11 +41,17 @@ pub async fn reset_student_password(
     {
         return Err(not_a_student());
     }
-    if user.is_admin || roles.iter().any(|(_, role)| *role == Role::Instructor) {
-        return Err(CoreError::NoPermission(format!(
-            "Only an administrator can reset the password of {}: the account also teaches a course or runs the portal.",
-            user.username
-        )));
+    if let Resetter::Instructor { manages } = resetter {
+        let beyond = user.is_admin
+            || roles
+                .iter()
+                .any(|(c, role)| *role == Role::Instructor || !manages.contains(&c.id));
+        if beyond {
+            return Err(CoreError::NoPermission(format!(
+                "Only an administrator can reset the password of {}: the account also takes or teaches a course you do not run, or runs the portal.",
+                user.username
+            )));
+        }
     }
     let password = reset_password(store, hasher, user.id, actor).await?;
     Ok((user, password))

@@ -7,7 +7,8 @@
 //!   session network to link-local addresses, where clouds answer metadata requests
 //!   (169.254.169.254) with the host's credentials, nor to private and shared addresses
 //!   (RFC 1918, 100.64/10: the campus LAN) except the ranges the administrator lists in
-//!   `sessions.reachable_private_ranges` (a package mirror, say).
+//!   `sessions.reachable_private_ranges` (a package mirror, say) and DNS (port 53): Docker's
+//!   resolver asks the host's name servers from inside the container's network.
 //!
 //! `iptables` is run with fixed argument lists (never a shell); each rule is checked
 //! (`-C`) before it is added, so applying the rules again changes nothing.
@@ -38,6 +39,9 @@ pub fn rules_for(bridge: &str, reachable: &[String]) -> Vec<Vec<String>> {
     for range in reachable {
         rules.push(words(&format!("DOCKER-USER -i {bridge} -d {range} -j RETURN")));
     }
+    for protocol in ["udp", "tcp"] {
+        rules.push(words(&format!("DOCKER-USER -i {bridge} -p {protocol} -m {protocol} --dport 53 -j RETURN")));
+    }
     rules.push(words(&format!("DOCKER-USER -i {bridge} -d {LINK_LOCAL} -j DROP")));
     rules
 }
@@ -67,6 +71,9 @@ fn iptables(args: &[&str]) -> Result<bool, CoreError> {
 pub fn isolate(bridges: &[&str], reachable: &[String]) -> Result<(), CoreError> {
     // Creating an existing chain fails harmlessly; the rules below are what matter.
     let _ = iptables(&["-N", CHAIN])?;
+    for bridge in bridges {
+        forget_unlisted_ranges(bridge, reachable)?;
+    }
     for rule in missing_rules(bridges, reachable)? {
         let rule: Vec<&str> = rule.iter().map(String::as_str).collect();
         // The chain's own rules keep their order (accept replies, then drop); the jumps
@@ -81,6 +88,26 @@ pub fn isolate(bridges: &[&str], reachable: &[String]) -> Result<(), CoreError> 
                 "iptables refused the rule `{}`",
                 rule.join(" ")
             )));
+        }
+    }
+    Ok(())
+}
+
+/// Deletes the bridge's RETURN rules for ranges the administrator no longer lists, so a
+/// narrowed `sessions.reachable_private_ranges` takes effect on networks made before.
+fn forget_unlisted_ranges(bridge: &str, reachable: &[String]) -> Result<(), CoreError> {
+    let out = Command::new("iptables")
+        .args(["-w", "-S", "DOCKER-USER"])
+        .output()
+        .map_err(|e| CoreError::Engine(format!("cannot run iptables ({e}); is it installed?")))?;
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Some(rule) = line.strip_prefix("-A ") else { continue };
+        let words: Vec<&str> = rule.split_whitespace().collect();
+        let has = |flag: &str, value: &str| words.windows(2).any(|w| w[0] == flag && w[1] == value);
+        let range = words.windows(2).find(|w| w[0] == "-d").map(|w| w[1]);
+        let unlisted = range.is_some_and(|r| !reachable.iter().any(|listed| listed == r));
+        if has("-i", bridge) && has("-j", "RETURN") && unlisted {
+            iptables(&[&["-D"], words.as_slice()].concat())?;
         }
     }
     Ok(())
@@ -149,6 +176,8 @@ mod tests {
         let lan = rules.iter().position(|r| r.ends_with("-d 10.0.0.0/8 -j DROP")).unwrap();
         let link_local = rules.iter().position(|r| r.contains(LINK_LOCAL)).unwrap();
         assert!(lan < allowed && allowed < link_local, "put first in turn: link-local drop, the mirror, the LAN drop");
+        let dns = rules.iter().position(|r| r.contains("--dport 53 -j RETURN")).unwrap();
+        assert!(lan < dns && dns < link_local, "name lookups pass the LAN drop, never to link-local");
         assert!(rules.contains(&"INPUT -i sh-abc-i -j SLICEHUB-ISOLATION".to_string()));
         assert!(rules.contains(&"DOCKER-USER -i sh-abc-i -d 169.254.0.0/16 -j DROP".to_string()));
         let accept = rules.iter().position(|r| r.contains("ESTABLISHED")).unwrap();

@@ -48,9 +48,11 @@ impl Engine {
                 )),
                 e => CoreError::Engine(format!("creating {}: {e}", spec.name)),
             })?;
-        if !spec.files.is_empty() {
-            let archive = files_archive(spec)?;
-            let options = UploadToContainerOptionsBuilder::default().path("/").build();
+        // Each file goes into its directory, the container's own volume (the root is
+        // read-only, so nothing can be unpacked at `/`).
+        for file in &spec.files {
+            let archive = file_archive(spec, file)?;
+            let options = UploadToContainerOptionsBuilder::default().path(file_dir(file)).build();
             client
                 .upload_to_container(
                     &spec.name,
@@ -77,9 +79,10 @@ impl Engine {
             .map_err(|e| CoreError::Engine(format!("starting {name}: {e}")))
     }
 
-    /// Removes the container, running or not; one that is already gone is not an error.
+    /// Removes the container, running or not, with its own volumes (never the home); one
+    /// that is already gone is not an error.
     pub async fn remove(&self, name: &str) -> Result<(), CoreError> {
-        let options = RemoveContainerOptionsBuilder::default().force(true).build();
+        let options = RemoveContainerOptionsBuilder::default().force(true).v(true).build();
         match self
             .client()
             .await?
@@ -95,32 +98,49 @@ impl Engine {
     }
 }
 
-/// The spec's files as a tar archive rooted at `/`, each with its owner and mode; their
-/// directories belong to the file's owner and only they may enter them.
-fn files_archive(spec: &ContainerSpec) -> Result<Vec<u8>, CoreError> {
+/// The directory a spec file goes into: the container's own volume.
+fn file_dir(file: &super::spec::SpecFile) -> &str {
+    match file.path.rsplit_once('/') {
+        Some(("", _)) | None => "/",
+        Some((dir, _)) => dir,
+    }
+}
+
+/// One spec file as a tar archive rooted at its directory, with its owner and mode.
+fn file_archive(spec: &ContainerSpec, file: &super::spec::SpecFile) -> Result<Vec<u8>, CoreError> {
     let mut builder = tar::Builder::new(Vec::new());
     let fail = |e: std::io::Error| CoreError::Engine(format!("packing files for {}: {e}", spec.name));
-    for file in &spec.files {
-        let relative = file.path.trim_start_matches('/');
-        if let Some((dir, _)) = relative.rsplit_once('/') {
-            let mut header = tar::Header::new_gnu();
-            header.set_entry_type(tar::EntryType::Directory);
-            header.set_size(0);
-            header.set_uid(file.uid);
-            header.set_gid(file.gid);
-            header.set_mode(0o500);
-            builder.append_data(&mut header, format!("{dir}/"), std::io::empty()).map_err(fail)?;
-        }
-        let mut header = tar::Header::new_gnu();
-        header.set_size(file.content.len() as u64);
-        header.set_uid(file.uid);
-        header.set_gid(file.gid);
-        header.set_mode(file.mode);
-        builder
-            .append_data(&mut header, relative, file.content.as_bytes())
-            .map_err(fail)?;
-    }
+    let name = file.path.rsplit('/').next().unwrap_or_default();
+    let mut header = tar::Header::new_gnu();
+    header.set_size(file.content.len() as u64);
+    header.set_uid(file.uid);
+    header.set_gid(file.gid);
+    header.set_mode(file.mode);
+    builder
+        .append_data(&mut header, name, file.content.as_bytes())
+        .map_err(fail)?;
     builder.into_inner().map_err(fail)
+}
+
+/// The home volume, and a volume of the container's own (gone with it) for the directory
+/// of each file the spec writes.
+fn mounts(spec: &ContainerSpec) -> Vec<Mount> {
+    let mut mounts = vec![Mount {
+        target: Some(super::spec::HOME.to_string()),
+        source: Some(spec.home_volume.clone()),
+        typ: Some(MountTypeEnum::VOLUME),
+        ..Default::default()
+    }];
+    let mut dirs: Vec<&str> = spec.files.iter().map(file_dir).filter(|d| *d != "/").collect();
+    dirs.dedup();
+    for dir in dirs {
+        mounts.push(Mount {
+            target: Some(dir.to_string()),
+            typ: Some(MountTypeEnum::VOLUME),
+            ..Default::default()
+        });
+    }
+    mounts
 }
 
 fn body(spec: &ContainerSpec) -> ContainerCreateBody {
@@ -129,6 +149,10 @@ fn body(spec: &ContainerSpec) -> ContainerCreateBody {
         memory: Some(spec.memory_bytes),
         memory_swap: Some(spec.memory_swap_bytes),
         shm_size: Some(spec.shm_bytes),
+        readonly_rootfs: Some(spec.read_only_root),
+        tmpfs: spec.read_only_root.then(|| {
+            HashMap::from([("/tmp".to_string(), format!("rw,nosuid,nodev,size={},mode=1777", spec.tmp_bytes.max(1 << 20)))])
+        }),
         // The engine keeps at most 20 MB of a session's output on disk, whatever the
         // engine's own defaults are.
         log_config: Some(HostConfigLogConfig {
@@ -142,12 +166,7 @@ fn body(spec: &ContainerSpec) -> ContainerCreateBody {
         cap_drop: Some(spec.cap_drop.clone()),
         security_opt: Some(spec.security_opt.clone()),
         network_mode: Some(spec.network.clone()),
-        mounts: Some(vec![Mount {
-            target: Some(super::spec::HOME.to_string()),
-            source: Some(spec.home_volume.clone()),
-            typ: Some(MountTypeEnum::VOLUME),
-            ..Default::default()
-        }]),
+        mounts: Some(mounts(spec)),
         device_requests: spec.device_request.as_ref().map(|d| {
             vec![DockerDeviceRequest {
                 driver: Some(d.driver.clone()),

@@ -107,6 +107,12 @@ pub struct ContainerSpec {
     /// `/dev/shm` (PyTorch DataLoader workers pass batches through it): half the memory
     /// limit, and charged to it. Docker's default of 64 MiB makes such workers fail.
     pub shm_bytes: i64,
+    /// The image's files are read-only, so nothing fills the engine's disk through the
+    /// container's own layer (which Docker cannot cap on most file systems); a student
+    /// writes to the home volume, and to `/tmp`, a tmpfs of `tmp_bytes` charged to the
+    /// memory limit. The directories of `files` are the container's own small volumes.
+    pub read_only_root: bool,
+    pub tmp_bytes: i64,
     pub pids_limit: i64,
     pub cap_drop: Vec<String>,
     pub security_opt: Vec<String>,
@@ -215,6 +221,8 @@ impl ContainerSpec {
             memory_bytes: (r.limits.memory_mib as i64) * 1024 * 1024,
             memory_swap_bytes: (r.limits.memory_mib as i64) * 1024 * 1024,
             shm_bytes: (r.limits.memory_mib as i64) * 1024 * 1024 / 2,
+            read_only_root: true,
+            tmp_bytes: (r.limits.memory_mib as i64) * 1024 * 1024 / 4,
             pids_limit: r.limits.pids,
             cap_drop: vec!["ALL".to_string()],
             security_opt: vec!["no-new-privileges".to_string()],
@@ -315,6 +323,8 @@ mod tests {
         assert_eq!(spec.memory_bytes, 8 << 30);
         assert_eq!(spec.memory_swap_bytes, 8 << 30, "no swap beyond the memory limit");
         assert_eq!(spec.shm_bytes, 4 << 30, "half the memory for /dev/shm");
+        assert!(spec.read_only_root, "nothing written to the image's layer");
+        assert_eq!(spec.tmp_bytes, 2 << 30, "a quarter of the memory for /tmp");
         assert_eq!(spec.pids_limit, 512);
         assert_eq!(spec.home_volume, "slicehub-i-test-home-5-alice-CS-101");
         assert_eq!(spec.volume_labels["org.slicehub.course"], "CS-101");

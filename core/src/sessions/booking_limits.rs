@@ -16,6 +16,11 @@ fn week_of(ms: i64) -> i64 {
     (ms - FIRST_MONDAY_MS).div_euclid(WEEK_MS)
 }
 
+/// When the calendar week (UTC, from Monday) of an instant began.
+pub(super) fn week_start_ms(ms: i64) -> i64 {
+    FIRST_MONDAY_MS + week_of(ms) * WEEK_MS
+}
+
 /// Compute-slice-milliseconds one window of `slices` × `profile` keeps.
 fn kept(profile: &str, slices: i64, start: i64, end: i64) -> i64 {
     compute_slices(profile).saturating_mul(slices).saturating_mul(end - start)
@@ -48,11 +53,11 @@ pub(super) fn check_booking_limits(
             .sum();
         let total = others + kept(&req.profile, i64::from(req.slices), start, end);
         if total > cap_ms {
-            let monday = chrono::DateTime::from_timestamp_millis(FIRST_MONDAY_MS + week * WEEK_MS)
+            let monday = chrono::DateTime::from_timestamp_millis(week_start_ms(start))
                 .map(|d| d.format("%Y-%m-%d").to_string())
                 .unwrap_or_default();
             return Err(CoreError::InvalidRequest(format!(
-                "The course's labs would keep {} compute-slice-hours in the week of Monday {monday}; this portal allows {slice_hours_per_week} per course and week (the administrator's limit). Nothing was booked.",
+                "The course's labs would keep {} compute-slice-hours in the week from Monday {monday} (UTC); this portal allows {slice_hours_per_week} per course and week (the administrator's limit). Nothing was booked.",
                 crate::quotas::hours(total)
             )));
         }
@@ -69,5 +74,6 @@ mod tests {
         let monday = chrono::NaiveDate::from_ymd_opt(2026, 11, 23).unwrap().and_hms_opt(0, 0, 0).unwrap().and_utc().timestamp_millis();
         assert_eq!(week_of(monday), week_of(monday + WEEK_MS - 1));
         assert_eq!(week_of(monday) - 1, week_of(monday - 1));
+        assert_eq!(week_start_ms(monday + 3 * DAY_MS), monday);
     }
 }

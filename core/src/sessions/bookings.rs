@@ -114,11 +114,16 @@ impl Sessions {
         check_request(req, now)?;
         self.require_known_profile(&req.profile).await?;
         let _one_at_a_time = self.inner.allocation.lock().await;
+        // Labs of the course earlier in the request's first week count too, ended or not.
+        let since = super::booking_limits::week_start_ms(req.starts_at_ms);
         let course_bookings: Vec<Booking> = self
-            .bookings()
+            .inner
+            .store
+            .live_bookings(since)
             .await?
             .into_iter()
-            .filter(|b| b.row.course_id == req.course_id)
+            .filter(|row| row.course_id == req.course_id)
+            .map(|row| Booking { row, slots: Vec::new(), placements: Vec::new() })
             .collect();
         let limits = &self.inner.config;
         super::booking_limits::check_booking_limits(

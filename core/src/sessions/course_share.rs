@@ -1,6 +1,7 @@
 //! The administrator's share of the GPUs one course may take (`limits.course_share_percent`):
 //! a course's sessions, running and waiting, hold at most that part of the compute slices
 //! of the GPUs that take sessions, so one course cannot fill the fleet for every other.
+//! During a lab the course booked, the slices it booked come on top of its share.
 
 use super::manager::Sessions;
 use super::model::{SessionPool, SessionState};
@@ -27,7 +28,15 @@ impl Sessions {
             .iter()
             .map(|gpu| gpu.catalog.profiles().iter().map(|p| i64::from(p.compute_slices)).max().unwrap_or(0))
             .sum();
-        let cap = (fleet * percent / 100).max(1);
+        let now = crate::store::now_ms();
+        let booked: i64 = self
+            .bookings()
+            .await?
+            .iter()
+            .filter(|b| b.row.course_id == course_id && b.windows().any(|(from, until)| from <= now && now < until))
+            .map(|b| compute_slices(&b.row.profile) * b.row.slices)
+            .sum();
+        let cap = (fleet * percent / 100).max(1) + booked;
         let held: i64 = self
             .inner
             .store
@@ -40,6 +49,11 @@ impl Sessions {
         let wanted = compute_slices(profile);
         if held + wanted <= cap {
             return Ok(());
+        }
+        if wanted > cap {
+            return Err(CoreError::InsufficientResources(format!(
+                "A {profile} needs {wanted} compute slices, more than {course_code} may hold at once ({cap}: {percent}% of these GPUs, the administrator's share per course); choose a smaller size."
+            )));
         }
         Err(CoreError::InsufficientResources(format!(
             "{course_code} already holds or waits for {held} of its {cap} compute slices ({percent}% of these GPUs, the administrator's share per course); a {profile} needs {wanted}. Start again when a session of the course ends."

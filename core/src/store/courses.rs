@@ -241,6 +241,7 @@ impl Store {
         .bind(now_ms())
         .execute(self.pool())
         .await?;
+        forget_invitation(self.pool(), course_id, user_id).await?;
         self.access_changed();
         Ok(())
     }
@@ -260,6 +261,8 @@ impl Store {
         .bind(role.as_str())
         .execute(self.pool())
         .await?;
+        // Removal is final: an invitation left from before does not let them back in.
+        forget_invitation(self.pool(), course_id, user_id).await?;
         self.access_changed();
         Ok(done.rows_affected() > 0)
     }
@@ -371,12 +374,26 @@ impl Store {
     }
 }
 
+/// Any membership change answers an open invitation to the course: it no longer stands.
+async fn forget_invitation<'c, E>(conn: E, course_id: i64, user_id: i64) -> Result<(), CoreError>
+where
+    E: sqlx::Executor<'c, Database = sqlx::Any>,
+{
+    sqlx::query("DELETE FROM course_invitations WHERE course_id = $1 AND user_id = $2")
+        .bind(course_id)
+        .bind(user_id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
 pub(super) async fn enroll_student(
     conn: &mut sqlx::AnyConnection,
     course_id: i64,
     user_id: i64,
     now: i64,
 ) -> Result<(), CoreError> {
+    forget_invitation(&mut *conn, course_id, user_id).await?;
     sqlx::query(
         "INSERT INTO course_members (course_id, user_id, role, added_at)
          VALUES ($1, $2, 'student', $3) ON CONFLICT (course_id, user_id) DO NOTHING",

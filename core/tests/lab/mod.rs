@@ -17,6 +17,26 @@ use slicehub_core::store::{NewUserRow, Role, Store};
 
 pub const BUSYBOX: &str = "slicehub/busybox:offline";
 
+/// Epoch milliseconds now.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
+}
+
+/// A TCP listener on every address of this host, counting the connections it accepts.
+pub fn host_service() -> (u16, Arc<std::sync::atomic::AtomicUsize>) {
+    let listener = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = accepted.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            drop(stream);
+        }
+    });
+    (port, accepted)
+}
+
 pub struct Lab {
     pub sessions: Sessions,
     pub store: Store,

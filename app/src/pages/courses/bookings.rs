@@ -93,7 +93,7 @@ fn BookingsView(page: BookingsPageView, book: ServerAction<BookLab>, cancel: Ser
                         "up to 26 repeats it every week. A window lasts at most 12 hours."
                     </p>
                     <p class="hint booking-limits">{format!(
-                        "On this portal a course books at most {} days ahead, and its labs keep at most {} compute-slice-hours a week (a 1g slice for an hour is 1, a 3g slice for an hour is 3).",
+                        "On this portal a course books at most {} days ahead, and its labs keep at most {} compute-slice-hours a week, Monday to Sunday in UTC (a 1g slice for an hour is 1, a 3g slice for an hour is 3).",
                         page.days_ahead, page.slice_hours_per_week
                     )}</p>
                     {page.admin.then(|| view! {

@@ -10,9 +10,10 @@ use crate::views::InvitationView;
 
 /// What the last answer did, shown after its invitation is gone from the list.
 #[component]
-pub fn InvitationOutcome(answer: ServerAction<AnswerInvitation>) -> impl IntoView {
+pub fn InvitationOutcome(answer: ServerAction<AnswerInvitation>, joined: RwSignal<bool>) -> impl IntoView {
     let outcome = move || match answer.value().get() {
-        Some(Ok(())) => Some(view! { <SuccessMessage>"Answered. A course you joined is listed below."</SuccessMessage> }.into_any()),
+        Some(Ok(())) if joined.get() => Some(view! { <SuccessMessage>"Joined. The course is listed below."</SuccessMessage> }.into_any()),
+        Some(Ok(())) => Some(view! { <SuccessMessage>"Declined. The invitation is gone."</SuccessMessage> }.into_any()),
         Some(Err(e)) => Some(view! { <ErrorMessage text=message(&e)/> }.into_any()),
         None => None,
     };
@@ -20,7 +21,11 @@ pub fn InvitationOutcome(answer: ServerAction<AnswerInvitation>) -> impl IntoVie
 }
 
 #[component]
-pub fn Invitations(invitations: Vec<InvitationView>, answer: ServerAction<AnswerInvitation>) -> impl IntoView {
+pub fn Invitations(
+    invitations: Vec<InvitationView>,
+    answer: ServerAction<AnswerInvitation>,
+    joined: RwSignal<bool>,
+) -> impl IntoView {
     let cards = invitations
         .into_iter()
         .map(|i| {
@@ -29,13 +34,13 @@ pub fn Invitations(invitations: Vec<InvitationView>, answer: ServerAction<Answer
                 <li class="invitation" data-course=i.code.clone()>
                     <div>
                         <b>{i.code.clone()}</b>" · "{i.title.clone()}
-                        <div class="muted small">{format!("{} invited you. Joining lets the course's instructors see your name and e-mail.", i.invited_by)}</div>
+                        <div class="muted small">{format!("{} invited you. Joining lets the course's instructors see your e-mail too.", i.invited_by)}</div>
                     </div>
                     <div class="button-row">
                         <button type="button" class="btn btn-primary btn-small join-course" disabled=move || answer.pending().get()
-                            on:click=move |_| { answer.dispatch(AnswerInvitation { code: join_code.clone(), join: true }); }>"Join"</button>
+                            on:click=move |_| { joined.set(true); answer.dispatch(AnswerInvitation { code: join_code.clone(), join: true }); }>"Join"</button>
                         <button type="button" class="btn btn-secondary btn-small decline-course" disabled=move || answer.pending().get()
-                            on:click=move |_| { answer.dispatch(AnswerInvitation { code: decline_code.clone(), join: false }); }>"Decline"</button>
+                            on:click=move |_| { joined.set(false); answer.dispatch(AnswerInvitation { code: decline_code.clone(), join: false }); }>"Decline"</button>
                     </div>
                 </li>
             }

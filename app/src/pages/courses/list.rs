@@ -17,6 +17,7 @@ use super::invitations::{InvitationOutcome, Invitations};
 pub fn CoursesPage() -> impl IntoView {
     let add = ServerAction::<AddCourse>::new();
     let answer = ServerAction::<AnswerInvitation>::new();
+    let joined = RwSignal::new(false);
     let courses = Resource::new(move || (add.version().get(), answer.version().get()), |_| list_courses());
     let invitations = Resource::new(move || answer.version().get(), |_| my_invitations());
     let user = expect_context::<CurrentUser>().0;
@@ -25,11 +26,11 @@ pub fn CoursesPage() -> impl IntoView {
     view! {
         <Title text="Courses"/>
         <h1 class="page-title">"Courses"</h1>
-        <InvitationOutcome answer/>
+        <InvitationOutcome answer joined/>
         <Transition fallback=|| ()>
             {move || Suspend::new(async move {
                 match invitations.await {
-                    Ok(list) if !list.is_empty() => Some(view! { <Invitations invitations=list answer/> }),
+                    Ok(list) if !list.is_empty() => Some(view! { <Invitations invitations=list answer joined/> }),
                     _ => None,
                 }
             })}
