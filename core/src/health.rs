@@ -115,14 +115,15 @@ async fn probe(services: &Services) -> HealthReport {
         ComponentHealth {
             ok: true,
             summary: format!(
-                "Docker {} (API {}){}",
+                "Docker {} (API {}){}{}",
                 engine.version.as_deref().unwrap_or("?"),
                 engine.api_version.as_deref().unwrap_or("?"),
                 if engine.nvidia_runtime {
                     ", NVIDIA runtime"
                 } else {
                     ""
-                }
+                },
+                engine.disk.map(|d| format!(", {}", d.words())).unwrap_or_default()
             ),
         }
     } else {

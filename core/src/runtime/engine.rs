@@ -17,6 +17,8 @@ pub struct EngineStatus {
     pub nvidia_runtime: bool,
     /// Why the engine could not be used, when it could not.
     pub reason: Option<String>,
+    /// The engine's disk, when the engine runs on this host.
+    pub disk: Option<super::disk::DiskSpace>,
 }
 
 /// A handle on the Docker engine. Creating one never fails: an engine that is down
@@ -71,6 +73,7 @@ impl Engine {
             api_version: None,
             nvidia_runtime: false,
             reason: Some(reason),
+            disk: None,
         };
         let work = async {
             let client = self.client().await?;
@@ -102,6 +105,11 @@ impl Engine {
                     .map(|runtimes| runtimes.contains_key("nvidia"))
                     .unwrap_or(false),
                 reason: None,
+                // Only a local engine's root directory is this host's path.
+                disk: info
+                    .docker_root_dir
+                    .filter(|_| !self.endpoint.starts_with("tcp://"))
+                    .and_then(|dir| super::disk::DiskSpace::of(&dir)),
             },
         }
     }

@@ -1,5 +1,6 @@
 //! The container-engine boundary (Docker through bollard).
 
+pub mod disk;
 mod engine;
 pub mod firewall;
 mod launch;
