@@ -50,8 +50,13 @@ async fn policies_stay_within_the_administrators_ceilings(store: Store) {
     assert_eq!(fields, ["max_minutes", "max_sessions", "max_slices"], "{refused:?}");
     assert!(refused[0].1.contains("at most 120"), "{refused:?}");
 
+    let refused = set_policy(&lab.store, &lab.config, lab.course_id, &policy, &known, "instructor").await.unwrap_err();
+    assert!(refused.to_string().contains("max_minutes: A session's length"), "the save itself refuses: {refused}");
+
     // Stored before the ceilings were lowered: the course lives by the ceilings at once.
-    set_policy(&lab.store, lab.course_id, &policy, &known, "instructor").await.unwrap();
+    let mut before = (*lab.config).clone();
+    (before.limits_session_minutes, before.limits_sessions_per_student, before.limits_compute_slices) = (10_080, 64, 7);
+    set_policy(&lab.store, &before, lab.course_id, &policy, &known, "instructor").await.unwrap();
     let lived = policy_of(&lab.store, &lab.config, lab.course_id).await.unwrap();
     assert_eq!((lived.max_minutes, lived.max_sessions, lived.max_slices), (120, 2, 3));
     let student = lab.student("greedy-gil").await;

@@ -30,7 +30,7 @@ async fn a_booked_lab_gets_its_slices_while_another_course_floods(store: Store) 
     let other = lab.store.insert_course("CS-201", "Other course").await.unwrap();
     let form = PolicyForm { images: BUSYBOX.into(), max_minutes: "60".into(), max_sessions: "1".into(), max_slices: "1".into(), internet: "on".into(), time_zone: "UTC".into(), ..PolicyForm::default() };
     for course in [lab.course_id, other.id] {
-        set_policy(&lab.store, course, &form.parse(&known).unwrap(), &known, "admin").await.unwrap();
+        set_policy(&lab.store, &lab.config, course, &form.parse(&known).unwrap(), &known, "admin").await.unwrap();
     }
     let mut flooders = Vec::new();
     for i in 0..20 {
@@ -147,7 +147,7 @@ async fn booked_lab_time_is_not_charged_when_the_course_says_so(store: Store) {
         ..PolicyForm::default()
     };
     assert!(form("maybe").parse(&known).is_err(), "a third answer is refused");
-    set_policy(&lab.store, lab.course_id, &form("free").parse(&known).unwrap(), &known, "vic").await.unwrap();
+    set_policy(&lab.store, &lab.config, lab.course_id, &form("free").parse(&known).unwrap(), &known, "vic").await.unwrap();
     let rosa = lab.student("rosa").await;
     let starts = now_ms() + 5_000;
     let ends = starts + 10 * 60_000;
@@ -174,7 +174,7 @@ async fn booked_lab_time_is_not_charged_when_the_course_says_so(store: Store) {
     assert_eq!(free.used_ms, 30 * 60_000 - inside);
 
     // With booked time counting, the same half hour is charged whole.
-    set_policy(&lab.store, lab.course_id, &form("counts").parse(&known).unwrap(), &known, "vic").await.unwrap();
+    set_policy(&lab.store, &lab.config, lab.course_id, &form("counts").parse(&known).unwrap(), &known, "vic").await.unwrap();
     let policy = policy_of(&lab.store, &lab.config, lab.course_id).await.unwrap();
     let counted = budget_at(&lab.store, &policy, lab.course_id, rosa, at).await.unwrap().unwrap();
     assert_eq!(counted.used_ms, 30 * 60_000);

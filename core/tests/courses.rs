@@ -221,8 +221,7 @@ async fn instructors_reset_only_plain_students_of_their_course(store: Store) {
     }
     let sams_login = auth.login("sam", PASSWORD, here).await.unwrap();
     // tina teaches CS-101 only.
-    let taught = [cs.id];
-    let tina = Resetter::Instructor { manages: &taught };
+    let tina = &Resetter::Instructor { manages: vec![cs.id] };
 
     let (reset, one_time) = reset_student_password(&store, &hasher, cs.id, "sam", tina, "tina")
         .await
@@ -277,9 +276,9 @@ async fn instructors_reset_only_plain_students_of_their_course(store: Store) {
         assert!(login.is_ok(), "{name}'s password was not touched");
     }
     // An instructor of both courses, or an administrator, may.
-    let both = [cs.id, ml.id];
-    reset_student_password(&store, &hasher, cs.id, "kim", Resetter::Instructor { manages: &both }, "tina").await.unwrap();
-    reset_student_password(&store, &hasher, cs.id, "teo", Resetter::Administrator, "admin").await.unwrap();
+    let both = Resetter::Instructor { manages: vec![cs.id, ml.id] };
+    reset_student_password(&store, &hasher, cs.id, "kim", &both, "tina").await.unwrap();
+    reset_student_password(&store, &hasher, cs.id, "teo", &Resetter::Administrator, "admin").await.unwrap();
     assert_eq!(
         store.recent_audit(Some("password.reset"), 5).await.unwrap().len(),
         3,

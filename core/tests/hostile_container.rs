@@ -83,7 +83,7 @@ async fn hostile_notebook_servers_neither_exhaust_nor_steer_nor_stall_the_portal
         time_zone: "UTC".into(),
         ..PolicyForm::default()
     };
-    set_policy(&lab.store, lab.course_id, &form.parse(&known).unwrap(), &known, "vic").await.unwrap();
+    set_policy(&lab.store, &lab.config, lab.course_id, &form.parse(&known).unwrap(), &known, "vic").await.unwrap();
 
     // Another student's ordinary job, running throughout.
     let bystander = lab.student("hostile-bystander").await;

@@ -53,7 +53,7 @@ async fn jupyter_lab_with(store: Store, idle: &str, waiting: &str, job_minutes: 
         job_idle: job_idle.into(),
         ..PolicyForm::default()
     };
-    set_policy(&lab.store, lab.course_id, &form.parse(&known).unwrap(), &known, "vic").await.unwrap();
+    set_policy(&lab.store, &lab.config, lab.course_id, &form.parse(&known).unwrap(), &known, "vic").await.unwrap();
     lab
 }
 

@@ -38,7 +38,7 @@ async fn set_limit(lab: &Lab, course_id: i64, minutes: u32) {
         ..PolicyForm::default()
     };
     let policy = form.parse(&known).unwrap();
-    set_policy(&lab.store, course_id, &policy, &known, "instructor")
+    set_policy(&lab.store, &lab.config, course_id, &policy, &known, "instructor")
         .await
         .unwrap();
 }

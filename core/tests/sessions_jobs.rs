@@ -146,7 +146,7 @@ async fn bad_claims_get_clear_refusals(store: Store) {
         ..slicehub_core::sessions::CoursePolicy::defaults(&lab.config)
     };
     let known = lab.sessions.known_profiles().await.unwrap();
-    slicehub_core::sessions::set_policy(&lab.store, lab.course_id, &policy, &known, "test")
+    slicehub_core::sessions::set_policy(&lab.store, &lab.config, lab.course_id, &policy, &known, "test")
         .await
         .unwrap();
     let mut claim = lab.job(erin, &["true"]);
@@ -158,7 +158,7 @@ async fn bad_claims_get_clear_refusals(store: Store) {
         profiles: vec!["9g.99gb".into()],
         ..policy.clone()
     };
-    let msg = slicehub_core::sessions::set_policy(&lab.store, lab.course_id, &bad_policy, &known, "test")
+    let msg = slicehub_core::sessions::set_policy(&lab.store, &lab.config, lab.course_id, &bad_policy, &known, "test")
         .await
         .unwrap_err()
         .to_string();

@@ -235,7 +235,7 @@ async fn a_course_without_internet_runs_on_an_internal_network() {
         internet: false,
         ..CoursePolicy::defaults(&lab.config)
     };
-    slicehub_core::sessions::set_policy(&lab.store, lab.course_id, &policy, &["1g.10gb".to_string()], "test")
+    slicehub_core::sessions::set_policy(&lab.store, &lab.config, lab.course_id, &policy, &["1g.10gb".to_string()], "test")
         .await
         .unwrap();
     let (host_port, accepted) = host_service();

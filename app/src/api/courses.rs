@@ -210,30 +210,17 @@ pub async fn reset_student_password(
     code: String,
     username: String,
 ) -> Result<OneTimePassword, ServerFnError> {
-    use super::ssr::{actor, from_core, require, services, Action, Caller};
+    use super::ssr::{actor, from_core, require, services, Action};
     use slicehub_core::courses::Resetter;
-    use slicehub_core::store::Role;
     let services = services()?;
     let course = ssr::course(&services, &code).await?;
     let caller = require(Action::ResetStudentPassword(course.id)).await?;
-    let manages: Vec<i64> = match &caller {
-        Caller::User { memberships, .. } => memberships
-            .iter()
-            .filter(|(_, role)| *role == Role::Instructor)
-            .map(|(id, _)| *id)
-            .collect(),
-        Caller::Anonymous => Vec::new(),
-    };
-    let resetter = match &caller {
-        Caller::User { is_admin: true, .. } => Resetter::Administrator,
-        _ => Resetter::Instructor { manages: &manages },
-    };
     let (user, password) = slicehub_core::courses::reset_student_password(
         &services.store,
         services.auth.hasher(),
         course.id,
         &username.trim().to_lowercase(),
-        resetter,
+        &Resetter::of(&caller),
         &actor(&caller),
     )
     .await
@@ -256,7 +243,7 @@ pub async fn check_roster(
     let course = ssr::course(&services, &code).await?;
     let caller = require(Action::ManageRoster(course.id)).await?;
     let bytes = ssr::decode(&csv_base64)?;
-    let preview = slicehub_core::courses::preview_roster(&services.store, course.id, &bytes, ssr::importer(&caller))
+    let preview = slicehub_core::courses::preview_roster(&services.store, course.id, &bytes, slicehub_core::courses::Importer::of(&caller))
         .await
         .map_err(from_core)?;
     Ok(RosterPreviewView {
@@ -300,7 +287,7 @@ pub async fn import_roster(
         course.id,
         &bytes,
         &actor(&caller),
-        ssr::importer(&caller),
+        slicehub_core::courses::Importer::of(&caller),
     )
     .await
     .map_err(from_core)?;
@@ -359,16 +346,6 @@ pub(crate) mod ssr {
             .await
             .map_err(from_core)?
             .ok_or_else(|| fail(StatusCode::NOT_FOUND, format!("There is no user {name}.")))
-    }
-
-    /// Administrators enrol the existing accounts a roster names; instructors invite them.
-    pub fn importer(caller: &slicehub_core::auth::Caller) -> slicehub_core::courses::Importer {
-        use slicehub_core::auth::Caller;
-        use slicehub_core::courses::Importer;
-        match caller {
-            Caller::User { is_admin: true, .. } => Importer::Administrator,
-            _ => Importer::Instructor,
-        }
     }
 
     pub fn decode(text: &str) -> Result<Vec<u8>, ServerFnError> {

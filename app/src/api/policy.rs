@@ -116,6 +116,7 @@ pub async fn save_course_policy(
     let known = services.sessions.known_profiles().await.map_err(from_core)?;
     match form.parse(&known) {
         Ok(policy) => {
+            // Refused again by the save itself; asked here to mark each field.
             let refused = admin_limit_problems(&services.config, &policy);
             if !refused.is_empty() {
                 return Ok(refused
@@ -136,7 +137,7 @@ pub async fn save_course_policy(
                     }]);
                 }
             }
-            set_policy(&services.store, course.id, &policy, &known, &actor(&caller))
+            set_policy(&services.store, &services.config, course.id, &policy, &known, &actor(&caller))
                 .await
                 .map_err(from_core)?;
             Ok(Vec::new())

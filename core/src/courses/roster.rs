@@ -87,6 +87,15 @@ pub enum Importer {
     Instructor,
 }
 
+impl Importer {
+    pub fn of(caller: &crate::auth::Caller) -> Importer {
+        match caller {
+            crate::auth::Caller::User { is_admin: true, .. } => Importer::Administrator,
+            _ => Importer::Instructor,
+        }
+    }
+}
+
 /// What applying `bytes` to the course would do. Whole-file refusals (too large, too
 /// many rows) are errors; everything else is in `errors` with its line.
 pub async fn preview_roster(

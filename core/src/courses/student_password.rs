@@ -3,16 +3,32 @@
 //! student of the resetter's courses, never one who also takes a course taught by someone
 //! else, teaches, or administers the portal (an administrator resets those).
 
-use crate::auth::{reset_password, PasswordHasher};
+use crate::auth::{reset_password, Caller, PasswordHasher};
 use crate::store::{Role, Store, User};
 use crate::CoreError;
 
 /// Who resets: an administrator may reset any member of the course; an instructor only an
 /// account all of whose courses are in `manages` (the courses they teach).
-#[derive(Debug, Clone, Copy)]
-pub enum Resetter<'a> {
+#[derive(Debug, Clone)]
+pub enum Resetter {
     Administrator,
-    Instructor { manages: &'a [i64] },
+    Instructor { manages: Vec<i64> },
+}
+
+impl Resetter {
+    pub fn of(caller: &Caller) -> Resetter {
+        match caller {
+            Caller::User { is_admin: true, .. } => Resetter::Administrator,
+            Caller::User { memberships, .. } => Resetter::Instructor {
+                manages: memberships
+                    .iter()
+                    .filter(|(_, role)| *role == Role::Instructor)
+                    .map(|(course, _)| *course)
+                    .collect(),
+            },
+            Caller::Anonymous => Resetter::Instructor { manages: Vec::new() },
+        }
+    }
 }
 
 /// Gives the student a new one-time password (returned, to hand over once) and ends every
@@ -23,7 +39,7 @@ pub async fn reset_student_password(
     hasher: &PasswordHasher,
     course_id: i64,
     username: &str,
-    resetter: Resetter<'_>,
+    resetter: &Resetter,
     actor: &str,
 ) -> Result<(User, String), CoreError> {
     let course = super::manage::course(store, course_id).await?;

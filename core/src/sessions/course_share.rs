@@ -10,18 +10,19 @@ use crate::CoreError;
 
 impl Sessions {
     /// Refuses, with words, a local claim of `profile` that would take the course past its
-    /// share. The check and the insert that follows run under `course_claims`, so
-    /// classmates claiming at once cannot pass it together.
+    /// share. When a share is set, the answer holds `course_claims` until the caller has
+    /// recorded the claim, so classmates claiming at once cannot pass it together.
     pub(super) async fn require_course_share(
         &self,
         course_id: i64,
         course_code: &str,
         profile: &str,
-    ) -> Result<(), CoreError> {
+    ) -> Result<Option<tokio::sync::MutexGuard<'_, ()>>, CoreError> {
         let percent = i64::from(self.inner.config.limits_course_share_percent);
         if percent >= 100 {
-            return Ok(());
+            return Ok(None);
         }
+        let one_at_a_time = self.inner.course_claims.lock().await;
         let fleet: i64 = self
             .fleet_now()
             .await?
@@ -48,7 +49,7 @@ impl Sessions {
             .sum();
         let wanted = compute_slices(profile);
         if held + wanted <= cap {
-            return Ok(());
+            return Ok(Some(one_at_a_time));
         }
         if wanted > cap {
             return Err(CoreError::InsufficientResources(format!(

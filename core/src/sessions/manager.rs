@@ -43,7 +43,8 @@ pub(super) struct Inner {
     pub config: Arc<Config>,
     /// Placement decisions are made one at a time, so each sees what the last one took.
     pub allocation: Mutex<()>,
-    /// A course's share is checked and its claim recorded one claim at a time.
+    /// Where a share per course is set, it is checked and the claim recorded one claim at
+    /// a time (`course_share`).
     pub course_claims: Mutex<()>,
     /// MIG instances are created and destroyed one at a time, each after checking that
     /// its session still holds (or no longer holds) the slice: a stop in the middle of a
@@ -295,10 +296,10 @@ impl Sessions {
             token: &token,
             deadline_at_ms: deadline,
         };
-        let sharing = self.inner.course_claims.lock().await;
-        if pool == SessionPool::Local {
-            self.require_course_share(request.course_id, &code, &request.profile).await?;
-        }
+        let sharing = match pool {
+            SessionPool::Local => self.require_course_share(request.course_id, &code, &request.profile).await?,
+            SessionPool::Slurm => None,
+        };
         let event = store
             .insert_gpu_session(&new, policy.max_sessions)
             .await?;

@@ -529,16 +529,19 @@ pub fn admin_limit_problems(config: &Config, policy: &CoursePolicy) -> Vec<Field
     out
 }
 
-/// Checks and stores a policy; `known_profiles` are the profile names the GPUs offer.
+/// Checks and stores a policy, within the administrator's list and ceilings;
+/// `known_profiles` are the profile names the GPUs offer.
 /// The change is audited by `actor`, with what was stored.
 pub async fn set_policy(
     store: &Store,
+    config: &Config,
     course_id: i64,
     policy: &CoursePolicy,
     known_profiles: &[String],
     actor: &str,
 ) -> Result<(), CoreError> {
-    let problems = policy.problems(known_profiles);
+    let mut problems = policy.problems(known_profiles);
+    problems.extend(admin_limit_problems(config, policy));
     if !problems.is_empty() {
         let words: Vec<_> = problems.into_iter().map(|p| format!("{}: {}", p.field, p.message)).collect();
         return Err(CoreError::InvalidRequest(words.join(" ")));

@@ -74,18 +74,25 @@ impl Sessions {
         self.inner.slurm_waits.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
+    /// Where a course's jobs go: its partition, and the Slurm account named after it.
+    pub(super) fn slurm_job_home(&self, course_code: &str) -> (String, String) {
+        let config = &self.inner.config;
+        let partition = config.slurm_partition_of(course_code).unwrap_or(&config.slurm_partition);
+        (partition.to_string(), course_code.to_ascii_lowercase())
+    }
+
     /// Submits a just-recorded Slurm session as a job. A refusal fails the session with
     /// Slurm's words; the session is `queued` once Slurm has it.
     pub(super) async fn submit_to_slurm(&self, id: &str, time_limit_minutes: i64) -> Result<(), CoreError> {
         let store = &self.inner.store;
         let session = self.session(id).await?;
         let config = &self.inner.config;
-        let partition = config.slurm_partition_of(&session.course_code).unwrap_or(&config.slurm_partition).to_string();
+        let (partition, account) = self.slurm_job_home(&session.course_code);
         let request = JobRequest {
             session_id: session.id.clone(),
             tag: format!("{}{}", self.slurm_tag_prefix().await?, session.id),
             partition: partition.clone(),
-            account: session.course_code.to_ascii_lowercase(),
+            account,
             profile: session.profile.clone(),
             time_limit_minutes,
             image: session.image.clone(),

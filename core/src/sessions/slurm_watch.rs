@@ -103,11 +103,10 @@ impl Sessions {
             return u64::try_from(recorded).is_ok_and(|id| id == job.id);
         }
         let Ok(slurm) = self.slurm() else { return false };
-        let config = &self.inner.config;
-        let partition = config.slurm_partition_of(&session.course_code).unwrap_or(&config.slurm_partition);
+        let (partition, account) = self.slurm_job_home(&session.course_code);
         slurm.cluster_user(&session.username).is_ok_and(|user| user == job.user)
             && job.partition == partition
-            && job.account == session.course_code.to_ascii_lowercase()
+            && job.account == account
     }
 
     fn remember_waits(&self, sessions: &[GpuSession], jobs: &HashMap<String, SlurmJob>) {

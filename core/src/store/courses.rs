@@ -82,9 +82,9 @@ pub enum RosterChange {
     Invite { user_id: i64 },
 }
 
-type CourseRow = (i64, String, String, i64);
+pub(super) type CourseRow = (i64, String, String, i64);
 
-fn course_from_row((id, code, title, created_at_ms): CourseRow) -> Course {
+pub(super) fn course_from_row((id, code, title, created_at_ms): CourseRow) -> Course {
     Course {
         id,
         code,

@@ -2,7 +2,7 @@
 //! owner joins or declines. Who may answer is decided by the user id an invitation is
 //! keyed by, never by a name in the request.
 
-use super::courses::Course;
+use super::courses::{course_from_row, Course, CourseRow};
 use super::{now_ms, Store};
 use crate::CoreError;
 
@@ -34,10 +34,9 @@ impl Store {
         .await?;
         Ok(rows
             .into_iter()
-            .map(|(id, code, title, created_at_ms, invited_by, invited_at_ms)| Invitation {
-                course: Course { id, code, title, created_at_ms },
-                invited_by,
-                invited_at_ms,
+            .map(|(id, code, title, created_at_ms, invited_by, invited_at_ms)| {
+                let course: CourseRow = (id, code, title, created_at_ms);
+                Invitation { course: course_from_row(course), invited_by, invited_at_ms }
             })
             .collect())
     }

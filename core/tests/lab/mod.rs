@@ -106,7 +106,7 @@ impl Lab {
             ..PolicyForm::default()
         };
         let policy = form.parse(&known).unwrap();
-        set_policy(&self.store, self.course_id, &policy, &known, "instructor").await.unwrap();
+        set_policy(&self.store, &self.config, self.course_id, &policy, &known, "instructor").await.unwrap();
     }
 
     pub async fn student(&self, username: &str) -> i64 {
