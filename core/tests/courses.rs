@@ -318,9 +318,12 @@ async fn an_instructors_roster_invites_existing_accounts_and_only_their_owners_a
     assert_eq!(invited, ["ada", "bob"]);
     let again = preview_roster(&store, cs.id, file, Importer::Instructor).await.unwrap();
     assert_eq!(again.count(RowAction::Unchanged), 3, "importing again changes nothing");
+    let bobs: Vec<String> = store.invitations_of_user(bob.id).await.unwrap().into_iter().map(|i| i.course.code).collect();
+    assert_eq!(bobs, ["CS-101"]);
 
     // Only an invitation's own account answers it.
     let newbie = store.user_by_username("newbie").await.unwrap().unwrap();
+    assert!(store.invitations_of_user(newbie.id).await.unwrap().is_empty(), "nobody sees another's invitations");
     let stolen = answer_invitation(&store, "CS-101", newbie.id, true, "newbie").await.unwrap_err();
     assert!(matches!(stolen, CoreError::NotFound(_)), "{stolen}");
     let nowhere = answer_invitation(&store, "NO-SUCH", bob.id, true, "bob").await.unwrap_err();

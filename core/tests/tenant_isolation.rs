@@ -24,6 +24,12 @@ use slicehub_core::sessions::{CoursePolicy, SessionState};
 
 const LONG: Duration = Duration::from_secs(60);
 
+/// The tests here run one at a time: each starts a portal whose first launch sweeps the
+/// host's firewall rules of session bridges that are gone, and with several such sweeps
+/// and launches interleaved on one host a bridge's link-local rule was once seen missing
+/// (metadata reached) in a full run. Not yet explained.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// A shell line that tries each `ip port` and prints `REACHED name` or `BLOCKED name`.
 fn probes(targets: &[(&str, &str, u16)]) -> String {
     targets
@@ -89,6 +95,7 @@ async fn job_output_in(lab: &Lab, course_id: i64, user: i64, script: &str) -> St
 
 #[tokio::test]
 async fn a_session_reaches_neither_other_sessions_nor_the_host_nor_link_local() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let fresh = common::sqlite().await;
     let lab = lab(fresh.store.clone(), "1 x H100-80GB", |_| {}).await;
     let (alice, bob) = (lab.student("iso-alice").await, lab.student("iso-bob").await);
@@ -186,6 +193,7 @@ impl Drop for LanHost {
 /// administrator lists; the control (a plain container) reaches the same LAN host.
 #[tokio::test]
 async fn a_session_with_internet_reaches_no_lan_address_but_the_listed_ones() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let lan = LanHost::start(7);
     let target = [("lan", lan.address.as_str(), lan.port)];
     let control = outside_slicehub_lab(&probes(&target)).await;
@@ -226,6 +234,7 @@ async fn outside_slicehub_lab(script: &str) -> String {
 
 #[tokio::test]
 async fn a_course_without_internet_runs_on_an_internal_network() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let fresh = common::sqlite().await;
     let lab = lab(fresh.store.clone(), "1 x H100-80GB", |_| {}).await;
     let student = lab.student("offline-carol").await;
@@ -268,6 +277,7 @@ async fn a_course_without_internet_runs_on_an_internal_network() {
 
 #[tokio::test]
 async fn two_portals_on_one_engine_share_no_volume_network_or_container() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let (one, two) = (common::sqlite().await, common::sqlite().await);
     let first = lab(one.store.clone(), "1 x H100-80GB", |_| {}).await;
     let second = lab(two.store.clone(), "1 x H100-80GB", |_| {}).await;
@@ -319,6 +329,7 @@ async fn two_portals_on_one_engine_share_no_volume_network_or_container() {
 /// course's home is not in their home of another course.
 #[tokio::test]
 async fn one_students_courses_share_no_home() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let fresh = common::sqlite().await;
     let lab = lab(fresh.store.clone(), "1 x H100-80GB", |_| {}).await;
     let name = format!("two-courses{}", std::process::id());
@@ -347,6 +358,7 @@ async fn one_students_courses_share_no_home() {
 /// `/tmp` is a sized tmpfs; the home volume takes the student's files.
 #[tokio::test]
 async fn a_session_writes_only_its_home_and_a_sized_tmp() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let fresh = common::sqlite().await;
     let lab = lab(fresh.store.clone(), "1 x H100-80GB", |_| {}).await;
     let student = lab.student("disk-fiona").await;
