@@ -47,12 +47,13 @@ async fn a_claim_waiting_on_slurm_shows_slurms_reason_and_estimate_and_the_gpu_p
     browser.sign_in(&portal.url, &names[3], &password_of(&names[3])).await;
     browser.open(&format!("{}/sessions", portal.url)).await;
     browser.click("form.launch-notebook button[type=submit]").await;
-    let wait = browser
-        .wait_for_within(".live-sessions .session[data-state=queued] .cluster-wait", Duration::from_secs(30))
-        .await;
     let until = Instant::now() + Duration::from_secs(30);
+    // Found afresh each round: reopening the page (or a live update) replaces the element.
     let text = loop {
-        let text = wait.text().await.unwrap();
+        let wait = browser
+            .wait_for_within(".live-sessions .session[data-state=queued] .cluster-wait", Duration::from_secs(30))
+            .await;
+        let text = wait.text().await.unwrap_or_default();
         if text.contains("Slurm expects it to start at") {
             break text;
         }
