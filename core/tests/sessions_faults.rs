@@ -12,10 +12,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lab::faulty_docker::{Fault, FaultyDocker};
+use lab::faulty_gpus::FaultyGpus;
 use lab::{lab_on, BUSYBOX};
 use slicehub_core::config::Config;
-use slicehub_core::gpu::{BackendKind, Catalog, GpuBackend, GpuHealth, GpuInfo, GpuUtilization, MigInstance, Placement};
-use slicehub_core::CoreError;
+use slicehub_core::gpu::{GpuBackend, Placement};
 use slicehub_core::runtime::Engine;
 use slicehub_core::sessions::{SessionState, Sessions};
 use slicehub_core::store::Store;
@@ -91,45 +91,13 @@ async fn a_launch_nobody_finishes_is_failed_and_cleaned_up(store: Store) {
     lab.clean_up().await;
 }
 
-/// The simulated GPUs, but creating an instance takes as long as on a real GPU under load.
-struct SlowToCreate(Arc<slicehub_core::gpu::SimulatedBackend>);
-
-impl GpuBackend for SlowToCreate {
-    fn kind(&self) -> BackendKind {
-        self.0.kind()
-    }
-    fn describe(&self) -> String {
-        self.0.describe()
-    }
-    fn list_gpus(&self) -> Result<Vec<GpuInfo>, CoreError> {
-        self.0.list_gpus()
-    }
-    fn catalog(&self, gpu_index: u32) -> Result<Catalog, CoreError> {
-        self.0.catalog(gpu_index)
-    }
-    fn instances(&self, gpu_index: u32) -> Result<Vec<MigInstance>, CoreError> {
-        self.0.instances(gpu_index)
-    }
-    fn create_instance(&self, gpu_index: u32, placement: Placement) -> Result<MigInstance, CoreError> {
-        std::thread::sleep(Duration::from_millis(500));
-        self.0.create_instance(gpu_index, placement)
-    }
-    fn destroy_instance(&self, gpu_index: u32, placement: Placement) -> Result<(), CoreError> {
-        self.0.destroy_instance(gpu_index, placement)
-    }
-    fn utilization(&self, gpu_index: u32) -> Result<GpuUtilization, CoreError> {
-        self.0.utilization(gpu_index)
-    }
-    fn health(&self, gpu_index: u32) -> Result<GpuHealth, CoreError> {
-        self.0.health(gpu_index)
-    }
-}
-
 /// A stop that arrives while the launch is creating the session's MIG instance: the
 /// instance does not outlive the session.
 async fn a_stop_while_the_instance_is_created_leaves_no_instance(store: Store) {
     let lab = lab::lab(store.clone(), "1 x H100-80GB", |_| {}).await;
-    let slow = Sessions::new(store, Arc::new(SlowToCreate(lab.gpus.clone())), lab.engine.clone(), lab.config.clone());
+    let gpus = FaultyGpus::over(lab.gpus.clone());
+    gpus.slow_create(true);
+    let slow = Sessions::new(store, gpus, lab.engine.clone(), lab.config.clone());
     let mia = lab.student("mid-mia").await;
     let claimed = slow.claim(lab.job(mia, &["sleep", "600"])).await.unwrap();
     assert_eq!(claimed.state, Allocating);
@@ -173,7 +141,97 @@ async fn leftover_instances_of_the_portal_go_and_an_admins_stay(store: Store) {
     lab.clean_up().await;
 }
 
+/// A second stop (a second click, an instructor) loses to the first, which is slow to
+/// remove the container: the repair pass must not take the stop over meanwhile (it used
+/// to, and its stale copy could destroy the next student's instance and overwrite the
+/// reason).
+async fn a_second_stop_leaves_a_slow_first_stop_alone(store: Store) {
+    let docker = FaultyDocker::start();
+    let lab = lab_on(Engine::new(&docker.host), store, "1 x H100-80GB", |_| {}).await;
+    let dana = lab.student("fa-dana").await;
+    let job = lab.sessions.claim(lab.job(dana, &["sleep", "600"])).await.unwrap();
+    lab.until(&job.id, &[Ready], LONG).await;
+
+    docker.set(Fault::SlowRemoval);
+    let first = {
+        let (sessions, id) = (lab.sessions.clone(), job.id.clone());
+        tokio::spawn(async move { sessions.stop(&id, "stopped by fa-dana").await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let second = lab.sessions.stop(&job.id, "stopped by the instructor").await.unwrap();
+    assert_eq!(second.state, Stopping, "the second stop leaves it to the first");
+    tokio::time::sleep(Duration::from_millis(5_500)).await;
+    let report = lab.sessions.reconcile().await.unwrap();
+    assert_eq!(report.repaired, 0, "the first stop is still at work: {report:?}");
+    let ended = first.await.unwrap().unwrap();
+    assert_eq!(ended.state, Ended);
+    assert_eq!(ended.reason, "stopped by fa-dana", "the stop that did the work names its reason");
+    docker.set(Fault::None);
+    lab.clean_up().await;
+}
+
+/// One GPU of two lost (every NVML call on it fails): claims go to the other GPU and start,
+/// instead of every claim failing after its row was written.
+async fn a_lost_gpu_leaves_the_others_serving(store: Store) {
+    let lab = lab::lab(store.clone(), "2 x H100-80GB", |_| {}).await;
+    let gpus = FaultyGpus::over(lab.gpus.clone());
+    gpus.lose(Some(0));
+    let sessions = Sessions::new(store, gpus.clone(), lab.engine.clone(), lab.config.clone());
+    let (erin, finn) = (lab.student("lost-erin").await, lab.student("lost-finn").await);
+    let claimed = sessions.claim(lab.job(erin, &["sleep", "600"])).await.expect("the claim is served by GPU 1");
+    let ready = {
+        let until = Instant::now() + LONG;
+        loop {
+            let s = sessions.session(&claimed.id).await.unwrap();
+            if s.state == Ready {
+                break s;
+            }
+            assert!(!s.state.is_final() && Instant::now() < until, "{:?}: {}", s.state, s.reason);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    assert_eq!(ready.placement.unwrap().gpu_index, 1, "only GPU 1 can be read");
+    let report = sessions.reconcile().await.expect("a pass goes on past the lost GPU");
+    assert_eq!(report.sessions_ended, 0, "{report:?}");
+    assert!(sessions.availability(&["1g.10gb".to_string()]).await.is_ok(), "the launch card still answers");
+    // Back, the GPU serves again.
+    gpus.lose(None);
+    let second = sessions.claim(lab.job(finn, &["sleep", "600"])).await.unwrap();
+    assert!(!second.state.is_final(), "{}", second.reason);
+    sessions.stop(&claimed.id, "done").await.unwrap();
+    sessions.stop(&second.id, "done").await.unwrap();
+    lab.clean_up().await;
+}
+
+/// `gpu.backend = auto` on a machine whose NVIDIA driver is installed but NVML fails (here:
+/// a library that cannot be loaded): no simulated GPU stands in, a claim is refused with
+/// the reason, and nothing is written for it.
+async fn a_driver_nvml_cannot_use_places_nothing(store: Store) {
+    let lab = lab::lab(store.clone(), "1 x H100-80GB", |_| {}).await;
+    let mut config = (*lab.config).clone();
+    config.gpu_backend = slicehub_core::config::GpuBackendChoice::Auto;
+    config.gpu_nvml_library = "/nonexistent/libnvidia-ml.so.1".into();
+    let (gpus, why) = slicehub_core::gpu::open_backend_on(&config, true).unwrap();
+    let why = why.expect("says why NVML is not used");
+    assert!(why.nvml_failed && why.reason.contains("no session is placed"), "{why:?}");
+    assert!(gpus.list_gpus().is_err(), "no GPU is made up: {}", gpus.describe());
+    let sessions = Sessions::new(store.clone(), gpus, lab.engine.clone(), Arc::new(config.clone()));
+    let gus = lab.student("nvml-gus").await;
+    let refused = sessions.claim(lab.job(gus, &["sleep", "600"])).await.unwrap_err().to_string();
+    assert!(refused.contains("NVML cannot use"), "{refused}");
+    assert!(store.held_slices().await.unwrap().is_empty());
+    assert!(store.gpu_sessions_of_user(gus, 10).await.unwrap().is_empty(), "no session row for a refused claim");
+    // Without a driver at all, `auto` is the simulated inventory, as on a laptop.
+    let (gpus, why) = slicehub_core::gpu::open_backend_on(&config, false).unwrap();
+    assert!(!why.unwrap().nvml_failed);
+    assert!(!gpus.list_gpus().unwrap().is_empty());
+    lab.clean_up().await;
+}
+
 on_both_databases!(
+    a_driver_nvml_cannot_use_places_nothing,
+    a_lost_gpu_leaves_the_others_serving,
+    a_second_stop_leaves_a_slow_first_stop_alone,
     a_slice_stays_held_until_its_container_is_gone,
     a_launch_nobody_finishes_is_failed_and_cleaned_up,
     a_stop_while_the_instance_is_created_leaves_no_instance,

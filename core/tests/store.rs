@@ -175,3 +175,55 @@ async fn failed_migration_leaves_nothing_half_applied_postgres() {
         failed_migration_leaves_nothing_half_applied(fresh.store.clone()).await;
     }
 }
+
+/// A database migrated by an earlier main, whose migration files were edited afterwards
+/// (0003 before 6b2db11, 0012 before 537e267), with data in it: today's binary upgrades it,
+/// keeps the data, and reads sessions (with the column the edit added).
+async fn a_database_of_an_earlier_main_upgrades(fresh: common::Fresh, kind: &str, upto: i64, edited: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for entry in std::fs::read_dir(root.join("migrations").join(kind)).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        let version: i64 = name[..4].parse().unwrap();
+        if version < upto {
+            std::fs::copy(&path, dir.path().join(&name)).unwrap();
+        }
+    }
+    let earlier = root.join("core/tests/fixtures/edited-migrations").join(kind).join(edited);
+    std::fs::copy(earlier, dir.path().join(edited)).unwrap();
+    sqlx::any::install_default_drivers();
+    let pool = sqlx::AnyPool::connect(&fresh.url).await.unwrap();
+    sqlx::migrate::Migrator::new(dir.path()).await.unwrap().run(&pool).await.expect("the earlier migrations apply");
+    for statement in [
+        "INSERT INTO users (username, display_name, password_hash, created_at, updated_at) VALUES ('old-ann', 'Ann', 'x', 1, 1)",
+        "INSERT INTO courses (code, title, created_at) VALUES ('OLD-1', 'Old course', 1)",
+        "INSERT INTO gpu_sessions (id, user_id, course_id, kind, profile, image, argv, state, live, released, token, requested_at, updated_at, ended_at, deadline_at) \
+         VALUES ('s-old', 1, 1, 'job', '1g.10gb', 'busybox', '[\"true\"]', 'ended', 0, 1, 't', 1, 2, 2, 3)",
+    ] {
+        sqlx::query(statement).execute(&pool).await.unwrap();
+    }
+    pool.close().await;
+
+    fresh.store.migrate().await.expect("today's binary upgrades the earlier database");
+    fresh.store.migrate().await.expect("and again, changing nothing");
+    assert!(fresh.store.schema_version().await.unwrap().unwrap().starts_with("13 "));
+    let old = fresh.store.gpu_session("s-old").await.unwrap().expect("the earlier session is kept");
+    assert_eq!(old.profile, "1g.10gb");
+    assert!(fresh.store.user_by_username("old-ann").await.unwrap().is_some());
+}
+
+#[tokio::test]
+async fn a_database_of_an_earlier_main_upgrades_sqlite() {
+    a_database_of_an_earlier_main_upgrades(common::sqlite_unmigrated().await, "sqlite", 12, "0012_slurm_pool.sql").await;
+    a_database_of_an_earlier_main_upgrades(common::sqlite_unmigrated().await, "sqlite", 3, "0003_gpu_sessions.sql").await;
+}
+
+#[tokio::test]
+async fn a_database_of_an_earlier_main_upgrades_postgres() {
+    for (upto, edited) in [(12, "0012_slurm_pool.sql"), (3, "0003_gpu_sessions.sql")] {
+        if let Some(fresh) = common::postgres_unmigrated().await {
+            a_database_of_an_earlier_main_upgrades(fresh, "postgres", upto, edited).await;
+        }
+    }
+}

@@ -8,6 +8,7 @@ pub mod form;
 pub mod kernel;
 pub mod notebook;
 pub mod slurm_cluster;
+pub mod slurm_failover;
 mod page_check;
 mod portal;
 

@@ -73,7 +73,7 @@ pub async fn build_services(config: Config) -> Result<Services, CliError> {
     let (gpus, gpu_fallback_reason) = gpu::open_backend(&config)?;
     match &gpu_fallback_reason {
         Some(why) if why.nvml_failed => {
-            tracing::error!(reason = %why.reason, backend = %gpus.describe(), "the GPUs of this machine cannot be used; running on the simulated inventory");
+            tracing::error!(reason = %why.reason, backend = %gpus.describe(), "the GPUs of this machine cannot be used; no session is placed until NVML works");
         }
         Some(why) => {
             tracing::info!(reason = %why.reason, backend = %gpus.describe(), "no real GPU; using the simulated inventory");

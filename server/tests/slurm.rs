@@ -3,7 +3,8 @@
 //! portal: a notebook runs as a Slurm job, as the student's own Unix user, and a cell executes
 //! on the node through the proxy (and cannot read another student's job there);
 //! ten claims on seven 1g GRES queue in Slurm with its reason and estimate; a cancel from
-//! outside, a portal restart and a node going down are followed; a student's own job
+//! outside, a portal restart and a node going down are followed, a controller failing over
+//! (slurmrestd answering an empty list and errors, through `slurm_failover`) ends nothing; a student's own job
 //! carrying another session's comment changes nothing. On SQLite, then on
 //! PostgreSQL (the watcher, the stops and the claims race on both); one test, as the runs
 //! share the cluster's seven slices.
@@ -15,6 +16,7 @@ use slicehub_end2end::form::{client, post, urlencode};
 use slicehub_end2end::kernel::{run_code, start_kernel, ws_connect};
 use slicehub_end2end::notebook::NotebookVisit;
 use slicehub_end2end::slurm_cluster::SlurmCluster;
+use slicehub_end2end::slurm_failover::SlurmFailover;
 use slicehub_end2end::Portal;
 
 mod common;
@@ -89,7 +91,12 @@ async fn follow_slurm(cluster: &SlurmCluster, database_url: Option<String>, pref
     std::fs::write(users_file.path(), links.join("\n")).expect("users file written");
     let users_path = users_file.path().to_str().expect("utf-8 path").to_string();
     extra.push(("SLICEHUB_SLURM_USERS_FILE", users_path.as_str()));
-    let env = cluster.env(&extra);
+    // slurmrestd behind a relay that can play a controller failing over.
+    let upstream = cluster.settings.iter().find(|(k, _)| k == "SLICEHUB_SLURM_URL").map(|(_, v)| v.clone()).expect("slurm url");
+    let failover = SlurmFailover::start(&upstream).await;
+    let mut env = cluster.env(&extra);
+    env.retain(|(k, _)| *k != "SLICEHUB_SLURM_URL");
+    env.push(("SLICEHUB_SLURM_URL", failover.url.as_str()));
     // Someone else's job on the same cluster, same Slurm user: the portal never touches it.
     let submitted = cluster.ctl_as(
         "jovyan",
@@ -292,6 +299,7 @@ print(pwd.getpwuid(os.getuid()).pw_name, socket.gethostname(), os.environ['SLURM
         assert_eq!(job_of(&v), job);
         assert_eq!(cluster.job(job)["JobState"], "RUNNING");
     }
+    let adopted = Instant::now();
 
     // A node taken down fails its sessions with a clear reason, and only those.
     let on_node2: Vec<usize> = before
@@ -310,6 +318,19 @@ print(pwd.getpwuid(os.getuid()).pw_name, socket.gethostname(), os.environ['SLURM
         assert_eq!(view_of(&class.portal, &cookies[1 + i], &ids[i]).await["state"], "ready");
     }
     cluster.ctl(&["scontrol", "update", "nodename=slurmnode2", "state=resume"]);
+
+    // The controller fails over for a few seconds (an empty job list, errors by id) once
+    // the sessions have been quiet past the watcher's grace: nothing is ended or cancelled.
+    tokio::time::sleep(Duration::from_secs(32).saturating_sub(adopted.elapsed())).await;
+    failover.failing(true);
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    failover.failing(false);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    for &(i, job) in before.iter().filter(|(i, _)| !on_node2.contains(i)) {
+        let v = view_of(&class.portal, &cookies[1 + i], &ids[i]).await;
+        assert_eq!(v["state"], "ready", "a failover ends nothing: {v}");
+        assert_eq!(cluster.job(job)["JobState"], "RUNNING", "a failover cancels nothing");
+    }
 
     // Everything stopped: no job of the portal is left on the cluster, and the other
     // team's job still runs.

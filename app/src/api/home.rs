@@ -46,7 +46,7 @@ pub async fn operations_summary() -> Result<OperationsOverview, ServerFnError> {
     }
     if let Some(fallback) = &services.gpu_fallback_reason {
         if fallback.nvml_failed {
-            alerts.push(format!("NVML failed, so the portal runs on simulated GPUs: {}", fallback.reason));
+            alerts.push(format!("NVML failed, so no session can start: {}", fallback.reason));
         }
     }
     match fleet::snapshot(&services).await {

@@ -1,23 +1,39 @@
 use std::sync::Arc;
 
-use super::{GpuBackend, NvmlBackend, SimulatedBackend, SIMULATED_STATE_FILE};
+use super::{GpuBackend, NvmlBackend, SimulatedBackend, UnavailableBackend, SIMULATED_STATE_FILE};
 use crate::config::{Config, GpuBackendChoice};
 use crate::CoreError;
 
-/// Why `auto` runs on simulated GPUs.
+/// Why `auto` does not run on NVML.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GpuFallback {
     pub reason: String,
-    /// NVML loaded (a driver is installed) but failed: the machine has GPUs the portal
-    /// cannot use, which the health report shows as a problem, not as a choice.
+    /// An NVIDIA driver is installed but NVML failed: the machine has GPUs the portal
+    /// cannot use. It places nothing (not even on simulated GPUs, which would hand out
+    /// sessions without a GPU) and the health report shows it as a problem.
     pub nvml_failed: bool,
 }
 
-/// The backend the configuration asks for. With `auto`, NVML when it loads and answers,
-/// otherwise the simulated inventory — the second value then says why NVML was not used.
-/// Opening reads the simulated state file if there is one and writes nothing.
+/// Files that exist wherever an NVIDIA kernel driver is installed and loaded, or its
+/// device nodes were made.
+const DRIVER_SIGNS: [&str; 2] = ["/proc/driver/nvidia/version", "/dev/nvidiactl"];
+
+/// The backend the configuration asks for. With `auto`, NVML when it loads and answers;
+/// the simulated inventory only on a machine with no NVIDIA driver at all; on one whose
+/// driver NVML cannot use, a backend that refuses every call with the reason. The second
+/// value says why NVML is not used. Opening reads the simulated state file if there is
+/// one and writes nothing.
 pub fn open_backend(
     config: &Config,
+) -> Result<(Arc<dyn GpuBackend>, Option<GpuFallback>), CoreError> {
+    let driver = DRIVER_SIGNS.iter().any(|sign| std::path::Path::new(sign).exists());
+    open_backend_on(config, driver)
+}
+
+/// [`open_backend`] where `driver` says whether an NVIDIA driver is installed.
+pub fn open_backend_on(
+    config: &Config,
+    driver: bool,
 ) -> Result<(Arc<dyn GpuBackend>, Option<GpuFallback>), CoreError> {
     let simulated = || {
         SimulatedBackend::open(
@@ -41,28 +57,27 @@ pub fn open_backend(
             }
         }
         GpuBackendChoice::Auto => {
-            let fallback = match NvmlBackend::open(&config.gpu_nvml_library) {
+            let failure = match NvmlBackend::open(&config.gpu_nvml_library) {
                 Ok(nvml) => match nvml.list_gpus() {
                     Ok(gpus) if !gpus.is_empty() => return Ok((Arc::new(nvml), None)),
-                    Ok(_) => GpuFallback {
-                        reason: "NVML found no GPUs".to_string(),
-                        nvml_failed: false,
-                    },
-                    Err(e) => GpuFallback {
-                        reason: format!(
-                            "the NVIDIA driver is installed but NVML failed: {}; running on \
-                             simulated GPUs (set gpu.backend = nvml to refuse to start instead)",
-                            reason(e)
-                        ),
-                        nvml_failed: true,
-                    },
+                    Ok(_) => "NVML found no GPUs".to_string(),
+                    Err(e) => reason(e),
                 },
-                Err(e) => GpuFallback {
-                    reason: reason(e),
-                    nvml_failed: false,
-                },
+                Err(e) => reason(e),
             };
-            Ok((Arc::new(simulated()?), Some(fallback)))
+            if !driver {
+                let fallback = GpuFallback { reason: failure, nvml_failed: false };
+                return Ok((Arc::new(simulated()?), Some(fallback)));
+            }
+            let fallback = GpuFallback {
+                reason: format!(
+                    "the NVIDIA driver is installed but NVML cannot use it: {failure}; no session \
+                     is placed until it can (after a driver upgrade, reboot; check that the \
+                     portal's user may open /dev/nvidia*), then restart the portal"
+                ),
+                nvml_failed: true,
+            };
+            Ok((Arc::new(UnavailableBackend::new(fallback.reason.clone())), Some(fallback)))
         }
     }
 }

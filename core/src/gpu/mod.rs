@@ -10,12 +10,14 @@ mod mig_rules;
 mod nvml;
 mod simulated;
 mod types;
+mod unavailable;
 
-pub use detect::{open_backend, GpuFallback};
+pub use detect::{open_backend, open_backend_on, GpuFallback};
 pub use inventory::{parse_inventory, InventoryEntry, SimulatedModel};
 pub use mig_rules::placement_by_name;
 pub use nvml::{catalog_from_readout, NvmlBackend, PlacementReadout, ProfileReadout};
 pub use simulated::{SimulatedBackend, SIMULATED_STATE_FILE};
+pub use unavailable::UnavailableBackend;
 pub use types::{BackendKind, GpuHealth, GpuInfo, GpuUtilization, MigInstance, MigMode};
 
 pub use slicehub_mig::{Catalog, Placement, Profile};
@@ -64,15 +66,28 @@ pub trait GpuBackend: Send + Sync {
     fn health(&self, gpu_index: u32) -> Result<GpuHealth, CoreError>;
 }
 
-/// The names of the profiles at least one GPU offers, in catalog order.
+/// The names of the profiles at least one GPU offers, in catalog order. A GPU that
+/// cannot be read is left out (while another answers).
 pub fn profile_names(backend: &dyn GpuBackend) -> Result<Vec<String>, CoreError> {
     let mut names: Vec<String> = Vec::new();
-    for gpu in backend.list_gpus()? {
-        for profile in backend.catalog(gpu.index)?.profiles() {
+    let mut unreadable = None;
+    let gpus = backend.list_gpus()?;
+    for gpu in &gpus {
+        let catalog = match backend.catalog(gpu.index) {
+            Ok(catalog) => catalog,
+            Err(e) => {
+                unreadable = Some(e);
+                continue;
+            }
+        };
+        for profile in catalog.profiles() {
             if !names.contains(&profile.name) {
                 names.push(profile.name.clone());
             }
         }
     }
-    Ok(names)
+    match unreadable {
+        Some(e) if names.is_empty() => Err(e),
+        _ => Ok(names),
+    }
 }

@@ -47,16 +47,18 @@ pub(super) fn allocator_states(fleet_now: &[GpuNow]) -> Vec<GpuState<'_>> {
 
 impl Sessions {
     /// Reads every GPU that takes new sessions (not drained): its instances and mode, and
-    /// the slices sessions hold.
+    /// the slices sessions hold. A GPU that cannot be read, or whose instances overlap,
+    /// sits this decision out (logged; its holds stay) while the others serve.
     pub(super) async fn fleet_now(&self) -> Result<Vec<GpuNow>, CoreError> {
         let held = self.inner.store.held_slices().await?;
         let gpus = self.inner.gpus.clone();
         let read = tokio::task::spawn_blocking(move || {
             let mut out = Vec::new();
             for info in gpus.list_gpus()? {
-                let catalog = gpus.catalog(info.index)?;
-                let instances = gpus.instances(info.index)?;
-                out.push((info, catalog, instances));
+                match gpus.catalog(info.index).and_then(|c| Ok((c, gpus.instances(info.index)?))) {
+                    Ok((catalog, instances)) => out.push((info, catalog, instances)),
+                    Err(e) => tracing::warn!(gpu = info.index, uuid = %info.uuid, error = %e, "GPU unreadable; it takes no session until it answers"),
+                }
             }
             Ok::<_, CoreError>(out)
         })
@@ -78,12 +80,18 @@ impl Sessions {
                 .map(|h| Placement::new(h.profile_id, h.start))
                 .collect();
             let mut layout = Layout::new();
+            let mut overlap = None;
             for p in instances.iter().map(|i| i.placement).chain(mine.iter().copied()) {
                 if !layout.contains(p) {
-                    layout
-                        .insert(&catalog, p)
-                        .map_err(|e| CoreError::Gpu(format!("GPU {}: {e}", info.index)))?;
+                    if let Err(e) = layout.insert(&catalog, p) {
+                        overlap = Some(e);
+                        break;
+                    }
                 }
+            }
+            if let Some(e) = overlap {
+                tracing::warn!(gpu = info.index, uuid = %info.uuid, error = %e, "GPU's instances overlap the portal's holds; it takes no session until they are sorted out");
+                continue;
             }
             fleet_now.push(GpuNow {
                 info,

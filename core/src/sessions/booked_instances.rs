@@ -30,14 +30,17 @@ impl Sessions {
             .collect())
     }
 
-    /// Every GPU with its MIG instances as the driver reports them now.
+    /// Every GPU that can be read with its MIG instances as the driver reports them now
+    /// (one that cannot is left alone this pass).
     pub(super) async fn instances_now(&self) -> Result<Vec<(GpuInfo, Vec<MigInstance>)>, CoreError> {
         let gpus = self.inner.gpus.clone();
         tokio::task::spawn_blocking(move || {
             let mut out = Vec::new();
             for info in gpus.list_gpus()? {
-                let instances = gpus.instances(info.index)?;
-                out.push((info, instances));
+                match gpus.instances(info.index) {
+                    Ok(instances) => out.push((info, instances)),
+                    Err(e) => tracing::warn!(gpu = info.index, error = %e, "GPU unreadable; its instances are left as they are"),
+                }
             }
             Ok::<_, CoreError>(out)
         })

@@ -160,9 +160,14 @@ impl Sessions {
     }
 
     /// Destroys the MIG instance the portal created for the session (dynamic GPUs) and
-    /// deletes its holds. Idempotent.
+    /// deletes its holds. Idempotent: read again under the lock, as a caller's copy may
+    /// predate another worker's release (after which the place may hold someone else's
+    /// new instance).
     pub(super) async fn release(&self, session: &GpuSession) -> Result<(), CoreError> {
         let _instances = self.inner.instances.lock().await;
+        let Some(session) = self.inner.store.gpu_session(&session.id).await? else {
+            return Ok(());
+        };
         if session.released {
             return Ok(());
         }

@@ -1,5 +1,7 @@
 //! Which sessions this process is working on (launching or stopping), so the repair pass
-//! of the reconciler does not take over work that is merely slow.
+//! of the reconciler does not take over work that is merely slow. A count per session:
+//! a second worker that gives up (a second Stop that lost the race) leaves the first
+//! one's mark in place.
 
 use super::manager::Sessions;
 
@@ -11,7 +13,7 @@ pub(super) struct InFlight {
 
 impl Sessions {
     pub(super) fn mark_in_flight(&self, id: &str) -> InFlight {
-        self.inner.in_flight.lock().unwrap_or_else(|e| e.into_inner()).insert(id.to_string());
+        *self.inner.in_flight.lock().unwrap_or_else(|e| e.into_inner()).entry(id.to_string()).or_default() += 1;
         InFlight {
             sessions: self.clone(),
             id: id.to_string(),
@@ -19,17 +21,18 @@ impl Sessions {
     }
 
     pub(super) fn is_in_flight(&self, id: &str) -> bool {
-        self.inner.in_flight.lock().unwrap_or_else(|e| e.into_inner()).contains(id)
+        self.inner.in_flight.lock().unwrap_or_else(|e| e.into_inner()).contains_key(id)
     }
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.sessions
-            .inner
-            .in_flight
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&self.id);
+        let mut marks = self.sessions.inner.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(count) = marks.get_mut(&self.id) {
+            *count -= 1;
+            if *count == 0 {
+                marks.remove(&self.id);
+            }
+        }
     }
 }

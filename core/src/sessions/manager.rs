@@ -63,8 +63,8 @@ pub(super) struct Inner {
     /// sure of, firewall rules included.
     pub networks_ready: Mutex<std::collections::HashSet<String>>,
     /// Sessions this process is launching or stopping right now; the repair pass leaves
-    /// them alone.
-    pub in_flight: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// them alone (how many workers hold each).
+    pub in_flight: std::sync::Mutex<std::collections::HashMap<String, usize>>,
     /// Cleared by [`Sessions::never_dispatch`] in short-lived CLI processes, which would
     /// exit in the middle of a launch they started; the serving portal places the queue.
     pub dispatches: std::sync::atomic::AtomicBool,
@@ -112,7 +112,7 @@ impl Sessions {
                 instance: tokio::sync::OnceCell::new(),
                 engine_host: tokio::sync::OnceCell::new(),
                 networks_ready: Mutex::new(std::collections::HashSet::new()),
-                in_flight: std::sync::Mutex::new(std::collections::HashSet::new()),
+                in_flight: std::sync::Mutex::new(std::collections::HashMap::new()),
                 dispatches: std::sync::atomic::AtomicBool::new(true),
                 dispatching: Mutex::new(()),
                 dispatch_again: std::sync::atomic::AtomicBool::new(false),
@@ -309,10 +309,18 @@ impl Sessions {
             self.submit_to_slurm(&id, policy.max_minutes).await?;
             return self.session(&id).await;
         }
-        for (placed_id, outcome) in self.serve_queue(Some(&id)).await? {
-            if outcome == Placed::Yes {
-                self.spawn_launch(placed_id);
+        // The claim is written: from here on it waits for its turn whatever the GPUs
+        // answer now (the next pass places it), rather than reporting an error for a
+        // session that exists.
+        match self.serve_queue(Some(&id)).await {
+            Ok(outcomes) => {
+                for (placed_id, outcome) in outcomes {
+                    if outcome == Placed::Yes {
+                        self.spawn_launch(placed_id);
+                    }
+                }
             }
+            Err(e) => tracing::warn!(session = %id, error = %e, "claim written but not placed yet; the next pass tries again"),
         }
         self.session(&id).await
     }

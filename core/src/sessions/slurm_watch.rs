@@ -68,9 +68,16 @@ impl Sessions {
         self.remember_waits(&sessions, &jobs);
         for session in &sessions {
             // Missing from the list (a controller failing over may answer an empty one):
-            // asked for by id before anything is concluded.
+            // asked for by id before anything is concluded, and only Slurm's definite "no
+            // such job" counts as gone; an error (the same failover) decides nothing.
             let missing = match (jobs.get(&session.id), session.slurm_job) {
-                (None, Some(job)) if session.state != SessionState::Stopping => client.job(job as u64).await.ok().flatten(),
+                (None, Some(job)) if session.state != SessionState::Stopping => match client.job(job as u64).await {
+                    Ok(found) => found,
+                    Err(e) => {
+                        tracing::warn!(session = %session.id, job, error = %e, "slurm: job not in the list and not readable by id; left as it is this pass");
+                        continue;
+                    }
+                },
                 _ => None,
             };
             let job = jobs.get(&session.id).or(missing.as_ref());

@@ -83,6 +83,7 @@ impl Store {
             DbKind::Sqlite => &SQLITE_MIGRATIONS,
             DbKind::Postgres => &POSTGRES_MIGRATIONS,
         };
+        super::edited_migrations::catch_up_edited(&self.pool, self.kind, migrator).await?;
         migrator
             .run(&self.pool)
             .await

@@ -5,6 +5,7 @@
 mod audit;
 mod bookings;
 mod connect;
+mod edited_migrations;
 mod courses;
 mod gpu_sessions;
 mod invitations;

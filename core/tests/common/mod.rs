@@ -8,6 +8,8 @@ use slicehub_core::store::Store;
 
 pub struct Fresh {
     pub store: Store,
+    /// What the store was opened with (a test may open the database beside it).
+    pub url: String,
     _dir: Option<tempfile::TempDir>,
 }
 
@@ -26,6 +28,7 @@ pub async fn sqlite_unmigrated() -> Fresh {
     let store = Store::connect(&url, 5).await.expect("sqlite connects");
     Fresh {
         store,
+        url,
         _dir: Some(dir),
     }
 }
@@ -67,10 +70,9 @@ pub async fn postgres_unmigrated() -> Option<Fresh> {
         .expect("create database");
     admin.close().await;
     let (base, _) = server.rsplit_once('/').expect("URL has a database part");
-    let store = Store::connect(&format!("{base}/{name}"), 5)
-        .await
-        .expect("fresh db connects");
-    Some(Fresh { store, _dir: None })
+    let url = format!("{base}/{name}");
+    let store = Store::connect(&url, 5).await.expect("fresh db connects");
+    Some(Fresh { store, url, _dir: None })
 }
 
 /// Runs one async test case against SQLite and against PostgreSQL.

@@ -20,7 +20,14 @@ pub enum Fault {
     RefuseRemoval = 1,
     /// `POST /containers/create` never answers.
     SwallowCreate = 2,
+    /// `DELETE /containers/…` is passed on only after [`SLOW`].
+    SlowRemoval = 3,
+    /// `POST /containers/create` is passed on only after [`SLOW`].
+    SlowCreate = 4,
 }
+
+/// How long a slow call is held before the engine sees it.
+pub const SLOW: std::time::Duration = std::time::Duration::from_secs(8);
 
 pub struct FaultyDocker {
     /// `unix://…` for `Engine::new`.
@@ -82,6 +89,11 @@ async fn relay(mut client: UnixStream, fault: Arc<AtomicU8>) {
         let mut rest = [0u8; 1024];
         while matches!(client.read(&mut rest).await, Ok(n) if n > 0) {}
         return;
+    }
+    let removal = request_line.starts_with("DELETE ") && request_line.contains("/containers/");
+    let create = request_line.starts_with("POST ") && request_line.contains("/containers/create");
+    if (fault == Fault::SlowRemoval as u8 && removal) || (fault == Fault::SlowCreate as u8 && create) {
+        tokio::time::sleep(SLOW).await;
     }
     let kept: Vec<&str> = head
         .split("\r\n")

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod faulty_docker;
+pub mod faulty_gpus;
 pub mod private_docker;
 
 use std::sync::Arc;

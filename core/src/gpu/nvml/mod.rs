@@ -162,8 +162,9 @@ impl GpuBackend for NvmlBackend {
             .nvml
             .device_count()
             .map_err(|e| nvml_error("device count", e))?;
-        (0..count)
-            .map(|index| {
+        // One GPU that cannot be read (an XID, a pending reset) is left out, logged, so
+        // the others go on serving.
+        let read = (0..count).map(|index| -> Result<GpuInfo, CoreError> {
                 let device = self.device(index)?;
                 let (mig_mode, mig_mode_pending) = mig_modes(&device)?;
                 Ok(GpuInfo {
@@ -178,8 +179,14 @@ impl GpuBackend for NvmlBackend {
                     mig_mode,
                     mig_mode_pending,
                 })
+            });
+        Ok(read
+            .enumerate()
+            .filter_map(|(index, gpu)| {
+                gpu.map_err(|e| tracing::error!(gpu = index, error = %e, "GPU unreadable; left out until it answers"))
+                    .ok()
             })
-            .collect()
+            .collect())
     }
 
     fn catalog(&self, gpu_index: u32) -> Result<Catalog, CoreError> {
