@@ -154,18 +154,7 @@ async fn probe(services: &Services) -> HealthReport {
         false => Some(slurm_health(services).await),
     };
 
-    let failing = crate::sessions::failing_loops();
-    let background = ComponentHealth {
-        ok: failing.is_empty(),
-        summary: match failing.is_empty() {
-            true => "every background loop's last pass finished".to_string(),
-            false => failing
-                .iter()
-                .map(|(name, panic)| format!("{name}: last pass panicked ({panic})"))
-                .collect::<Vec<_>>()
-                .join("; "),
-        },
-    };
+    let background = background_health();
     let status = if !database.ok {
         "down"
     } else if docker.ok && gpu.ok && background.ok && slurm.as_ref().is_none_or(|s| s.ok) {
@@ -246,5 +235,34 @@ mod tests {
         assert_eq!(cache.get(window, || counted(&probes)).await, 2);
         assert_eq!(cache.get(window, || counted(&probes)).await, 2);
         assert_eq!(probes.load(Ordering::SeqCst), 2);
+    }
+}
+
+/// The background loops: none whose last pass panicked, none stuck in a pass; each one's
+/// last finished pass.
+fn background_health() -> ComponentHealth {
+    use crate::sessions::{failing_loops, loop_states, STALLED_AFTER};
+    let failing = failing_loops();
+    let loops = loop_states(STALLED_AFTER);
+    let mut problems: Vec<String> = failing
+        .iter()
+        .map(|(name, panic)| format!("{name}: last pass panicked ({panic})"))
+        .collect();
+    problems.extend(loops.iter().filter_map(|l| {
+        l.stalled_for_secs.map(|secs| format!("{}: a pass has been running for {secs} s (a call that hangs?)", l.name))
+    }));
+    if !problems.is_empty() {
+        return ComponentHealth { ok: false, summary: problems.join("; ") };
+    }
+    let passes: Vec<String> = loops
+        .iter()
+        .filter_map(|l| l.last_pass_secs_ago.map(|secs| format!("{} {secs} s ago", l.name)))
+        .collect();
+    ComponentHealth {
+        ok: true,
+        summary: match passes.is_empty() {
+            true => "every background loop's last pass finished".to_string(),
+            false => format!("every background loop's last pass finished: {}", passes.join(", ")),
+        },
     }
 }

@@ -138,7 +138,35 @@ async fn the_profile_cap_and_session_count_come_from_the_course(store: Store) {
     lab.clean_up().await;
 }
 
+/// A claim that waits in the queue while its student's budget runs out (here: the
+/// instructor lowers the quota) does not start when its turn comes; the student reads why.
+async fn a_claim_whose_budget_ran_out_while_it_waited_does_not_start(store: Store) {
+    let lab = lab(store, "1 x H100-80GB", |c| {
+        c.quotas_min_launch_minutes = 15;
+        c.sessions_max_compute_slices = 7;
+    })
+    .await;
+    let (ola, pia) = (lab.student("ola").await, lab.student("pia").await);
+    lab.set_quota("10", 0, 0).await;
+    let mut whole = lab.job(ola, &["sleep", "600"]);
+    whole.profile = "7g.80gb".into();
+    let whole = lab.sessions.claim(whole).await.unwrap();
+    lab.until(&whole.id, &[SessionState::Ready], LAUNCH).await;
+    let waiting = lab.sessions.claim(lab.job(pia, &["sleep", "600"])).await.unwrap();
+    assert_eq!(waiting.state, SessionState::Queued);
+
+    lab.set_quota("0.1", 0, 0).await;
+    lab.sessions.stop(&whole.id, "done").await.unwrap();
+    use SessionState::*;
+    let turn = lab.until(&waiting.id, &[Failed, Ended, Creating, Starting, Ready], LAUNCH).await;
+    assert_eq!(turn.state, Failed, "{}", turn.reason);
+    assert!(turn.reason.contains("slice-hours left stopped covering 15 minutes"), "{}", turn.reason);
+    assert!(turn.container.is_none() && turn.placement.is_none(), "nothing was started for it");
+    lab.clean_up().await;
+}
+
 on_both_databases!(
+    a_claim_whose_budget_ran_out_while_it_waited_does_not_start,
     a_budget_is_charged_from_the_ledger_and_stops_the_session_when_used_up,
     the_period_boundary_cuts_the_charge,
     a_launch_is_refused_when_the_budget_cannot_run_the_slice,

@@ -11,7 +11,7 @@ mod lab;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lab::faulty_docker::{Fault, FaultyDocker};
+use lab::faulty_docker::{Fault, FaultyDocker, SLOW};
 use lab::faulty_gpus::FaultyGpus;
 use lab::{lab_on, BUSYBOX};
 use slicehub_core::config::Config;
@@ -228,7 +228,52 @@ async fn a_driver_nvml_cannot_use_places_nothing(store: Store) {
     lab.clean_up().await;
 }
 
+/// A stop while the container is being created (the engine slow to answer): once the stop
+/// is done, the container the launch was making does not run, and never starts later on
+/// the slice the stop gave back.
+async fn a_stop_during_creating_leaves_no_container(store: Store) {
+    let docker = FaultyDocker::start();
+    let lab = lab_on(Engine::new(&docker.host), store, "1 x H100-80GB", |_| {}).await;
+    let hal = lab.student("fa-hal").await;
+    docker.set(Fault::SlowCreate);
+    let job = lab.sessions.claim(lab.job(hal, &["sleep", "600"])).await.unwrap();
+    let creating = lab.until(&job.id, &[Creating], LONG).await;
+    let container = creating.container.clone().expect("named before it is created");
+    let asked = Instant::now();
+    let stopped = lab.sessions.stop(&job.id, "changed my mind").await.unwrap();
+    assert_eq!(stopped.state, Ended);
+    assert!(!lab.container_exists(&container).await, "the stop leaves no container behind");
+    assert!(lab.store.held_slices().await.unwrap().is_empty());
+    // Long after the slow creation has reached the engine.
+    tokio::time::sleep((SLOW + Duration::from_secs(3)).saturating_sub(asked.elapsed())).await;
+    assert!(!lab.container_exists(&container).await, "the launch did not start it afterwards");
+    docker.set(Fault::None);
+    lab.clean_up().await;
+}
+
+/// A job that ends while nobody is watching (as with the portal down: here its wait on the
+/// engine never answers) is charged until it ended, not until the portal noticed.
+async fn a_job_that_ended_unwatched_is_charged_until_it_ended(store: Store) {
+    let docker = FaultyDocker::start();
+    let lab = lab_on(Engine::new(&docker.host), store, "1 x H100-80GB", |_| {}).await;
+    let ida = lab.student("fa-ida").await;
+    docker.set(Fault::SwallowWait);
+    let job = lab.sessions.claim(lab.job(ida, &["sleep", "1"])).await.unwrap();
+    lab.until(&job.id, &[Ready], LONG).await;
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    assert_eq!(lab.sessions.session(&job.id).await.unwrap().state, Ready, "nobody noticed the end");
+    let report = lab.sessions.reconcile().await.unwrap();
+    assert_eq!(report.sessions_ended, 1, "{report:?}");
+    let row = lab.store.usage_rows().await.unwrap().into_iter().find(|r| r.session_id == job.id).unwrap();
+    let charged = row.ended_at_ms.expect("closed") - row.started_at_ms;
+    assert!(charged < 4_000, "charged {charged} ms for a job of one second");
+    docker.set(Fault::None);
+    lab.clean_up().await;
+}
+
 on_both_databases!(
+    a_job_that_ended_unwatched_is_charged_until_it_ended,
+    a_stop_during_creating_leaves_no_container,
     a_driver_nvml_cannot_use_places_nothing,
     a_lost_gpu_leaves_the_others_serving,
     a_second_stop_leaves_a_slow_first_stop_alone,

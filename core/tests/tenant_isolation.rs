@@ -137,6 +137,25 @@ async fn a_session_reaches_neither_other_sessions_nor_the_host_nor_link_local() 
 
     // The rules behind it, on this host now.
     assert_eq!(firewall::missing(&[network.bridge.as_str()], &[]).unwrap(), Vec::<String>::new());
+
+    // A firewall reload drops the host and metadata rules under the running portal: the
+    // next reconcile pass puts them back, and Bob is kept out again.
+    for rule in [
+        format!("INPUT -i {} -j {}", network.bridge, firewall::CHAIN),
+        format!("DOCKER-USER -i {} -d {} -j DROP", network.bridge, firewall::LINK_LOCAL),
+    ] {
+        let words: Vec<&str> = rule.split(' ').collect();
+        let out = std::process::Command::new("iptables").args([&["-w", "-D"], words.as_slice()].concat()).output().unwrap();
+        assert!(out.status.success(), "{rule}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    assert_eq!(firewall::missing(&[network.bridge.as_str()], &[]).unwrap().len(), 2);
+    let report = lab.sessions.reconcile().await.unwrap();
+    assert_eq!(report.firewall_rules_restored, 2, "{report:?}");
+    assert_eq!(firewall::missing(&[network.bridge.as_str()], &[]).unwrap(), Vec::<String>::new());
+    let seen = accepted.load(Ordering::SeqCst);
+    let out = job_output(&lab, bob, &probes(&[("host", &gateway, host_port), ("metadata", "169.254.169.254", 80)])).await;
+    assert!(out.contains("BLOCKED-host") && out.contains("BLOCKED-metadata"), "after the reload: {out}");
+    assert_eq!(accepted.load(Ordering::SeqCst), seen, "the host service saw no connection from Bob");
     let client = lab.engine.client().await.unwrap();
     let inspect = client.inspect_network(&network.name, None::<InspectNetworkOptions>).await.unwrap();
     assert_eq!(inspect.enable_ipv6, Some(false), "no IPv6 route around the IPv4 rules");

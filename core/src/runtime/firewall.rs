@@ -46,9 +46,17 @@ pub fn rules_for(bridge: &str, reachable: &[String]) -> Vec<Vec<String>> {
     rules
 }
 
+/// One change of the host's rules at a time in this process: a sweep of vanished bridges
+/// reads the rules, then deletes some, and must not interleave with another network's
+/// rules being put in.
+static CHANGING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Seconds `iptables` waits for the xtables lock (held by another program) before failing.
+const LOCK_WAIT_SECONDS: &str = "5";
+
 fn iptables(args: &[&str]) -> Result<bool, CoreError> {
     let out = Command::new("iptables")
-        .arg("-w")
+        .args(["-w", LOCK_WAIT_SECONDS])
         .args(args)
         .output()
         .map_err(|e| CoreError::Engine(format!("cannot run iptables ({e}); is it installed?")))?;
@@ -64,11 +72,17 @@ fn iptables(args: &[&str]) -> Result<bool, CoreError> {
                 .into(),
         ));
     }
+    if stderr.contains("xtables lock") {
+        return Err(CoreError::Engine(format!(
+            "iptables waited {LOCK_WAIT_SECONDS} s for another program holding the firewall's lock"
+        )));
+    }
     Ok(false)
 }
 
 /// Installs the rules for these bridges unless they are there already.
 pub fn isolate(bridges: &[&str], reachable: &[String]) -> Result<(), CoreError> {
+    let _one = CHANGING.lock().unwrap_or_else(|e| e.into_inner());
     // Creating an existing chain fails harmlessly; the rules below are what matter.
     let _ = iptables(&["-N", CHAIN])?;
     for bridge in bridges {
@@ -97,7 +111,7 @@ pub fn isolate(bridges: &[&str], reachable: &[String]) -> Result<(), CoreError> 
 /// narrowed `sessions.reachable_private_ranges` takes effect on networks made before.
 fn forget_unlisted_ranges(bridge: &str, reachable: &[String]) -> Result<(), CoreError> {
     let out = Command::new("iptables")
-        .args(["-w", "-S", "DOCKER-USER"])
+        .args(["-w", LOCK_WAIT_SECONDS, "-S", "DOCKER-USER"])
         .output()
         .map_err(|e| CoreError::Engine(format!("cannot run iptables ({e}); is it installed?")))?;
     for line in String::from_utf8_lossy(&out.stdout).lines() {
@@ -130,10 +144,11 @@ fn missing_rules(bridges: &[&str], reachable: &[String]) -> Result<Vec<Vec<Strin
 /// Deletes the jumps and drops of session bridges (`sh-…`) that no longer exist, so rules
 /// do not pile up as portals come and go (their networks removed or pruned).
 pub fn forget_vanished_bridges() -> Result<usize, CoreError> {
+    let _one = CHANGING.lock().unwrap_or_else(|e| e.into_inner());
     let mut forgotten = 0;
     for chain in ["INPUT", "DOCKER-USER"] {
         let out = Command::new("iptables")
-            .args(["-w", "-S", chain])
+            .args(["-w", LOCK_WAIT_SECONDS, "-S", chain])
             .output()
             .map_err(|e| CoreError::Engine(format!("cannot run iptables ({e}); is it installed?")))?;
         for line in String::from_utf8_lossy(&out.stdout).lines() {

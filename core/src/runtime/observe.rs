@@ -30,6 +30,8 @@ pub struct ContainerStatus {
     pub exit_code: Option<i64>,
     /// The kernel killed it for using more memory than its limit.
     pub oom_killed: bool,
+    /// When it stopped (epoch ms), if it has.
+    pub finished_at_ms: Option<i64>,
 }
 
 /// A container carrying SliceHub's label.
@@ -74,6 +76,13 @@ impl Engine {
                     running: state.running.unwrap_or(false),
                     exit_code: state.exit_code,
                     oom_killed: state.oom_killed.unwrap_or(false),
+                    // Docker writes year 1 for a container that never stopped.
+                    finished_at_ms: state
+                        .finished_at
+                        .as_deref()
+                        .and_then(|at| chrono::DateTime::parse_from_rfc3339(at).ok())
+                        .map(|at| at.timestamp_millis())
+                        .filter(|ms| *ms > 0),
                 }))
             }
             Err(e) if not_found(&e) => Ok(None),

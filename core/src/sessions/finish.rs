@@ -107,36 +107,43 @@ impl Sessions {
         reason: &str,
     ) -> Result<(), CoreError> {
         let store = &self.inner.store;
+        let _launch_done = self.wait_out_launch(id).await;
         let session = self.session(id).await?;
-        self.keep_outcome(&session).await;
+        let stopped_at = self.keep_outcome(&session).await;
         self.tear_down(&session).await?;
-        // Charged until the container is gone, and closed before the session reads as
-        // over: nobody sees an ended session still charging. A crash in between leaves it
-        // `stopping`, and the repair pass runs this again (closing is a no-op the second time).
-        store.close_usage(id, now_ms(), reason).await?;
+        // Charged until the container is gone (or until it stopped on its own, as seen by
+        // the engine, when the portal noticed late: after a restart), and closed before
+        // the session reads as over: nobody sees an ended session still charging. A crash
+        // in between leaves it `stopping`, and the repair pass runs this again (closing is
+        // a no-op the second time).
+        let now = now_ms();
+        store.close_usage(id, stopped_at.map_or(now, |at| at.min(now)), reason).await?;
         store.revoke_notebook_access(id).await?;
         self.publish(store.transition(id, to, reason).await?);
+        self.forget_launch_gate(id);
         if session.placement.is_some() {
             self.spawn_dispatch();
         }
         Ok(())
     }
 
-    /// Keeps the container's exit code and last lines before it is removed.
-    async fn keep_outcome(&self, session: &GpuSession) {
-        let Some(name) = &session.container else { return };
+    /// Keeps the container's exit code and last lines before it is removed; when it had
+    /// stopped on its own, when it did.
+    async fn keep_outcome(&self, session: &GpuSession) -> Option<i64> {
+        let name = session.container.as_ref()?;
         let engine = &self.inner.engine;
-        let exit_code = match engine.status(name).await {
-            Ok(Some(status)) if !status.running => status.exit_code,
-            _ => None,
+        let (exit_code, stopped_at) = match engine.status(name).await {
+            Ok(Some(status)) if !status.running => (status.exit_code, status.finished_at_ms),
+            _ => (None, None),
         };
         let tail = engine.logs_tail(name, LOG_TAIL_LINES).await.unwrap_or_default();
         if tail.is_empty() && exit_code.is_none() {
-            return;
+            return stopped_at;
         }
         if let Err(e) = self.inner.store.set_session_outcome(&session.id, exit_code, &tail).await {
             tracing::warn!(session = %session.id, error = %e, "could not keep the container's output");
         }
+        stopped_at
     }
 
     /// Removes the container, then gives the slice back. A container that cannot be

@@ -70,11 +70,14 @@ impl Sessions {
             "MIG device {} ready; creating container {} from {}",
             device.mig_uuid, spec.name, session.image
         );
+        let gate = self.enter_launch_gate(id).await;
+        // Named before anyone can read the session as `creating`: a stop then knows what
+        // to remove.
+        store.set_session_container(id, &spec.name).await?;
         if !self.publish(store.transition(id, SessionState::Creating, &detail).await?) {
             return Ok(());
         }
         store.open_usage(&self.session(id).await?).await?;
-        store.set_session_container(id, &spec.name).await?;
         let engine = &self.inner.engine;
         if let Err(e) = engine.create(&spec).await {
             // Someone removed the network since this process last made sure of it.
@@ -87,6 +90,13 @@ impl Sessions {
             engine.create(&spec).await?;
         }
         engine.start(&spec.name).await?;
+        // A stop that came during the container steps is waiting at the gate and may have
+        // read the session before the container existed: the container goes now.
+        if self.session(id).await?.state != SessionState::Creating {
+            engine.remove(&spec.name).await?;
+            return Ok(());
+        }
+        drop(gate);
         let detail = match session.kind {
             SessionKind::Notebook => {
                 let ip = engine.address_on(&spec.name, &network.name).await?.ok_or_else(|| {

@@ -65,6 +65,8 @@ pub(super) struct Inner {
     /// Sessions this process is launching or stopping right now; the repair pass leaves
     /// them alone (how many workers hold each).
     pub in_flight: std::sync::Mutex<std::collections::HashMap<String, usize>>,
+    /// Per session, between a launch's container steps and a stop (`launch_gate.rs`).
+    pub launch_gates: std::sync::Mutex<std::collections::HashMap<String, Arc<Mutex<()>>>>,
     /// Cleared by [`Sessions::never_dispatch`] in short-lived CLI processes, which would
     /// exit in the middle of a launch they started; the serving portal places the queue.
     pub dispatches: std::sync::atomic::AtomicBool,
@@ -113,6 +115,7 @@ impl Sessions {
                 engine_host: tokio::sync::OnceCell::new(),
                 networks_ready: Mutex::new(std::collections::HashSet::new()),
                 in_flight: std::sync::Mutex::new(std::collections::HashMap::new()),
+                launch_gates: std::sync::Mutex::new(std::collections::HashMap::new()),
                 dispatches: std::sync::atomic::AtomicBool::new(true),
                 dispatching: Mutex::new(()),
                 dispatch_again: std::sync::atomic::AtomicBool::new(false),

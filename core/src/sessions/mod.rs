@@ -12,7 +12,9 @@ mod eta;
 mod finish;
 mod idle;
 mod idle_rule;
+mod host_firewall;
 mod in_flight;
+mod launch_gate;
 mod jupyter_activity;
 mod launch;
 mod leftover_instances;
@@ -48,4 +50,4 @@ pub use policy::{
 pub use reconcile::ReconcileReport;
 pub use slurm_pool::SlurmWait;
 pub use search::{find_sessions, SessionFilter, RECENT_DAYS, STATE_FILTERS};
-pub use supervised::failing_loops;
+pub use supervised::{failing_loops, loop_states, LoopState, STALLED_AFTER};

@@ -241,10 +241,16 @@ impl Sessions {
         let mut out = Vec::with_capacity(steps.len());
         for (session, step) in queue.waiting.iter().zip(steps) {
             let placed = match step {
-                Step::Place(decision) => {
-                    self.hold(session, &queue.fleet[decision.gpu_index], &decision)
-                        .await?
-                }
+                Step::Place(decision) => match self.budget_refusal(session, own).await? {
+                    Some(reason) => {
+                        self.fail(&session.id, &reason).await?;
+                        Placed::NotWaiting
+                    }
+                    None => {
+                        self.hold(session, &queue.fleet[decision.gpu_index], &decision)
+                            .await?
+                    }
+                },
                 Step::Wait(window) => {
                     self.wait_in_queue(session, "").await?;
                     let same = queue
@@ -293,6 +299,29 @@ impl Sessions {
             self.inner.store.drop_stale_queue_windows().await?;
         }
         Ok(out)
+    }
+
+    /// Why a claim that waited may not start now its turn has come: its student's budget
+    /// no longer pays for the shortest start (it was checked when the claim was made; a
+    /// claim being made now is not checked twice).
+    async fn budget_refusal(&self, session: &WaitingClaim, own: Option<&str>) -> Result<Option<String>, CoreError> {
+        if own == Some(session.id.as_str()) {
+            return Ok(None);
+        }
+        let store = &self.inner.store;
+        let policy = super::policy::policy_of(store, &self.inner.config, session.course_id).await?;
+        let now = crate::store::now_ms();
+        let Some(budget) = crate::quotas::budget_at(store, &policy, session.course_id, session.user_id, now).await? else {
+            return Ok(None);
+        };
+        Ok((!self.budget_starts(&budget, &session.profile)).then(|| {
+            format!(
+                "not started: while it waited, the slice-hours left stopped covering {} minutes of a {}: {}",
+                self.inner.config.quotas_min_launch_minutes,
+                session.profile,
+                budget.summary()
+            )
+        }))
     }
 
     /// A requested session that cannot start now becomes `queued`.

@@ -28,6 +28,8 @@ pub struct ReconcileReport {
     pub queued_placed: usize,
     /// Sessions found stuck between states and failed or finished.
     pub repaired: usize,
+    /// Host firewall rules of session networks found missing and put back.
+    pub firewall_rules_restored: usize,
 }
 
 /// How long a session nobody in this process works on may sit between states before the
@@ -148,6 +150,10 @@ impl Sessions {
         }
 
         report.repaired = self.repair_stuck().await?;
+        match self.keep_host_firewall().await {
+            Ok(n) => report.firewall_rules_restored = n,
+            Err(e) => tracing::error!(error = %e, "reconcile: session networks' firewall rules cannot be put back; launches set them up again"),
+        }
 
         for session in store.unreleased_final_sessions().await? {
             if let Some(name) = &session.container {

@@ -59,7 +59,9 @@ impl JobRequest {
                 "requeue": false,
                 "environment": environment,
                 "current_working_directory": "/tmp",
-                "standard_output": "/tmp/slicehub-%j.out",
+                // Written by the script into the student's own home instead: a file in a
+                // node's /tmp is readable by the node's other users, and its name guessable.
+                "standard_output": "/dev/null",
             }
         })
     }
@@ -83,6 +85,11 @@ impl JobRequest {
              HOME=$(getent passwd \"$(id -un)\" | cut -d: -f6)\n\
              export HOME\n\
              cd \"$HOME\" 2>/dev/null || cd /tmp\n\
+             if (umask 077 && mkdir -p \"$HOME/.slicehub\") 2>/dev/null; then\n\
+             \x20 mask=$(umask); umask 077\n\
+             \x20 exec >>\"$HOME/.slicehub/slurm-$SLURM_JOB_ID.out\" 2>&1\n\
+             \x20 umask \"$mask\"\n\
+             fi\n\
              SLICEHUB_NOTEBOOK_PORT=$((20000 + SLURM_JOB_ID % 20000))\n\
              export SLICEHUB_NOTEBOOK_PORT\n\
              exec {command}\n",
@@ -181,6 +188,9 @@ mod tests {
         let script = body["script"].as_str().unwrap();
         assert!(script.contains("exec 'apptainer' 'exec' '--nv' '/images/lab.sif' 'slicehub-notebook'"), "{script}");
         assert!(!script.contains("t0k"), "the token stays out of the script");
+        assert_eq!(job["standard_output"], "/dev/null", "nothing in the node's /tmp");
+        assert!(script.contains("exec >>\"$HOME/.slicehub/slurm-$SLURM_JOB_ID.out\" 2>&1"), "{script}");
+        assert!(script.contains("(umask 077 && mkdir -p \"$HOME/.slicehub\")"), "{script}");
     }
 
     #[test]

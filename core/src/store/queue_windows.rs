@@ -88,6 +88,7 @@ impl Store {
 #[derive(Debug, Clone, PartialEq, Eq, FromRow)]
 pub struct WaitingClaim {
     pub id: String,
+    pub user_id: i64,
     pub course_id: i64,
     pub state: String,
     pub profile: String,
@@ -108,7 +109,7 @@ impl Store {
     /// order they are served in); Slurm orders its own.
     pub async fn waiting_claims(&self) -> Result<Vec<WaitingClaim>, CoreError> {
         Ok(sqlx::query_as(
-            "SELECT id, course_id, state, profile, requested_at, deadline_at FROM gpu_sessions
+            "SELECT id, user_id, course_id, state, profile, requested_at, deadline_at FROM gpu_sessions
              WHERE state IN ('requested', 'queued') AND pool = '' ORDER BY requested_at, id",
         )
         .fetch_all(self.pool())

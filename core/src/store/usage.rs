@@ -71,8 +71,9 @@ impl Store {
         ended_at_ms: i64,
         reason: &str,
     ) -> Result<bool, CoreError> {
+        // Never before the interval began (an engine's clock may lag the portal's).
         let closed = sqlx::query(
-            "UPDATE usage_ledger SET ended_at = $1, end_reason = $2
+            "UPDATE usage_ledger SET ended_at = CASE WHEN $1 < started_at THEN started_at ELSE $1 END, end_reason = $2
              WHERE session_id = $3 AND ended_at IS NULL",
         )
         .bind(ended_at_ms)

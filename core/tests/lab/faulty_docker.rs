@@ -24,6 +24,9 @@ pub enum Fault {
     SlowRemoval = 3,
     /// `POST /containers/create` is passed on only after [`SLOW`].
     SlowCreate = 4,
+    /// `POST /containers/…/wait` never answers: nobody hears a container exit, as while
+    /// the portal is down.
+    SwallowWait = 5,
 }
 
 /// How long a slow call is held before the engine sees it.
@@ -85,7 +88,10 @@ async fn relay(mut client: UnixStream, fault: Arc<AtomicU8>) {
         let _ = client.write_all(answer.as_bytes()).await;
         return;
     }
-    if fault == Fault::SwallowCreate as u8 && request_line.starts_with("POST ") && request_line.contains("/containers/create") {
+    let wait = request_line.starts_with("POST ") && request_line.contains("/wait");
+    if (fault == Fault::SwallowCreate as u8 && request_line.starts_with("POST ") && request_line.contains("/containers/create"))
+        || (fault == Fault::SwallowWait as u8 && wait)
+    {
         let mut rest = [0u8; 1024];
         while matches!(client.read(&mut rest).await, Ok(n) if n > 0) {}
         return;
