@@ -154,7 +154,10 @@ async fn probe(services: &Services) -> HealthReport {
         false => Some(slurm_health(services).await),
     };
 
-    let background = background_health();
+    let background = match services.sessions.is_recovering() {
+        true => ComponentHealth { ok: false, summary: "recovering: picking up the sessions of the last run".to_string() },
+        false => background_health(),
+    };
     let status = if !database.ok {
         "down"
     } else if docker.ok && gpu.ok && background.ok && slurm.as_ref().is_none_or(|s| s.ok) {

@@ -5,7 +5,8 @@
 //! notebook whose kernel runs code, one whose student pressed "Keep it running" and one
 //! whose slice is busy (simulated GPU: container CPU) are not; with students waiting for
 //! its size an idle notebook is stopped early, says why, and the first waiting claim gets
-//! its slice; a job with an idle slice is reported, not stopped. A "Keep it running"
+//! its slice; a job with an idle slice is reported, not stopped; on MIG slices whose
+//! activity the GPUs do not report, a job is never judged idle. A "Keep it running"
 //! written while a pass decides wins over that pass, and of passes deciding at once only
 //! one writes. Needs `slicehub/jupyterlab:offline` (scripts/test.sh builds it).
 
@@ -237,6 +238,43 @@ async fn a_job_without_gpu_activity_is_reported_and_keeps_running(store: Store) 
     lab.clean_up().await;
 }
 
+/// A job on MIG slices whose activity the GPUs report per instance (`Some(percent)`) or not
+/// at all (`None`); the course stops jobs idle for a minute. Returns the job's state after
+/// the limit and warning have passed.
+async fn a_job_on_mig_slices(store: Store, instance_busy: Option<u32>) -> GpuSession {
+    let lab = jupyter_lab_with(store.clone(), "off", "off", "1", "stop").await;
+    let gpus = lab::faulty_gpus::FaultyGpus::over(lab.gpus.clone());
+    gpus.as_nvml_with_instance_busy(instance_busy);
+    let sessions = Sessions::new(store, gpus, lab.engine.clone(), lab.config.clone());
+    let user = lab.student("mig-job").await;
+    let job = sessions.claim(lab.job(user, &["sleep", "600"])).await.unwrap();
+    let until = Instant::now() + START;
+    while sessions.session(&job.id).await.unwrap().state != Ready {
+        assert!(Instant::now() < until, "the job never ran");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let deadline = now_ms() + 150_000;
+    while now_ms() < deadline && !sessions.session(&job.id).await.unwrap().state.is_final() {
+        pass(&sessions).await;
+        tokio::time::sleep(PASS).await;
+    }
+    let after = sessions.session(&job.id).await.unwrap();
+    if !after.state.is_final() {
+        assert!(sessions.idle_notices().await.unwrap().get(&job.id).is_none(), "no warning either");
+        sessions.stop(&job.id, "done").await.unwrap();
+    }
+    lab.clean_up().await;
+    after
+}
+
+/// Where the GPUs give no per-slice activity (MIG without GPM), a job is never judged idle:
+/// no signal is unknown, not idle. Where they do, an idle slice is what stops it.
+async fn a_job_is_judged_idle_only_on_a_signal_the_gpu_gives(store: Store, other: Store) {
+    let (unknown, idle) = futures_util::future::join(a_job_on_mig_slices(store, None), a_job_on_mig_slices(other, Some(0))).await;
+    assert_eq!(unknown.state, Ready, "no signal, no stop: {}", unknown.reason);
+    assert!(idle.state.is_final() && idle.reason.contains("idle"), "{:?}: {}", idle.state, idle.reason);
+}
+
 fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
 }
@@ -251,6 +289,8 @@ async fn idle_culling_on_both_databases() {
         Box::pin(with_students_waiting_an_idle_notebook_stops_early_and_the_first_in_line_starts(b.store.clone())),
         Box::pin(a_job_without_gpu_activity_is_reported_and_keeps_running(e.store.clone())),
     ];
+    let (f, g) = (common::sqlite().await, common::sqlite().await);
+    runs.push(Box::pin(a_job_is_judged_idle_only_on_a_signal_the_gpu_gives(f.store.clone(), g.store.clone())));
     let (c, d) = (common::postgres().await, common::postgres().await);
     if let (Some(c), Some(d)) = (&c, &d) {
         runs.push(Box::pin(idle_notebooks_are_warned_then_stopped_and_active_ones_are_not(c.store.clone())));

@@ -271,7 +271,49 @@ async fn a_job_that_ended_unwatched_is_charged_until_it_ended(store: Store) {
     lab.clean_up().await;
 }
 
+/// A queue pass whose database write fails for a later claim (here: a trigger refusing
+/// every queue window write) still launches the claim it placed before, instead of leaving
+/// it `allocating` for the repair pass to fail as "stopped midway".
+async fn a_pass_that_fails_midway_launches_what_it_placed(store: Store) {
+    let lab = lab::lab(store.clone(), "1 x H100-80GB", |c| c.sessions_max_compute_slices = 7).await;
+    let whole = |user| {
+        let mut claim = lab.job(user, &["sleep", "600"]);
+        claim.profile = "7g.80gb".to_string();
+        claim
+    };
+    let first = lab.sessions.claim(whole(lab.student("mid-a").await)).await.unwrap();
+    lab.until(&first.id, &[Ready], LONG).await;
+    let mut waiting = Vec::new();
+    for name in ["mid-b", "mid-c", "mid-d"] {
+        let claim = lab.sessions.claim(whole(lab.student(name).await)).await.unwrap();
+        assert_eq!(claim.state, Queued);
+        waiting.push(claim.id);
+    }
+    let refuse = match store.kind() {
+        slicehub_core::store::DbKind::Sqlite => vec![
+            "CREATE TRIGGER refuse_insert BEFORE INSERT ON queue_windows BEGIN SELECT RAISE(ABORT, 'refused by the fault test'); END",
+            "CREATE TRIGGER refuse_update BEFORE UPDATE ON queue_windows BEGIN SELECT RAISE(ABORT, 'refused by the fault test'); END",
+        ],
+        slicehub_core::store::DbKind::Postgres => vec![
+            "CREATE FUNCTION refuse() RETURNS trigger AS $$BEGIN RAISE EXCEPTION 'refused by the fault test'; END$$ LANGUAGE plpgsql",
+            "CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON queue_windows FOR EACH ROW EXECUTE FUNCTION refuse()",
+        ],
+    };
+    for sql in refuse {
+        store.execute_admin(sql).await.unwrap();
+    }
+    lab.sessions.stop(&first.id, "done").await.unwrap();
+    let next = lab.until(&waiting[0], &[Ready, Failed], LONG).await;
+    assert_eq!(next.state, Ready, "the first in line starts: {}", next.reason);
+    for id in &waiting[1..] {
+        let s = lab.sessions.session(id).await.unwrap();
+        assert!(matches!(s.state, Queued | Requested), "the others still wait: {:?} {}", s.state, s.reason);
+    }
+    lab.clean_up().await;
+}
+
 on_both_databases!(
+    a_pass_that_fails_midway_launches_what_it_placed,
     a_job_that_ended_unwatched_is_charged_until_it_ended,
     a_stop_during_creating_leaves_no_container,
     a_driver_nvml_cannot_use_places_nothing,

@@ -30,22 +30,32 @@ pub struct Stopped {
 impl Portal {
     /// `serve` with a fresh data dir, a free port and these extra `SLICEHUB_*` variables.
     pub async fn start(bin: &Path, env: &[(&str, &str)]) -> Portal {
+        let mut portal = Portal::start_unready(bin, env);
+        portal.wait_ready().await;
+        portal
+    }
+
+    /// [`Portal::start`], returning as soon as `/healthz` answers, before the portal has
+    /// picked up the sessions of an earlier run.
+    pub async fn start_answering(bin: &Path, env: &[(&str, &str)]) -> Portal {
+        let mut portal = Portal::start_unready(bin, env);
+        portal.wait_answering(false).await;
+        portal
+    }
+
+    fn start_unready(bin: &Path, env: &[(&str, &str)]) -> Portal {
         let dir = tempfile::tempdir().expect("temp dir");
         let port = free_port();
         let log_path = dir.path().join("portal.log");
         let mut portal = Portal {
             child: None,
             bin: bin.to_path_buf(),
-            env: env
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
+            env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
             url: format!("http://127.0.0.1:{port}"),
             dir,
             log_path,
         };
         portal.spawn();
-        portal.wait_ready().await;
         portal
     }
 
@@ -91,7 +101,12 @@ impl Portal {
         self.wait_ready().await;
     }
 
+    /// Until `/healthz` answers and the sessions of an earlier run are picked up.
     async fn wait_ready(&mut self) {
+        self.wait_answering(true).await;
+    }
+
+    async fn wait_answering(&mut self, recovered: bool) {
         let client = reqwest::Client::new();
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
@@ -103,7 +118,9 @@ impl Portal {
                 panic!("portal exited early ({status}):\n{}", self.log());
             }
             if let Ok(resp) = client.get(format!("{}/healthz", self.url)).send().await {
-                if resp.status().is_success() {
+                let answered = resp.status().is_success();
+                let body: serde_json::Value = resp.json().await.unwrap_or_default();
+                if answered && (!recovered || body["recovering"] == false) {
                     return;
                 }
             }

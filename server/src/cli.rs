@@ -89,6 +89,10 @@ pub enum GpuCommand {
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
+        /// Also read how busy each GPU (MIG off) or MIG instance was over this many
+        /// seconds, from GPM samples: the signal idle culling judges jobs by.
+        #[arg(long, value_name = "SECONDS")]
+        activity: Option<u64>,
     },
 }
 

@@ -32,17 +32,34 @@ struct GpuReport {
     instances: Vec<MigInstance>,
     utilization: Option<GpuUtilization>,
     health: Option<GpuHealth>,
+    /// With `--activity`: how busy it was over that time.
+    activity: Option<Activity>,
     /// What could not be read, one line each; the rest of the report still stands.
     errors: Vec<String>,
 }
 
-pub fn run(config: &Config, json: bool) -> Result<(), CliError> {
+/// How busy a GPU and its MIG instances were over the `--activity` seconds.
+#[derive(Serialize)]
+struct Activity {
+    seconds: u64,
+    /// Whether the GPU keeps GPM samples at all.
+    gpm: bool,
+    /// The whole GPU's graphics activity in percent (MIG off).
+    busy_percent: Option<u32>,
+    /// Each MIG instance's, as `profile@start`.
+    instances: Vec<(String, Option<u32>)>,
+}
+
+pub fn run(config: &Config, json: bool, activity: Option<u64>) -> Result<(), CliError> {
     let (backend, fallback_reason) = gpu::open_backend(config)?;
-    let gpus = backend
+    let mut gpus: Vec<GpuReport> = backend
         .list_gpus()?
         .into_iter()
         .map(|info| inspect(backend.as_ref(), info))
         .collect();
+    if let Some(seconds) = activity {
+        read_activity(backend.as_ref(), &mut gpus, seconds);
+    }
     let report = Report {
         backend: backend.describe(),
         kind: backend.kind(),
@@ -86,7 +103,38 @@ fn inspect(backend: &dyn GpuBackend, info: GpuInfo) -> GpuReport {
         instances,
         utilization,
         health,
+        activity: None,
         errors,
+    }
+}
+
+/// Seeds every GPU's and instance's GPM sample, waits, and reads the activity between.
+fn read_activity(backend: &dyn GpuBackend, gpus: &mut [GpuReport], seconds: u64) {
+    let read = |gpu: &GpuReport| {
+        let index = gpu.info.index;
+        let whole = match gpu.info.mig_mode {
+            MigMode::Enabled => None,
+            _ => backend.busy_since_last(index, None).ok().flatten(),
+        };
+        let instances: Vec<(String, Option<u32>)> = gpu
+            .instances
+            .iter()
+            .map(|i| (format!("{}@{}", i.profile_name, i.placement.start), backend.busy_since_last(index, Some(i)).ok().flatten()))
+            .collect();
+        (whole, instances)
+    };
+    for gpu in gpus.iter() {
+        read(gpu);
+    }
+    std::thread::sleep(std::time::Duration::from_secs(seconds));
+    for gpu in gpus.iter_mut() {
+        let (busy_percent, instances) = read(gpu);
+        gpu.activity = Some(Activity {
+            seconds,
+            gpm: backend.gpm_supported(gpu.info.index),
+            busy_percent,
+            instances,
+        });
     }
 }
 
@@ -176,6 +224,22 @@ fn render_gpu(out: &mut String, gpu: &GpuReport) {
             out.push_str("  health: ok\n");
         } else {
             out.push_str(&format!("  health: {}\n", h.problems.join("; ")));
+        }
+    }
+    if let Some(a) = &gpu.activity {
+        let percent = |v: Option<u32>| v.map_or("not read".to_string(), |v| format!("{v}%"));
+        match (a.gpm, gpu.info.mig_mode) {
+            (false, _) => out.push_str(&format!(
+                "  activity over {} s: no GPM samples on this GPU (with MIG on, jobs are never judged idle)\n",
+                a.seconds
+            )),
+            (true, MigMode::Enabled) => {
+                out.push_str(&format!("  activity over {} s (GPM, per instance):\n", a.seconds));
+                for (label, busy) in &a.instances {
+                    out.push_str(&format!("    {label}  {}\n", percent(*busy)));
+                }
+            }
+            (true, _) => out.push_str(&format!("  activity over {} s (GPM): {}\n", a.seconds, percent(a.busy_percent))),
         }
     }
     for e in &gpu.errors {

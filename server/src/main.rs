@@ -64,8 +64,8 @@ fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command.unwrap_or(Command::Serve) {
         // Needs neither the database nor the async runtime.
         Command::Gpu {
-            command: GpuCommand::Inspect { json },
-        } => gpu_inspect::run(&config, json),
+            command: GpuCommand::Inspect { json, activity },
+        } => gpu_inspect::run(&config, json, activity),
         command => run_async(config, command),
     }
 }
@@ -88,8 +88,8 @@ fn run_async(config: Config, command: Command) -> Result<(), CliError> {
             Command::Course { command } => accounts_cli::course(&config, command).await,
             Command::Session { command } => sessions_cli::run(&config, command).await,
             Command::Gpu {
-                command: GpuCommand::Inspect { json },
-            } => gpu_inspect::run(&config, json),
+                command: GpuCommand::Inspect { json, activity },
+            } => gpu_inspect::run(&config, json, activity),
             Command::Gpu {
                 command: GpuCommand::Layout { index, layout },
             } => gpu_layout::run(config, index, &layout).await,

@@ -157,3 +157,22 @@ fn help_lists_the_gpu_command() {
     assert!(out.status.success(), "{}", text(&out));
     assert!(text(&out).contains("inspect"), "{}", text(&out));
 }
+
+#[test]
+fn activity_says_where_no_gpu_keeps_gpm_samples() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = slicehub(dir.path(), &["gpu", "inspect", "--activity", "1"], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        printed.matches("activity over 1 s: no GPM samples on this GPU (with MIG on, jobs are never judged idle)").count(),
+        3,
+        "{printed}"
+    );
+    let out = slicehub(dir.path(), &["gpu", "inspect", "--json", "--activity", "1"], &[]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(report["gpus"][1]["activity"]["gpm"], false);
+    assert_eq!(report["gpus"][1]["activity"]["busy_percent"], serde_json::Value::Null);
+    let out = slicehub(dir.path(), &["gpu", "inspect", "--activity", "soon"], &[]);
+    assert!(!out.status.success(), "a number of seconds: {}", text(&out));
+}

@@ -57,6 +57,35 @@ async fn healthz_reports_each_part_and_a_down_engine_does_not_stop_the_portal() 
     );
 }
 
+/// A Docker engine that accepts connections and never answers (hung dockerd): the portal
+/// answers its pages and /healthz within seconds and says it is recovering (it used to
+/// pick up the last run's sessions before serving, silent for minutes).
+#[tokio::test]
+async fn a_hung_engine_does_not_keep_the_portal_silent_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("hung.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    let host = format!("unix://{}", socket.display());
+    let started = std::time::Instant::now();
+    let portal = Portal::start_answering(
+        BIN.as_ref(),
+        &[("SLICEHUB_DOCKER_HOST", host.as_str()), ("SLICEHUB_ADMIN_PASSWORD", "admin-password-1")],
+    )
+    .await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "answered after {:?}", started.elapsed());
+    let body: serde_json::Value = reqwest::get(format!("{}/healthz", portal.url)).await.unwrap().json().await.unwrap();
+    assert_eq!(body["recovering"], true, "{body}");
+    assert_eq!(body["background"]["ok"], false, "{body}");
+    let page = reqwest::get(format!("{}/login", portal.url)).await.unwrap();
+    assert_eq!(page.status(), 200, "pages are served meanwhile");
+}
+
 #[tokio::test]
 async fn pages_render_on_the_server_and_unknown_paths_get_404() {
     let portal = Portal::start(BIN.as_ref(), &[("SLICEHUB_GPU_SIMULATED", "2 x A100-80GB")]).await;

@@ -56,6 +56,7 @@ pub async fn course_policy(code: String) -> Result<PolicyPageView, ServerFnError
             course_share_percent: services.config.limits_course_share_percent,
         },
         students,
+        slice_activity_readable: services.sessions.slice_activity_readable().await,
     })
 }
 

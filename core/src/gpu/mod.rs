@@ -62,6 +62,13 @@ pub trait GpuBackend: Send + Sync {
         false
     }
 
+    /// How busy GPU `gpu_index` (or one of its MIG instances) was since the previous call
+    /// about the same one, in percent of time its graphics engine was active; `None` on the
+    /// first call or where the hardware keeps no such figure (no GPM).
+    fn busy_since_last(&self, _gpu_index: u32, _instance: Option<&MigInstance>) -> Result<Option<u32>, CoreError> {
+        Ok(None)
+    }
+
     /// Problems the driver knows of cheaply (pages or rows waiting for retirement or remapping).
     fn health(&self, gpu_index: u32) -> Result<GpuHealth, CoreError>;
 }

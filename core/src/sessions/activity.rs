@@ -54,8 +54,16 @@ pub(super) struct ActivityState {
     gpus: Vec<(u32, GpuUtilization)>,
 }
 
-/// What one pass reads of the GPUs: each GPU's utilization and MIG mode, and its instances.
-type GpuReading = Vec<(u32, MigMode, GpuUtilization, Vec<MigInstance>)>;
+/// What one pass reads of one GPU.
+struct GpuReading {
+    index: u32,
+    mig: bool,
+    utilization: GpuUtilization,
+    /// How busy the whole GPU was since the last pass (GPM), with MIG off.
+    whole_busy: Option<u32>,
+    /// Its MIG instances, each with how busy it was since the last pass (GPM).
+    instances: Vec<(MigInstance, Option<u32>)>,
+}
 
 impl Sessions {
     /// Samples every ready session's slice once; returns how many were sampled.
@@ -63,12 +71,30 @@ impl Sessions {
         let running = self.inner.store.gpu_sessions_in(&[SessionState::Ready]).await?;
         let gpus = self.inner.gpus.clone();
         let simulated = gpus.kind() == BackendKind::Simulated;
-        let reading: GpuReading = tokio::task::spawn_blocking(move || {
+        let reading: Vec<GpuReading> = tokio::task::spawn_blocking(move || {
             let mut out = Vec::new();
             for info in gpus.list_gpus()? {
-                let busy = gpus.utilization(info.index).unwrap_or_default();
-                let instances = gpus.instances(info.index).unwrap_or_default();
-                out.push((info.index, info.mig_mode, busy, instances));
+                let index = info.index;
+                let utilization = gpus.utilization(index).unwrap_or_default();
+                let mig = info.mig_mode == MigMode::Enabled;
+                let instances = gpus.instances(index).unwrap_or_default();
+                let busy = |instance: Option<&MigInstance>| match gpus.busy_since_last(index, instance) {
+                    Ok(busy) => busy,
+                    Err(e) => {
+                        tracing::debug!(gpu = index, error = %e, "slice sample: GPM not read");
+                        None
+                    }
+                };
+                out.push(GpuReading {
+                    index,
+                    mig,
+                    whole_busy: if mig { None } else { busy(None) },
+                    instances: instances.into_iter().map(|i| {
+                        let busy = if mig { busy(Some(&i)) } else { None };
+                        (i, busy)
+                    }).collect(),
+                    utilization,
+                });
             }
             Ok::<_, CoreError>(out)
         })
@@ -112,16 +138,24 @@ impl Sessions {
                     memory_mib: usage.and_then(|u| u.memory_bytes).map(|b| b / (1024 * 1024)),
                 }
             } else {
-                let gpu = reading.iter().find(|(index, ..)| *index == placement.gpu_index);
+                let gpu = reading.iter().find(|g| g.index == placement.gpu_index);
+                let instance = gpu.and_then(|g| {
+                    g.instances
+                        .iter()
+                        .find(|(i, _)| i.placement.profile_id == placement.profile_id && i.placement.start == placement.start)
+                });
+                // With MIG on: the instance's own GPM figure, or nothing (the whole GPU's
+                // counters would mix in the other students'); with MIG off, the session
+                // has the whole GPU.
+                let busy_percent = match instance {
+                    Some((_, busy)) if busy.is_some() => *busy,
+                    Some(_) => None,
+                    None => gpu.filter(|g| !g.mig).and_then(|g| g.whole_busy.or(g.utilization.gpu_percent)),
+                };
                 SliceSample {
                     at_ms: now,
-                    busy_percent: gpu.filter(|(_, mode, ..)| *mode != MigMode::Enabled).and_then(|(_, _, busy, _)| busy.gpu_percent),
-                    memory_mib: gpu.and_then(|(.., instances)| {
-                        instances
-                            .iter()
-                            .find(|i| i.placement.profile_id == placement.profile_id && i.placement.start == placement.start)
-                            .and_then(|i| i.memory_used_mib)
-                    }),
+                    busy_percent,
+                    memory_mib: instance.and_then(|(i, _)| i.memory_used_mib),
                 }
             };
             let slice = format!("{}@{}", session.profile, placement.start);
@@ -138,8 +172,25 @@ impl Sessions {
                 series.samples.pop_front();
             }
         }
-        state.gpus = reading.into_iter().map(|(index, _, busy, _)| (index, busy)).collect();
+        state.gpus = reading.into_iter().map(|g| (g.index, g.utilization)).collect();
         Ok(taken.len())
+    }
+
+    /// Whether every GPU says how busy each session's slice is: simulated ones (from the
+    /// container), GPUs with MIG off (the whole GPU is the slice), and MIG GPUs that keep
+    /// GPM samples per instance (Hopper and newer). Elsewhere jobs are never judged idle.
+    pub async fn slice_activity_readable(&self) -> bool {
+        let gpus = self.inner.gpus.clone();
+        tokio::task::spawn_blocking(move || {
+            if gpus.kind() == BackendKind::Simulated {
+                return true;
+            }
+            gpus.list_gpus()
+                .map(|list| list.iter().all(|g| g.mig_mode != MigMode::Enabled || gpus.gpm_supported(g.index)))
+                .unwrap_or(false)
+        })
+        .await
+        .unwrap_or(false)
     }
 
     /// The session's samples, oldest first (empty unless it is running).

@@ -218,12 +218,8 @@ impl Sessions {
         let mut placed = 0;
         loop {
             self.inner.dispatch_again.store(false, Ordering::SeqCst);
-            for (id, outcome) in self.serve_queue(None).await? {
-                if outcome == Placed::Yes {
-                    self.spawn_launch(id);
-                    placed += 1;
-                }
-            }
+            // The pass launches what it places.
+            placed += self.serve_queue(None).await?.iter().filter(|(_, outcome)| *outcome == Placed::Yes).count();
             if !self.inner.dispatch_again.load(Ordering::SeqCst) {
                 return Ok(placed);
             }

@@ -116,6 +116,11 @@ impl Sessions {
             if session.kind == SessionKind::Job && session.pool == SessionPool::Slurm {
                 continue;
             }
+            // Nor is a job whose slice gives no activity figure at all (MIG slices on GPUs
+            // without GPM): no signal is unknown, not idle.
+            if session.kind == SessionKind::Job && !self.has_activity_signal(&session.id) {
+                continue;
+            }
             let idle = policies[&session.course_id].idle;
             let kind = if session.kind == SessionKind::Job { Judged::Job } else { Judged::Notebook };
             let before = rows.get(&session.id).copied();
@@ -187,6 +192,11 @@ impl Sessions {
     }
 
     /// The newest sample of the session's slice at or above `percent` busy.
+    /// Whether any sample of the session's slice said how busy it was.
+    fn has_activity_signal(&self, session_id: &str) -> bool {
+        self.slice_samples(session_id).iter().any(|s| s.busy_percent.is_some())
+    }
+
     fn busy_since(&self, session_id: &str, percent: u32) -> Option<i64> {
         self.slice_samples(session_id)
             .iter()

@@ -4,7 +4,6 @@ use tokio::sync::{broadcast, Mutex};
 
 use super::model::{GpuSession, SessionEvent, SessionKind, SessionPool};
 use super::policy::policy_of;
-use super::queue::Placed;
 use crate::auth::tokens::new_session_token;
 use crate::config::Config;
 use crate::gpu::GpuBackend;
@@ -65,6 +64,9 @@ pub(super) struct Inner {
     /// Sessions this process is launching or stopping right now; the repair pass leaves
     /// them alone (how many workers hold each).
     pub in_flight: std::sync::Mutex<std::collections::HashMap<String, usize>>,
+    /// False while the serving portal picks up the sessions of its last run; claims wait
+    /// for it, so none is taken for a launch the restart cut off.
+    pub recovered: tokio::sync::watch::Sender<bool>,
     /// Per session, between a launch's container steps and a stop (`launch_gate.rs`).
     pub launch_gates: std::sync::Mutex<std::collections::HashMap<String, Arc<Mutex<()>>>>,
     /// Cleared by [`Sessions::never_dispatch`] in short-lived CLI processes, which would
@@ -116,6 +118,7 @@ impl Sessions {
                 networks_ready: Mutex::new(std::collections::HashSet::new()),
                 in_flight: std::sync::Mutex::new(std::collections::HashMap::new()),
                 launch_gates: std::sync::Mutex::new(std::collections::HashMap::new()),
+                recovered: tokio::sync::watch::Sender::new(true),
                 dispatches: std::sync::atomic::AtomicBool::new(true),
                 dispatching: Mutex::new(()),
                 dispatch_again: std::sync::atomic::AtomicBool::new(false),
@@ -220,6 +223,7 @@ impl Sessions {
     /// authorized to launch in the course.
     pub async fn claim(&self, request: ClaimRequest) -> Result<GpuSession, CoreError> {
         check_claim_text(&request)?;
+        self.wait_recovered().await?;
         let store = &self.inner.store;
         let policy = policy_of(store, &self.inner.config, request.course_id).await?;
         if !policy.allows_image(&request.image) {
@@ -315,15 +319,9 @@ impl Sessions {
         // The claim is written: from here on it waits for its turn whatever the GPUs
         // answer now (the next pass places it), rather than reporting an error for a
         // session that exists.
-        match self.serve_queue(Some(&id)).await {
-            Ok(outcomes) => {
-                for (placed_id, outcome) in outcomes {
-                    if outcome == Placed::Yes {
-                        self.spawn_launch(placed_id);
-                    }
-                }
-            }
-            Err(e) => tracing::warn!(session = %id, error = %e, "claim written but not placed yet; the next pass tries again"),
+        // The pass launches what it places.
+        if let Err(e) = self.serve_queue(Some(&id)).await {
+            tracing::warn!(session = %id, error = %e, "claim written but not placed yet; the next pass tries again");
         }
         self.session(&id).await
     }

@@ -240,7 +240,10 @@ impl Sessions {
         );
         let mut out = Vec::with_capacity(steps.len());
         for (session, step) in queue.waiting.iter().zip(steps) {
-            let placed = match step {
+            // Each claim's step stands on its own: one that fails waits for the next pass,
+            // and a placed claim is launched at once, so neither an error later in the
+            // pass nor a dropped request strands what was already placed.
+            let step = async { Ok::<_, CoreError>(match step {
                 Step::Place(decision) => match self.budget_refusal(session, own).await? {
                     Some(reason) => {
                         self.fail(&session.id, &reason).await?;
@@ -289,6 +292,17 @@ impl Sessions {
                     )
                     .await?;
                     Placed::NotWaiting
+                }
+            }) };
+            let placed = match step.await {
+                Ok(Placed::Yes) => {
+                    self.spawn_launch(session.id.clone());
+                    Placed::Yes
+                }
+                Ok(placed) => placed,
+                Err(e) => {
+                    tracing::warn!(session = %session.id, error = %e, "queue: this claim waits for the next pass");
+                    Placed::NoRoom
                 }
             };
             out.push((session.id.clone(), placed));

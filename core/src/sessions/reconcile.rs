@@ -37,6 +37,13 @@ pub struct ReconcileReport {
 /// idempotent and the database lets one transition win.)
 const STUCK_MS: i64 = 5_000;
 
+/// The longest the recovery at start-up may take (a hung engine answers nothing); the
+/// reconcile passes then take over what it left.
+const RECOVERY_LIMIT: Duration = Duration::from_secs(300);
+
+/// How long a claim made during the recovery waits for it before it is refused.
+const CLAIM_WAITS_FOR_RECOVERY: Duration = Duration::from_secs(20);
+
 impl ReconcileReport {
     pub fn changed_anything(&self) -> bool {
         *self != ReconcileReport::default()
@@ -247,10 +254,39 @@ impl Sessions {
     /// a launch the restart cut off), then reconciles every `sessions.reconcile_seconds`,
     /// follows the engine's container deaths and samples the slices in the background.
     pub async fn start_background(&self) {
-        match self.recover_after_restart().await {
-            Ok(report) => tracing::info!(?report, "sessions recovered after start"),
-            Err(e) => tracing::error!(error = %e, "recovering sessions after start failed"),
+        // Pages are served meanwhile (a hung engine must not keep the port silent); claims
+        // wait for the recovery, and the loops start after it.
+        self.inner.recovered.send_replace(false);
+        let this = self.clone();
+        tokio::spawn(async move {
+            match tokio::time::timeout(RECOVERY_LIMIT, this.recover_after_restart()).await {
+                Ok(Ok(report)) => tracing::info!(?report, "sessions recovered after start"),
+                Ok(Err(e)) => tracing::error!(error = %e, "recovering sessions after start failed; the reconcile passes go on"),
+                Err(_) => tracing::error!("recovering sessions after start took over {} s; the reconcile passes go on", RECOVERY_LIMIT.as_secs()),
+            }
+            this.inner.recovered.send_replace(true);
+            this.start_loops();
+        });
+    }
+
+    /// Whether the sessions of the last run are still being picked up.
+    pub fn is_recovering(&self) -> bool {
+        !*self.inner.recovered.borrow()
+    }
+
+    /// Waits (a while) until the sessions of the last run are picked up.
+    pub(super) async fn wait_recovered(&self) -> Result<(), CoreError> {
+        let mut recovered = self.inner.recovered.subscribe();
+        let waited = tokio::time::timeout(CLAIM_WAITS_FOR_RECOVERY, recovered.wait_for(|done| *done)).await.is_ok();
+        match waited {
+            true => Ok(()),
+            false => Err(CoreError::Conflict(
+                "the portal is still picking up the sessions it ran before its restart; try again in a minute".into(),
+            )),
         }
+    }
+
+    fn start_loops(&self) {
         let this = self.clone();
         tokio::spawn(async move {
             let period = Duration::from_secs(u64::from(this.inner.config.sessions_reconcile_seconds));

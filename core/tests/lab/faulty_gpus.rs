@@ -1,6 +1,7 @@
 //! The simulated GPUs with faults a test turns on while the portal runs: creating an
 //! instance as slowly as a real GPU under load, or one GPU lost (every call naming it
-//! answers an NVML-like error, as after an XID or "fell off the bus").
+//! answers an NVML-like error, as after an XID or "fell off the bus"); or passing for NVML
+//! with MIG on, whose instances' activity is read per instance (GPM) or not at all.
 
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
@@ -16,6 +17,10 @@ pub struct FaultyGpus {
     slow_create: AtomicBool,
     /// The index of the GPU that is lost, or -1.
     lost: AtomicI64,
+    /// Answers as NVML does (the sampler then reads activity per MIG instance).
+    as_nvml: AtomicBool,
+    /// What each MIG instance's activity reading answers, percent; -1: no reading.
+    instance_busy: AtomicI64,
 }
 
 impl FaultyGpus {
@@ -24,7 +29,16 @@ impl FaultyGpus {
             inner,
             slow_create: AtomicBool::new(false),
             lost: AtomicI64::new(-1),
+            as_nvml: AtomicBool::new(false),
+            instance_busy: AtomicI64::new(-1),
         })
+    }
+
+    /// Pass for NVML with MIG on, whose instances read `busy` percent (`None`: a GPU that
+    /// keeps no per-instance figure, as before Hopper).
+    pub fn as_nvml_with_instance_busy(&self, busy: Option<u32>) {
+        self.as_nvml.store(true, Ordering::SeqCst);
+        self.instance_busy.store(busy.map_or(-1, i64::from), Ordering::SeqCst);
     }
 
     /// Each instance creation takes half a second.
@@ -47,7 +61,10 @@ impl FaultyGpus {
 
 impl GpuBackend for FaultyGpus {
     fn kind(&self) -> BackendKind {
-        self.inner.kind()
+        match self.as_nvml.load(Ordering::SeqCst) {
+            true => BackendKind::Nvml,
+            false => self.inner.kind(),
+        }
     }
     fn describe(&self) -> String {
         self.inner.describe()
@@ -77,6 +94,11 @@ impl GpuBackend for FaultyGpus {
     fn utilization(&self, gpu_index: u32) -> Result<GpuUtilization, CoreError> {
         self.check(gpu_index)?;
         self.inner.utilization(gpu_index)
+    }
+    fn busy_since_last(&self, gpu_index: u32, instance: Option<&MigInstance>) -> Result<Option<u32>, CoreError> {
+        self.check(gpu_index)?;
+        let busy = self.instance_busy.load(Ordering::SeqCst);
+        Ok((instance.is_some() && busy >= 0).then_some(busy as u32))
     }
     fn health(&self, gpu_index: u32) -> Result<GpuHealth, CoreError> {
         self.check(gpu_index)?;

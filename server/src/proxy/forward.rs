@@ -37,6 +37,9 @@ pub const HEAD_TIMEOUT: Duration = Duration::from_secs(120);
 /// How many requests of one session may be in flight through the proxy at once.
 pub const PER_SESSION: usize = 256;
 
+/// How long connecting to a notebook may take: it is on this host's bridge.
+const UPSTREAM_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// Headers meaningful only for one connection (RFC 9110 §7.6.1).
 const HOP_BY_HOP: [&str; 8] = [
     "connection",
@@ -249,6 +252,13 @@ impl Upstream {
     pub fn new(head_timeout: Duration, per_session: usize) -> Upstream {
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
+        // A container that is gone answers nothing (its veth vanished, no reset): a
+        // connection attempt gives up, and an open socket (a spliced kernel WebSocket) is
+        // found dead by keep-alive probes within a minute or two, not TCP's quarter hour.
+        connector.set_connect_timeout(Some(UPSTREAM_CONNECT_TIMEOUT));
+        connector.set_keepalive(Some(Duration::from_secs(30)));
+        connector.set_keepalive_interval(Some(Duration::from_secs(10)));
+        connector.set_keepalive_retries(Some(6));
         Upstream {
             client: Client::builder(TokioExecutor::new()).build(connector),
             head_timeout,

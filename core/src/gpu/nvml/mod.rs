@@ -3,6 +3,7 @@
 
 mod catalog;
 mod errors;
+mod gpm;
 mod instances;
 mod profiles;
 mod raw;
@@ -33,13 +34,16 @@ const STANDARD_LIBRARIES: &[&str] = &[
 
 /// Real GPUs through NVIDIA's management library.
 pub struct NvmlBackend {
-    nvml: Nvml,
+    /// Kept for the life of the process, so GPM samples taken from it can be kept too.
+    nvml: &'static Nvml,
     library: String,
     /// Catalogs read once per GPU: the profiles do not change while the driver is loaded.
     catalogs: Mutex<HashMap<u32, Catalog>>,
     /// Held by every call that lists, creates or destroys instances, so instance handles
     /// stay valid while one call uses them.
     mig: Mutex<()>,
+    /// The last GPM sample of each GPU and MIG instance asked about.
+    gpm: gpm::GpmSamples,
 }
 
 impl NvmlBackend {
@@ -55,10 +59,11 @@ impl NvmlBackend {
             match Nvml::builder().lib_path(OsStr::new(library)).init() {
                 Ok(nvml) => {
                     return Ok(NvmlBackend {
-                        nvml,
+                        nvml: Box::leak(Box::new(nvml)),
                         library: library.to_string(),
                         catalogs: Mutex::new(HashMap::new()),
                         mig: Mutex::new(()),
+                        gpm: Default::default(),
                     })
                 }
                 Err(e) => failures.push(format!("{library}: {}", short(&e))),
@@ -86,7 +91,7 @@ impl NvmlBackend {
         &self.library
     }
 
-    fn device(&self, gpu_index: u32) -> Result<Device<'_>, CoreError> {
+    fn device(&self, gpu_index: u32) -> Result<Device<'static>, CoreError> {
         self.nvml.device_by_index(gpu_index).map_err(|e| match e {
             NvmlError::InvalidArg => {
                 let count = self.nvml.device_count().unwrap_or(0);
@@ -302,6 +307,24 @@ impl GpuBackend for NvmlBackend {
 
     fn gpm_supported(&self, gpu_index: u32) -> bool {
         self.device(gpu_index).ok().and_then(|d| d.gpm_support().ok()).unwrap_or(false)
+    }
+
+    fn busy_since_last(&self, gpu_index: u32, instance: Option<&MigInstance>) -> Result<Option<u32>, CoreError> {
+        let device = self.device(gpu_index)?;
+        if !device.gpm_support().unwrap_or(false) {
+            return Ok(None);
+        }
+        let (key, sample) = match instance {
+            // A MIG device's UUID is new with each instance, so a reused instance id
+            // starts from a fresh sample.
+            Some(instance) => (
+                instance.mig_uuid.clone().unwrap_or_else(|| format!("{gpu_index}/{}", instance.gpu_instance_id)),
+                device.gpm_mig_sample(instance.gpu_instance_id),
+            ),
+            None => (format!("{gpu_index}"), device.gpm_sample()),
+        };
+        let sample = sample.map_err(|e| nvml_error(&format!("GPU {gpu_index}: GPM sample"), e))?;
+        self.gpm.busy_since_last(self.nvml, &key, sample)
     }
 
     fn health(&self, gpu_index: u32) -> Result<GpuHealth, CoreError> {
