@@ -312,7 +312,31 @@ async fn a_pass_that_fails_midway_launches_what_it_placed(store: Store) {
     lab.clean_up().await;
 }
 
+/// A session placed on one GPU backend and stopped by a portal on another (the simulated
+/// inventory before a driver came back, or a GPU renumbered): its release finds no GPU of
+/// that UUID and destroys nothing, where it used to destroy whatever sat at the same index
+/// and placement.
+async fn a_release_acts_on_its_gpu_by_uuid_never_by_index(store: Store) {
+    let lab = lab::lab(store.clone(), "1 x H100-80GB", |_| {}).await;
+    let jo = lab.student("uuid-jo").await;
+    let job = lab.sessions.claim(lab.job(jo, &["sleep", "600"])).await.unwrap();
+    let job = lab.until(&job.id, &[Ready], LONG).await;
+    let placement = job.placement.clone().unwrap();
+    let at = Placement::new(placement.profile_id, placement.start);
+
+    let dir = tempfile::tempdir().unwrap();
+    let other = Arc::new(slicehub_core::gpu::SimulatedBackend::open("1 x A100-80GB", dir.path().join("gpus.json")).unwrap());
+    let someone_elses = other.create_instance(0, at).expect("the same placement exists on the other GPU");
+    let sessions = Sessions::new(store, other.clone(), lab.engine.clone(), lab.config.clone());
+    let ended = sessions.stop(&job.id, "done").await.unwrap();
+    assert_eq!(ended.state, Ended);
+    let left: Vec<Placement> = other.instances(0).unwrap().into_iter().map(|i| i.placement).collect();
+    assert_eq!(left, vec![someone_elses.placement], "the other GPU's instance is untouched");
+    lab.clean_up().await;
+}
+
 on_both_databases!(
+    a_release_acts_on_its_gpu_by_uuid_never_by_index,
     a_pass_that_fails_midway_launches_what_it_placed,
     a_job_that_ended_unwatched_is_charged_until_it_ended,
     a_stop_during_creating_leaves_no_container,

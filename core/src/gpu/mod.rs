@@ -73,6 +73,18 @@ pub trait GpuBackend: Send + Sync {
     fn health(&self, gpu_index: u32) -> Result<GpuHealth, CoreError>;
 }
 
+/// The index GPU `uuid` has now: indexes follow the bus order and change when a GPU is
+/// removed or after a reboot, so a placement acts on its GPU by UUID. `NotFound` when this
+/// backend has no such GPU (it is gone, or the placement was made by another backend).
+pub fn index_of(backend: &dyn GpuBackend, uuid: &str) -> Result<u32, CoreError> {
+    backend
+        .list_gpus()?
+        .into_iter()
+        .find(|g| g.uuid == uuid)
+        .map(|g| g.index)
+        .ok_or_else(|| CoreError::NotFound(format!("no GPU {uuid} here (it is gone, or another GPU backend placed the slice)")))
+}
+
 /// The names of the profiles at least one GPU offers, in catalog order. A GPU that
 /// cannot be read is left out (while another answers).
 pub fn profile_names(backend: &dyn GpuBackend) -> Result<Vec<String>, CoreError> {

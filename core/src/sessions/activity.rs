@@ -57,6 +57,7 @@ pub(super) struct ActivityState {
 /// What one pass reads of one GPU.
 struct GpuReading {
     index: u32,
+    uuid: String,
     mig: bool,
     utilization: GpuUtilization,
     /// How busy the whole GPU was since the last pass (GPM), with MIG off.
@@ -87,6 +88,7 @@ impl Sessions {
                 };
                 out.push(GpuReading {
                     index,
+                    uuid: info.uuid.clone(),
                     mig,
                     whole_busy: if mig { None } else { busy(None) },
                     instances: instances.into_iter().map(|i| {
@@ -138,7 +140,7 @@ impl Sessions {
                     memory_mib: usage.and_then(|u| u.memory_bytes).map(|b| b / (1024 * 1024)),
                 }
             } else {
-                let gpu = reading.iter().find(|g| g.index == placement.gpu_index);
+                let gpu = reading.iter().find(|g| g.uuid == placement.gpu_uuid);
                 let instance = gpu.and_then(|g| {
                     g.instances
                         .iter()

@@ -180,9 +180,13 @@ impl Sessions {
         }
         if let (Some(placement), true) = (&session.placement, session.created_instance) {
             let gpus = self.inner.gpus.clone();
-            let index = placement.gpu_index;
+            let uuid = placement.gpu_uuid.clone();
             let at = Placement::new(placement.profile_id, placement.start);
-            let destroyed = tokio::task::spawn_blocking(move || gpus.destroy_instance(index, at))
+            // By UUID, never by the stored index: nothing is destroyed on another GPU.
+            let destroyed = tokio::task::spawn_blocking(move || {
+                let index = crate::gpu::index_of(gpus.as_ref(), &uuid)?;
+                gpus.destroy_instance(index, at)
+            })
                 .await
                 .map_err(|e| CoreError::Gpu(format!("GPU call crashed: {e}")))?;
             match destroyed {

@@ -144,7 +144,7 @@ impl Sessions {
         }
         let gpus = self.inner.gpus.clone();
         tokio::task::spawn_blocking(move || {
-            let index = placement.gpu_index;
+            let index = crate::gpu::index_of(gpus.as_ref(), &placement.gpu_uuid)?;
             let at = Placement::new(placement.profile_id, placement.start);
             let catalog = gpus.catalog(index)?;
             let profile = catalog
