@@ -335,7 +335,37 @@ async fn a_release_acts_on_its_gpu_by_uuid_never_by_index(store: Store) {
     lab.clean_up().await;
 }
 
+/// Stops cut off before their container was gone (removal refused, then the portal
+/// restarted) are finished after the restart with what they set out to record: a failed
+/// job stays failed with its exit code, a student's stop keeps its words.
+async fn a_stop_finished_after_a_restart_keeps_its_end_and_reason(store: Store) {
+    let docker = FaultyDocker::start();
+    let lab = lab_on(Engine::new(&docker.host), store.clone(), "1 x H100-80GB", |_| {}).await;
+    let (kim, lee) = (lab.student("end-kim").await, lab.student("end-lee").await);
+    let failing = lab.sessions.claim(lab.job(kim, &["sh", "-c", "sleep 2; exit 3"])).await.unwrap();
+    let stopped = lab.sessions.claim(lab.job(lee, &["sleep", "600"])).await.unwrap();
+    lab.until(&stopped.id, &[Ready], LONG).await;
+    docker.set(Fault::RefuseRemoval);
+    assert!(lab.sessions.stop(&stopped.id, "stopped by end-lee").await.is_err(), "the removal is refused");
+    let until = Instant::now() + LONG;
+    while lab.sessions.session(&failing.id).await.unwrap().state != Stopping {
+        assert!(Instant::now() < until, "the failed job's stop never began");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    docker.set(Fault::None);
+
+    // Another process, as after a restart, finishes both stops.
+    let restarted = Sessions::new(store, lab.gpus.clone(), Arc::new(Engine::new(&docker.host)), lab.config.clone());
+    restarted.recover_after_restart().await.unwrap();
+    let failed = restarted.session(&failing.id).await.unwrap();
+    assert_eq!((failed.state, failed.reason.as_str()), (Failed, "the job exited with code 3"));
+    let ended = restarted.session(&stopped.id).await.unwrap();
+    assert_eq!((ended.state, ended.reason.as_str()), (Ended, "stopped by end-lee"));
+    lab.clean_up().await;
+}
+
 on_both_databases!(
+    a_stop_finished_after_a_restart_keeps_its_end_and_reason,
     a_release_acts_on_its_gpu_by_uuid_never_by_index,
     a_pass_that_fails_midway_launches_what_it_placed,
     a_job_that_ended_unwatched_is_charged_until_it_ended,

@@ -88,8 +88,7 @@ impl Sessions {
     ) -> Result<bool, CoreError> {
         let store = &self.inner.store;
         let _working = self.mark_in_flight(id);
-        let detail = format!("stopping: {reason}");
-        if !self.publish(store.transition_from(id, from, SessionState::Stopping, &detail).await?) {
+        if !self.publish(store.begin_stop(id, from, to, reason).await?) {
             return Ok(false);
         }
         self.complete_stop(id, to, reason).await?;

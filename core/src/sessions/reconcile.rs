@@ -71,8 +71,8 @@ impl Sessions {
             }
         }
         for session in store.gpu_sessions_in(&[Stopping]).await? {
-            let why = "stopped (finished after a portal restart)";
-            if let Err(e) = self.complete_stop(&session.id, Ended, why).await {
+            let (to, why) = self.intended_end(&session.id, "stopped (finished after a portal restart)").await;
+            if let Err(e) = self.complete_stop(&session.id, to, &why).await {
                 tracing::warn!(session = %session.id, error = %e, "recovery: stop not finished yet; the repair pass retries");
             }
         }
@@ -238,7 +238,8 @@ impl Sessions {
             }
             let _working = self.mark_in_flight(&session.id);
             let outcome = if session.state == Stopping {
-                self.complete_stop(&session.id, Ended, "stopped (finished by the portal's repair pass)").await
+                let (to, why) = self.intended_end(&session.id, "stopped (finished by the portal's repair pass)").await;
+                self.complete_stop(&session.id, to, &why).await
             } else {
                 self.fail(&session.id, "the launch stopped midway (the container engine or the database failed); start it again").await
             };
@@ -267,6 +268,19 @@ impl Sessions {
             this.inner.recovered.send_replace(true);
             this.start_loops();
         });
+    }
+
+    /// What the interrupted stop of a session set out to record; else `Ended` with
+    /// `otherwise` (a stop begun before the portal kept it).
+    async fn intended_end(&self, id: &str, otherwise: &str) -> (SessionState, String) {
+        match self.inner.store.intended_end(id).await {
+            Ok(Some(end)) => end,
+            Ok(None) => (SessionState::Ended, otherwise.to_string()),
+            Err(e) => {
+                tracing::warn!(session = %id, error = %e, "the stop's intended end is unreadable");
+                (SessionState::Ended, otherwise.to_string())
+            }
+        }
     }
 
     /// Whether the sessions of the last run are still being picked up.

@@ -333,6 +333,32 @@ impl Store {
         self.transition_from(id, to.allowed_from(), to, detail).await
     }
 
+    /// Moves a session from one of `from` to `stopping`, recording what the stop will end
+    /// it as (`to`, `reason`) for whoever finishes the stop.
+    pub async fn begin_stop(
+        &self,
+        id: &str,
+        from: &[SessionState],
+        to: SessionState,
+        reason: &str,
+    ) -> Result<Option<SessionEvent>, CoreError> {
+        let detail = format!("stopping: {reason}");
+        self.transition_with(id, from, SessionState::Stopping, &detail, Some((to, reason))).await
+    }
+
+    /// What the stop under way set out to record: the final state and its reason.
+    pub async fn intended_end(&self, id: &str) -> Result<Option<(SessionState, String)>, CoreError> {
+        let row: Option<(Option<String>, Option<String>)> =
+            sqlx::query_as("SELECT stopping_to, stopping_reason FROM gpu_sessions WHERE id = $1")
+                .bind(id)
+                .fetch_optional(self.pool())
+                .await?;
+        Ok(match row {
+            Some((Some(to), Some(reason))) => SessionState::parse(&to).filter(|s| s.is_final()).map(|s| (s, reason)),
+            _ => None,
+        })
+    }
+
     /// [`Store::transition`] from only the given states (each must be allowed before `to`).
     pub async fn transition_from(
         &self,
@@ -340,6 +366,17 @@ impl Store {
         from: &[SessionState],
         to: SessionState,
         detail: &str,
+    ) -> Result<Option<SessionEvent>, CoreError> {
+        self.transition_with(id, from, to, detail, None).await
+    }
+
+    async fn transition_with(
+        &self,
+        id: &str,
+        from: &[SessionState],
+        to: SessionState,
+        detail: &str,
+        intended: Option<(SessionState, &str)>,
     ) -> Result<Option<SessionEvent>, CoreError> {
         let from: Vec<SessionState> = from
             .iter()
@@ -353,9 +390,10 @@ impl Store {
         let now = now_ms();
         let mut tx = self.begin_write().await?;
         // A session's time limit counts from the moment it is ready.
-        let extra = match to {
-            SessionState::Ready => ", ready_at = $3, deadline_at = $3 + (deadline_at - requested_at)",
-            s if s.is_final() => ", live = 0, ended_at = $3, reason = $4",
+        let extra = match (to, intended) {
+            (SessionState::Ready, _) => ", ready_at = $3, deadline_at = $3 + (deadline_at - requested_at)",
+            (s, _) if s.is_final() => ", live = 0, ended_at = $3, reason = $4",
+            (_, Some(_)) => ", stopping_to = $4, stopping_reason = $5",
             _ => "",
         };
         let sql = format!(
@@ -365,6 +403,8 @@ impl Store {
         let mut query = sqlx::query_as(&sql).bind(to.as_str()).bind(id).bind(now);
         if to.is_final() {
             query = query.bind(detail);
+        } else if let Some((end, reason)) = intended {
+            query = query.bind(end.as_str()).bind(reason);
         }
         let updated: Option<(i64,)> = query.fetch_optional(&mut *tx).await?;
         let Some((user_id,)) = updated else {
