@@ -173,6 +173,21 @@ async fn booked_lab_time_is_not_charged_when_the_course_says_so(store: Store) {
     let free = budget_at(&lab.store, &policy, lab.course_id, rosa, at).await.unwrap().unwrap();
     assert_eq!(free.used_ms, 30 * 60_000 - inside);
 
+    // The booking cancelled after its lab took place: the lab time used stays free.
+    lab.store
+        .execute_admin(&format!("UPDATE bookings SET cancelled_at = {} WHERE course_id = {}", ends + 60_000, lab.course_id))
+        .await
+        .unwrap();
+    let after_cancel = budget_at(&lab.store, &policy, lab.course_id, rosa, at).await.unwrap().unwrap();
+    assert_eq!(after_cancel.used_ms, free.used_ms, "a cancellation charges no lab time that was free");
+    // Cancelled before it began, none of it is free.
+    lab.store
+        .execute_admin(&format!("UPDATE bookings SET cancelled_at = {} WHERE course_id = {}", starts - 1_000, lab.course_id))
+        .await
+        .unwrap();
+    let cancelled_early = budget_at(&lab.store, &policy, lab.course_id, rosa, at).await.unwrap().unwrap();
+    assert_eq!(cancelled_early.used_ms, 30 * 60_000);
+
     // With booked time counting, the same half hour is charged whole.
     set_policy(&lab.store, &lab.config, lab.course_id, &form("counts").parse(&known).unwrap(), &known, "vic").await.unwrap();
     let policy = policy_of(&lab.store, &lab.config, lab.course_id).await.unwrap();

@@ -54,12 +54,15 @@ pub async fn usage_in(
 }
 
 /// The course's booked lab windows (start, end) that overlap `[from_ms, until_ms)`.
+/// The course's booked windows overlapping `[from_ms, until_ms)`. A cancelled booking's
+/// windows count up to its cancellation: time that was free when it was used stays free.
 async fn booked_windows(store: &Store, course_id: i64, from_ms: i64, until_ms: i64) -> Result<Vec<(i64, i64)>, CoreError> {
     let mut out = Vec::new();
-    for b in store.course_bookings(course_id).await? {
-        for k in 0..b.weeks.max(1) {
-            let (s, e) = (b.starts_at + k * crate::store::WEEK_MS, b.ends_at + k * crate::store::WEEK_MS);
-            if s < until_ms && from_ms < e {
+    for (starts_at, ends_at, weeks, cancelled_at) in store.course_booked_spans(course_id).await? {
+        let cut = cancelled_at.unwrap_or(i64::MAX);
+        for k in 0..weeks.max(1) {
+            let (s, e) = (starts_at + k * crate::store::WEEK_MS, (ends_at + k * crate::store::WEEK_MS).min(cut));
+            if s < e && s < until_ms && from_ms < e {
                 out.push((s, e));
             }
         }

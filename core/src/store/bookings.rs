@@ -123,6 +123,17 @@ impl Store {
         .await?)
     }
 
+    /// The course's booked lab time as the quota sees it: every booking's start, end and
+    /// weeks, with when it was cancelled (time booked before a cancellation stays booked).
+    pub async fn course_booked_spans(&self, course_id: i64) -> Result<Vec<(i64, i64, i64, Option<i64>)>, CoreError> {
+        Ok(sqlx::query_as(
+            "SELECT starts_at, ends_at, weeks, cancelled_at FROM bookings WHERE course_id = $1 ORDER BY starts_at, id",
+        )
+        .bind(course_id)
+        .fetch_all(self.pool())
+        .await?)
+    }
+
     /// Cancels a booking of the course; false if there is none such still live.
     pub async fn cancel_booking(&self, course_id: i64, id: i64) -> Result<bool, CoreError> {
         let done = sqlx::query(
