@@ -364,7 +364,47 @@ async fn a_stop_finished_after_a_restart_keeps_its_end_and_reason(store: Store) 
     lab.clean_up().await;
 }
 
+/// A booked lab's sessions reach their time limit together, and the engine is slow to
+/// remove containers: one pass stops them side by side rather than one after another
+/// (which ran past the slack the queue promised their slices free by).
+async fn sessions_at_their_time_limit_are_stopped_side_by_side(store: Store) {
+    let docker = FaultyDocker::start();
+    let lab = lab_on(Engine::new(&docker.host), store.clone(), "1 x H100-80GB", |_| {}).await;
+    let mut ids = Vec::new();
+    for i in 0..4 {
+        let student = lab.student(&format!("limit-{i}")).await;
+        ids.push(lab.sessions.claim(lab.job(student, &["sleep", "600"])).await.unwrap().id);
+    }
+    for id in &ids {
+        lab.until(id, &[Ready], LONG).await;
+    }
+    store.execute_admin("UPDATE gpu_sessions SET deadline_at = ready_at WHERE state = 'ready'").await.unwrap();
+    docker.set(Fault::SlowRemoval);
+    let pass = {
+        let sessions = lab.sessions.clone();
+        tokio::spawn(async move { sessions.reconcile().await })
+    };
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let mut stopping = 0;
+    for id in &ids {
+        if lab.sessions.session(id).await.unwrap().state == Stopping {
+            stopping += 1;
+        }
+    }
+    assert_eq!(stopping, 4, "all four are being stopped at once");
+    let report = pass.await.unwrap().unwrap();
+    assert_eq!(report.stopped_at_time_limit, 4, "{report:?}");
+    for id in &ids {
+        let s = lab.sessions.session(id).await.unwrap();
+        assert_eq!(s.state, Ended);
+        assert!(s.reason.starts_with("stopped at the course's time limit"), "{}", s.reason);
+    }
+    docker.set(Fault::None);
+    lab.clean_up().await;
+}
+
 on_both_databases!(
+    sessions_at_their_time_limit_are_stopped_side_by_side,
     a_stop_finished_after_a_restart_keeps_its_end_and_reason,
     a_release_acts_on_its_gpu_by_uuid_never_by_index,
     a_pass_that_fails_midway_launches_what_it_placed,

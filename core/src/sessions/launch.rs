@@ -273,8 +273,12 @@ impl Sessions {
     /// that stops, or no answer in time, fails the session with its last log lines.
     async fn await_jupyter(&self, id: &str, placed_ms: i64) -> Result<(), CoreError> {
         let store = &self.inner.store;
+        // Counted from the placement, not from the container's start: the queue promised
+        // the slice free again by a time that includes this allowance once, whatever the
+        // MIG instance and the engine took before.
         let timeout = Duration::from_secs(u64::from(self.inner.config.sessions_ready_timeout_seconds));
-        let until = Instant::now() + timeout;
+        let spent = Duration::from_millis(u64::try_from(crate::store::now_ms() - placed_ms).unwrap_or(0));
+        let until = Instant::now() + timeout.saturating_sub(spent);
         loop {
             let session = self.session(id).await?;
             if session.state != SessionState::Starting {

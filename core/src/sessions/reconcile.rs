@@ -8,7 +8,7 @@ use futures_util::StreamExt;
 use serde::Serialize;
 
 use super::manager::Sessions;
-use super::model::{SessionKind, SessionPool, SessionState};
+use super::model::{GpuSession, SessionKind, SessionPool, SessionState};
 use crate::store::now_ms;
 use crate::CoreError;
 
@@ -40,6 +40,9 @@ const STUCK_MS: i64 = 5_000;
 /// The longest the recovery at start-up may take (a hung engine answers nothing); the
 /// reconcile passes then take over what it left.
 const RECOVERY_LIMIT: Duration = Duration::from_secs(300);
+
+/// Sessions stopped at their time limit at the same time by one pass.
+const TIME_LIMIT_STOPS_AT_ONCE: usize = 8;
 
 /// How long a claim made during the recovery waits for it before it is refused.
 const CLAIM_WAITS_FOR_RECOVERY: Duration = Duration::from_secs(20);
@@ -197,17 +200,24 @@ impl Sessions {
         // The limit counts from ready: a session still starting (after a long queue) is
         // bounded by `sessions.ready_timeout_seconds`, not by a limit it never used.
         let now = now_ms();
-        for session in store.gpu_sessions_in(&[Ready]).await? {
-            if session.deadline_at_ms > now {
-                continue;
-            }
-            let minutes = (session.deadline_at_ms - session.ready_at_ms.unwrap_or(session.requested_at_ms)) / 60_000;
-            let reason = format!("stopped at the course's time limit ({minutes} min)");
-            match self.stop(&session.id, &reason).await {
-                Ok(_) => report.stopped_at_time_limit += 1,
-                Err(e) => tracing::warn!(session = %session.id, error = %e, "reconcile: could not stop at the time limit"),
-            }
-        }
+        // Several at once: a booked lab's thirty sessions share one deadline, and the
+        // queue promised their slices free again within a fixed slack.
+        let due: Vec<GpuSession> = store.gpu_sessions_in(&[Ready]).await?.into_iter().filter(|s| s.deadline_at_ms <= now).collect();
+        report.stopped_at_time_limit = futures_util::stream::iter(due)
+            .map(|session| async move {
+                let minutes = (session.deadline_at_ms - session.ready_at_ms.unwrap_or(session.requested_at_ms)) / 60_000;
+                let reason = format!("stopped at the course's time limit ({minutes} min)");
+                match self.stop(&session.id, &reason).await {
+                    Ok(_) => 1,
+                    Err(e) => {
+                        tracing::warn!(session = %session.id, error = %e, "reconcile: could not stop at the time limit");
+                        0
+                    }
+                }
+            })
+            .buffer_unordered(TIME_LIMIT_STOPS_AT_ONCE)
+            .fold(0, |n, stopped| async move { n + stopped })
+            .await;
         match self.enforce_quotas_at(now).await {
             Ok(stopped) => report.stopped_at_quota = stopped,
             Err(e) => tracing::warn!(error = %e, "reconcile: could not check quotas"),
