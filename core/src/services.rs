@@ -32,9 +32,7 @@ impl Services {
         &self,
         work: impl FnOnce(&dyn GpuBackend) -> Result<T, CoreError> + Send + 'static,
     ) -> Result<T, CoreError> {
-        let gpus = self.gpus.clone();
-        tokio::task::spawn_blocking(move || work(gpus.as_ref()))
-            .await
-            .map_err(|e| CoreError::Gpu(format!("GPU call crashed: {e}")))?
+        let limit = std::time::Duration::from_secs(u64::from(self.config.gpu_call_timeout_seconds));
+        crate::gpu::on_gpus(&self.gpus, limit, work).await
     }
 }

@@ -403,7 +403,29 @@ async fn sessions_at_their_time_limit_are_stopped_side_by_side(store: Store) {
     lab.clean_up().await;
 }
 
+/// A GPU call that hangs (NVML can, when a GPU falls off the bus) is given up on after
+/// `gpu.call_timeout_seconds`: that launch fails in plain words, the lock it held is free
+/// again, and the next claim starts once the GPU answers.
+async fn a_hung_gpu_call_is_given_up_and_the_portal_goes_on(store: Store) {
+    let lab = lab::lab(store.clone(), "1 x H100-80GB", |c| c.gpu_call_timeout_seconds = 2).await;
+    let gpus = FaultyGpus::over(lab.gpus.clone());
+    gpus.hang_creates(true);
+    let sessions = Sessions::new(store, gpus.clone(), lab.engine.clone(), lab.config.clone());
+    let (ann, ben) = (lab.student("hang-ann").await, lab.student("hang-ben").await);
+    let first = sessions.claim(lab.job(ann, &["sleep", "600"])).await.unwrap();
+    let failed = lab.until(&first.id, &[Failed, Ready], Duration::from_secs(20)).await;
+    assert_eq!(failed.state, Failed);
+    assert!(failed.reason.contains("GPU slice could not be prepared"), "{}", failed.reason);
+    gpus.hang_creates(false);
+    let second = sessions.claim(lab.job(ben, &["sleep", "600"])).await.unwrap();
+    let ready = lab.until(&second.id, &[Ready, Failed], LONG).await;
+    assert_eq!(ready.state, Ready, "{}", ready.reason);
+    sessions.stop(&second.id, "done").await.unwrap();
+    lab.clean_up().await;
+}
+
 on_both_databases!(
+    a_hung_gpu_call_is_given_up_and_the_portal_goes_on,
     sessions_at_their_time_limit_are_stopped_side_by_side,
     a_stop_finished_after_a_restart_keeps_its_end_and_reason,
     a_release_acts_on_its_gpu_by_uuid_never_by_index,

@@ -247,6 +247,16 @@ pub static KEYS: &[KeySpec] = &[
         },
     },
     KeySpec {
+        key: "gpu.call_timeout_seconds",
+        default: "30",
+        expected: "a whole number from 1 to 600",
+        doc: "How long one NVML call may take before the portal gives up on it (a GPU falling off the bus can hang the driver); the call is left behind and the GPU reads as failing.",
+        apply: |c, v| {
+            c.gpu_call_timeout_seconds = whole_number(v, 1, 600)?;
+            Ok(())
+        },
+    },
+    KeySpec {
         key: "docker.host",
         default: "",
         expected: "empty, unix:///PATH or tcp://HOST:PORT",

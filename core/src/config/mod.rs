@@ -56,6 +56,7 @@ pub struct Config {
     /// Empty means the standard places (`libnvidia-ml.so.1` on the linker path,
     /// `/usr/lib/x86_64-linux-gnu`, `/usr/local/nvidia/lib64`).
     pub gpu_nvml_library: String,
+    pub gpu_call_timeout_seconds: u32,
     /// Empty means `DOCKER_HOST` or the local unix socket.
     pub docker_host: String,
     pub log_format: LogFormat,
@@ -153,6 +154,7 @@ impl Default for Config {
             gpu_backend: GpuBackendChoice::Auto,
             gpu_simulated: String::new(),
             gpu_nvml_library: String::new(),
+            gpu_call_timeout_seconds: 30,
             docker_host: String::new(),
             log_format: LogFormat::Text,
             log_level: String::new(),

@@ -1,9 +1,10 @@
 //! The GPU boundary: one trait, with NVML (real hardware) and simulated implementations.
 //!
 //! Every method is synchronous and may block (NVML calls, a state-file write): async callers
-//! wrap them in `spawn_blocking`. Both backends answer with the same errors for the same
+//! go through [`on_gpus`] (off the runtime, with a time limit). Both backends answer with the same errors for the same
 //! situations, so code tested against the simulated backend behaves the same on hardware.
 
+mod blocking;
 mod detect;
 mod inventory;
 mod mig_rules;
@@ -12,6 +13,7 @@ mod simulated;
 mod types;
 mod unavailable;
 
+pub use blocking::on_gpus;
 pub use detect::{open_backend, open_backend_on, GpuFallback};
 pub use inventory::{parse_inventory, InventoryEntry, SimulatedModel};
 pub use mig_rules::placement_by_name;

@@ -70,9 +70,8 @@ impl Sessions {
     /// Samples every ready session's slice once; returns how many were sampled.
     pub async fn sample_slices(&self) -> Result<usize, CoreError> {
         let running = self.inner.store.gpu_sessions_in(&[SessionState::Ready]).await?;
-        let gpus = self.inner.gpus.clone();
-        let simulated = gpus.kind() == BackendKind::Simulated;
-        let reading: Vec<GpuReading> = tokio::task::spawn_blocking(move || {
+        let simulated = self.inner.gpus.kind() == BackendKind::Simulated;
+        let reading: Vec<GpuReading> = self.on_gpus(|gpus| {
             let mut out = Vec::new();
             for info in gpus.list_gpus()? {
                 let index = info.index;
@@ -98,10 +97,9 @@ impl Sessions {
                     utilization,
                 });
             }
-            Ok::<_, CoreError>(out)
+            Ok(out)
         })
-        .await
-        .map_err(|e| CoreError::Gpu(format!("GPU call crashed: {e}")))??;
+        .await?;
         let now = crate::store::now_ms();
         // The engine takes about a second per reading whatever is asked, so all of the
         // containers are read at once: a pass lasts one reading, not one per session.
@@ -182,14 +180,12 @@ impl Sessions {
     /// container), GPUs with MIG off (the whole GPU is the slice), and MIG GPUs that keep
     /// GPM samples per instance (Hopper and newer). Elsewhere jobs are never judged idle.
     pub async fn slice_activity_readable(&self) -> bool {
-        let gpus = self.inner.gpus.clone();
-        tokio::task::spawn_blocking(move || {
+        self.on_gpus(|gpus| {
             if gpus.kind() == BackendKind::Simulated {
-                return true;
+                return Ok(true);
             }
-            gpus.list_gpus()
-                .map(|list| list.iter().all(|g| g.mig_mode != MigMode::Enabled || gpus.gpm_supported(g.index)))
-                .unwrap_or(false)
+            let list = gpus.list_gpus()?;
+            Ok(list.iter().all(|g| g.mig_mode != MigMode::Enabled || gpus.gpm_supported(g.index)))
         })
         .await
         .unwrap_or(false)

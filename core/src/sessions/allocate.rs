@@ -51,8 +51,7 @@ impl Sessions {
     /// sits this decision out (logged; its holds stay) while the others serve.
     pub(super) async fn fleet_now(&self) -> Result<Vec<GpuNow>, CoreError> {
         let held = self.inner.store.held_slices().await?;
-        let gpus = self.inner.gpus.clone();
-        let read = tokio::task::spawn_blocking(move || {
+        let read = self.on_gpus(|gpus| {
             let mut out = Vec::new();
             for info in gpus.list_gpus()? {
                 match gpus.catalog(info.index).and_then(|c| Ok((c, gpus.instances(info.index)?))) {
@@ -60,10 +59,9 @@ impl Sessions {
                     Err(e) => tracing::warn!(gpu = info.index, uuid = %info.uuid, error = %e, "GPU unreadable; it takes no session until it answers"),
                 }
             }
-            Ok::<_, CoreError>(out)
+            Ok(out)
         })
-        .await
-        .map_err(|e| CoreError::Gpu(format!("GPU call crashed: {e}")))??;
+        .await?;
         let mut fleet_now = Vec::with_capacity(read.len());
         for (info, catalog, instances) in read {
             // A drained GPU takes no new session; those on it run to their end.

@@ -33,8 +33,7 @@ impl Sessions {
     /// Every GPU that can be read with its MIG instances as the driver reports them now
     /// (one that cannot is left alone this pass).
     pub(super) async fn instances_now(&self) -> Result<Vec<(GpuInfo, Vec<MigInstance>)>, CoreError> {
-        let gpus = self.inner.gpus.clone();
-        tokio::task::spawn_blocking(move || {
+        self.on_gpus(|gpus| {
             let mut out = Vec::new();
             for info in gpus.list_gpus()? {
                 match gpus.instances(info.index) {
@@ -42,10 +41,9 @@ impl Sessions {
                     Err(e) => tracing::warn!(gpu = info.index, error = %e, "GPU unreadable; its instances are left as they are"),
                 }
             }
-            Ok::<_, CoreError>(out)
+            Ok(out)
         })
         .await
-        .map_err(|e| CoreError::Gpu(format!("GPU call crashed: {e}")))?
     }
 
     /// Creates the missing instances of `wanted` (the windows open now or about to open,
@@ -68,11 +66,8 @@ impl Sessions {
             {
                 continue;
             }
-            let gpus = self.inner.gpus.clone();
             let index = info.index;
-            let catalog = tokio::task::spawn_blocking(move || gpus.catalog(index))
-                .await
-                .map_err(|e| CoreError::Gpu(format!("GPU call crashed: {e}")))??;
+            let catalog = self.on_gpus(move |gpus| gpus.catalog(index)).await?;
             // What is there now: its instances and the slices placed but not created yet.
             let mut layout = Layout::new();
             let placed = held.iter().filter(|h| h.gpu_uuid == info.uuid).map(|h| Placement::new(h.profile_id, h.start));
@@ -86,10 +81,7 @@ impl Sessions {
                     continue;
                 }
                 store.record_prepared_instance(&info.uuid, at.profile_id, at.start).await?;
-                let gpus = self.inner.gpus.clone();
-                let made = tokio::task::spawn_blocking(move || gpus.create_instance(index, at))
-                    .await
-                    .map_err(|e| CoreError::Gpu(format!("GPU call crashed: {e}")))?;
+                let made = self.on_gpus(move |gpus| gpus.create_instance(index, at)).await;
                 match made {
                     Ok(_) => {
                         tracing::info!(gpu = index, instance = ?at, "made a booked lab's MIG instance ahead of its window");

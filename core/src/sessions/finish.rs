@@ -178,16 +178,12 @@ impl Sessions {
             return Ok(());
         }
         if let (Some(placement), true) = (&session.placement, session.created_instance) {
-            let gpus = self.inner.gpus.clone();
             let uuid = placement.gpu_uuid.clone();
             let at = Placement::new(placement.profile_id, placement.start);
             // By UUID, never by the stored index: nothing is destroyed on another GPU.
-            let destroyed = tokio::task::spawn_blocking(move || {
-                let index = crate::gpu::index_of(gpus.as_ref(), &uuid)?;
-                gpus.destroy_instance(index, at)
-            })
-                .await
-                .map_err(|e| CoreError::Gpu(format!("GPU call crashed: {e}")))?;
+            let destroyed = self
+                .on_gpus(move |gpus| gpus.destroy_instance(crate::gpu::index_of(gpus, &uuid)?, at))
+                .await;
             match destroyed {
                 Ok(()) | Err(CoreError::NotFound(_)) => {}
                 Err(e) => return Err(e),

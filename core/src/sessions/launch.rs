@@ -142,9 +142,8 @@ impl Sessions {
                 session.id
             )));
         }
-        let gpus = self.inner.gpus.clone();
-        tokio::task::spawn_blocking(move || {
-            let index = crate::gpu::index_of(gpus.as_ref(), &placement.gpu_uuid)?;
+        self.on_gpus(move |gpus| {
+            let index = crate::gpu::index_of(gpus, &placement.gpu_uuid)?;
             let at = Placement::new(placement.profile_id, placement.start);
             let catalog = gpus.catalog(index)?;
             let profile = catalog
@@ -171,7 +170,6 @@ impl Sessions {
             })
         })
         .await
-        .map_err(|e| CoreError::Gpu(format!("GPU call crashed: {e}")))?
     }
 
     /// The course's session network (with or without internet), made if it is missing,

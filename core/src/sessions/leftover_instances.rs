@@ -43,11 +43,8 @@ impl Sessions {
                 if !was_prepared && !store.portal_created_instance_at(&info.uuid, at.profile_id, at.start).await? {
                     continue;
                 }
-                let gpus = self.inner.gpus.clone();
                 let index = info.index;
-                let gone = tokio::task::spawn_blocking(move || gpus.destroy_instance(index, at))
-                    .await
-                    .map_err(|e| CoreError::Gpu(format!("GPU call crashed: {e}")))?;
+                let gone = self.on_gpus(move |gpus| gpus.destroy_instance(index, at)).await;
                 match gone {
                     Ok(()) => {
                         tracing::info!(gpu = index, instance = ?at, "destroyed a MIG instance no session holds");

@@ -376,10 +376,16 @@ impl Sessions {
 
     /// Profile names offered by at least one GPU.
     pub async fn known_profiles(&self) -> Result<Vec<String>, CoreError> {
-        let gpus = self.inner.gpus.clone();
-        tokio::task::spawn_blocking(move || crate::gpu::profile_names(gpus.as_ref()))
-        .await
-        .map_err(|e| CoreError::Gpu(format!("GPU call crashed: {e}")))?
+        self.on_gpus(crate::gpu::profile_names).await
+    }
+
+    /// Runs GPU calls off the async runtime, given up on after `gpu.call_timeout_seconds`.
+    pub(super) async fn on_gpus<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&dyn GpuBackend) -> Result<T, CoreError> + Send + 'static,
+    ) -> Result<T, CoreError> {
+        let limit = std::time::Duration::from_secs(u64::from(self.inner.config.gpu_call_timeout_seconds));
+        crate::gpu::on_gpus(&self.inner.gpus, limit, work).await
     }
 }
 

@@ -21,6 +21,8 @@ pub struct FaultyGpus {
     as_nvml: AtomicBool,
     /// What each MIG instance's activity reading answers, percent; -1: no reading.
     instance_busy: AtomicI64,
+    /// Instance creations hang until this is cleared.
+    hang_creates: AtomicBool,
 }
 
 impl FaultyGpus {
@@ -31,7 +33,14 @@ impl FaultyGpus {
             lost: AtomicI64::new(-1),
             as_nvml: AtomicBool::new(false),
             instance_busy: AtomicI64::new(-1),
+            hang_creates: AtomicBool::new(false),
         })
+    }
+
+    /// Instance creations hang (as NVML can when a GPU falls off the bus) until called
+    /// again with `false`.
+    pub fn hang_creates(&self, on: bool) {
+        self.hang_creates.store(on, Ordering::SeqCst);
     }
 
     /// Pass for NVML with MIG on, whose instances read `busy` percent (`None`: a GPU that
@@ -84,6 +93,9 @@ impl GpuBackend for FaultyGpus {
         self.check(gpu_index)?;
         if self.slow_create.load(Ordering::SeqCst) {
             std::thread::sleep(Duration::from_millis(500));
+        }
+        while self.hang_creates.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(50));
         }
         self.inner.create_instance(gpu_index, placement)
     }
