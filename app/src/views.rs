@@ -336,7 +336,8 @@ pub struct PolicyPageView {
     pub offered_images: Vec<ImageChoice>,
     pub ceilings: PolicyCeilings,
     pub students: Vec<StudentBudgetRow>,
-    /// Whether the GPUs say how busy each slice is (else jobs are never judged idle).
+    /// Whether every GPU says how busy each slice is (jobs on those that do not are never
+    /// judged idle).
     pub slice_activity_readable: bool,
 }
 

@@ -141,7 +141,11 @@ async fn probe(services: &Services) -> HealthReport {
                 summary.push_str(&format!(" ({})", why.reason));
             }
             let nvml_failed = services.gpu_fallback_reason.as_ref().is_some_and(|f| f.nvml_failed);
-            ComponentHealth { ok: !nvml_failed, summary }
+            let unreadable = services.gpus.unreadable_gpus();
+            for (index, why) in &unreadable {
+                summary.push_str(&format!("; GPU {index} cannot be read ({why})"));
+            }
+            ComponentHealth { ok: !nvml_failed && unreadable.is_empty(), summary }
         }
         Err(e) => ComponentHealth {
             ok: false,
@@ -154,9 +158,13 @@ async fn probe(services: &Services) -> HealthReport {
         false => Some(slurm_health(services).await),
     };
 
-    let background = match services.sessions.is_recovering() {
-        true => ComponentHealth { ok: false, summary: "recovering: picking up the sessions of the last run".to_string() },
-        false => background_health(),
+    let background = match (services.sessions.is_recovering(), services.sessions.firewall_problem()) {
+        (true, _) => ComponentHealth { ok: false, summary: "recovering: picking up the sessions of the last run".to_string() },
+        (false, Some(problem)) => ComponentHealth {
+            ok: false,
+            summary: format!("the session networks' firewall rules are missing and could not be put back: {problem}"),
+        },
+        (false, None) => background_health(),
     };
     let status = if !database.ok {
         "down"

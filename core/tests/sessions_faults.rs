@@ -405,7 +405,8 @@ async fn sessions_at_their_time_limit_are_stopped_side_by_side(store: Store) {
 
 /// A GPU call that hangs (NVML can, when a GPU falls off the bus) is given up on after
 /// `gpu.call_timeout_seconds`: that launch fails in plain words, the lock it held is free
-/// again, and the next claim starts once the GPU answers.
+/// again, further GPU calls are refused at once while it stays stuck (instead of each
+/// parking a thread), and the next claim starts once the GPU answers.
 async fn a_hung_gpu_call_is_given_up_and_the_portal_goes_on(store: Store) {
     let lab = lab::lab(store.clone(), "1 x H100-80GB", |c| c.gpu_call_timeout_seconds = 2).await;
     let gpus = FaultyGpus::over(lab.gpus.clone());
@@ -416,7 +417,14 @@ async fn a_hung_gpu_call_is_given_up_and_the_portal_goes_on(store: Store) {
     let failed = lab.until(&first.id, &[Failed, Ready], Duration::from_secs(20)).await;
     assert_eq!(failed.state, Failed);
     assert!(failed.reason.contains("GPU slice could not be prepared"), "{}", failed.reason);
+    let refused = sessions.known_profiles().await.unwrap_err().to_string();
+    assert!(refused.contains("has not answered an earlier call"), "{refused}");
     gpus.hang_creates(false);
+    let until = Instant::now() + Duration::from_secs(10);
+    while sessions.known_profiles().await.is_err() {
+        assert!(Instant::now() < until, "the GPU calls never came back");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let second = sessions.claim(lab.job(ben, &["sleep", "600"])).await.unwrap();
     let ready = lab.until(&second.id, &[Ready, Failed], LONG).await;
     assert_eq!(ready.state, Ready, "{}", ready.reason);

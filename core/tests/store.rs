@@ -179,7 +179,7 @@ async fn failed_migration_leaves_nothing_half_applied_postgres() {
 /// A database migrated by an earlier main, whose migration files were edited afterwards
 /// (0003 before 6b2db11, 0012 before 537e267), with data in it: today's binary upgrades it,
 /// keeps the data, and reads sessions (with the column the edit added).
-async fn a_database_of_an_earlier_main_upgrades(fresh: common::Fresh, kind: &str, upto: i64, edited: &str) {
+async fn a_database_of_an_earlier_main_upgrades(fresh: common::Fresh, kind: &str, upto: i64, edited: &str, by_hand: bool) {
     let dir = tempfile::tempdir().unwrap();
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     for entry in std::fs::read_dir(root.join("migrations").join(kind)).unwrap() {
@@ -203,6 +203,10 @@ async fn a_database_of_an_earlier_main_upgrades(fresh: common::Fresh, kind: &str
     ] {
         sqlx::query(statement).execute(&pool).await.unwrap();
     }
+    if by_hand {
+        // An operator who followed the error message and added the column himself.
+        sqlx::query("ALTER TABLE gpu_sessions ADD COLUMN slurm_node TEXT").execute(&pool).await.unwrap();
+    }
     pool.close().await;
 
     fresh.store.migrate().await.expect("today's binary upgrades the earlier database");
@@ -215,15 +219,16 @@ async fn a_database_of_an_earlier_main_upgrades(fresh: common::Fresh, kind: &str
 
 #[tokio::test]
 async fn a_database_of_an_earlier_main_upgrades_sqlite() {
-    a_database_of_an_earlier_main_upgrades(common::sqlite_unmigrated().await, "sqlite", 12, "0012_slurm_pool.sql").await;
-    a_database_of_an_earlier_main_upgrades(common::sqlite_unmigrated().await, "sqlite", 3, "0003_gpu_sessions.sql").await;
+    a_database_of_an_earlier_main_upgrades(common::sqlite_unmigrated().await, "sqlite", 12, "0012_slurm_pool.sql", false).await;
+    a_database_of_an_earlier_main_upgrades(common::sqlite_unmigrated().await, "sqlite", 12, "0012_slurm_pool.sql", true).await;
+    a_database_of_an_earlier_main_upgrades(common::sqlite_unmigrated().await, "sqlite", 3, "0003_gpu_sessions.sql", false).await;
 }
 
 #[tokio::test]
 async fn a_database_of_an_earlier_main_upgrades_postgres() {
-    for (upto, edited) in [(12, "0012_slurm_pool.sql"), (3, "0003_gpu_sessions.sql")] {
+    for (upto, edited, by_hand) in [(12, "0012_slurm_pool.sql", false), (12, "0012_slurm_pool.sql", true), (3, "0003_gpu_sessions.sql", false)] {
         if let Some(fresh) = common::postgres_unmigrated().await {
-            a_database_of_an_earlier_main_upgrades(fresh, "postgres", upto, edited).await;
+            a_database_of_an_earlier_main_upgrades(fresh, "postgres", upto, edited, by_hand).await;
         }
     }
 }

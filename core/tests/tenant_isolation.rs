@@ -138,8 +138,14 @@ async fn a_session_reaches_neither_other_sessions_nor_the_host_nor_link_local() 
     // The rules behind it, on this host now.
     assert_eq!(firewall::missing(&[network.bridge.as_str()], &[]).unwrap(), Vec::<String>::new());
 
-    // A firewall reload drops the host and metadata rules under the running portal: the
-    // next reconcile pass puts them back, and Bob is kept out again.
+    // A firewall reload drops the host and metadata rules under the portal, just restarted
+    // after a deploy (it made no network itself): its next reconcile pass puts them back,
+    // in their order, and Bob is kept out again.
+    let shared_rules = || {
+        let out = std::process::Command::new("iptables").args(["-w", "-S", "DOCKER-USER"]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.contains(network.bridge.as_str())).map(str::to_string).collect::<Vec<_>>()
+    };
+    let in_order = shared_rules();
     for rule in [
         format!("INPUT -i {} -j {}", network.bridge, firewall::CHAIN),
         format!("DOCKER-USER -i {} -d {} -j DROP", network.bridge, firewall::LINK_LOCAL),
@@ -149,9 +155,11 @@ async fn a_session_reaches_neither_other_sessions_nor_the_host_nor_link_local() 
         assert!(out.status.success(), "{rule}: {}", String::from_utf8_lossy(&out.stderr));
     }
     assert_eq!(firewall::missing(&[network.bridge.as_str()], &[]).unwrap().len(), 2);
-    let report = lab.sessions.reconcile().await.unwrap();
+    let restarted = slicehub_core::sessions::Sessions::new(lab.store.clone(), lab.gpus.clone(), lab.engine.clone(), lab.config.clone());
+    let report = restarted.reconcile().await.unwrap();
     assert_eq!(report.firewall_rules_restored, 2, "{report:?}");
     assert_eq!(firewall::missing(&[network.bridge.as_str()], &[]).unwrap(), Vec::<String>::new());
+    assert_eq!(shared_rules(), in_order, "the link-local drop is ahead of the DNS exceptions again");
     let seen = accepted.load(Ordering::SeqCst);
     let out = job_output(&lab, bob, &probes(&[("host", &gateway, host_port), ("metadata", "169.254.169.254", 80)])).await;
     assert!(out.contains("BLOCKED-host") && out.contains("BLOCKED-metadata"), "after the reload: {out}");

@@ -4,7 +4,8 @@
 //! on the node through the proxy (and cannot read another student's job there);
 //! ten claims on seven 1g GRES queue in Slurm with its reason and estimate; a cancel from
 //! outside, a portal restart and a node going down are followed, a controller failing over
-//! (slurmrestd answering an empty list and errors, through `slurm_failover`) ends nothing; a student's own job
+//! (slurmrestd answering an empty list and errors, through `slurm_failover`) ends nothing,
+//! a job cancelled while the portal is down is charged only until it ended; a student's own job
 //! carrying another session's comment changes nothing. On SQLite, then on
 //! PostgreSQL (the watcher, the stops and the claims race on both); one test, as the runs
 //! share the cluster's seven slices.
@@ -332,6 +333,22 @@ print(pwd.getpwuid(os.getuid()).pw_name, socket.gethostname(), os.environ['SLURM
         assert_eq!(cluster.job(job)["JobState"], "RUNNING", "a failover cancels nothing");
     }
 
+    // A job cancelled while the portal is down is charged until it ended, not until the
+    // restarted portal noticed.
+    let &(k, job) = before.iter().find(|(i, _)| !on_node2.contains(i)).expect("a session still running");
+    class.portal.kill_hard();
+    let cancelled_at = now_ms();
+    cluster.ctl(&["scancel", &job.to_string()]);
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    class.portal.restart().await;
+    until(&class.portal, &cookies[1 + k], &ids[k], &["failed"], Duration::from_secs(15)).await;
+    let database = database_url.clone().unwrap_or_else(|| format!("sqlite://{}?mode=rwc", class.portal.dir.path().join("data/slicehub.db").display()));
+    let store = slicehub_core::store::Store::connect(&database, 1).await.unwrap();
+    let row = store.usage_rows().await.unwrap().into_iter().find(|r| r.session_id == ids[k]).expect("its usage row");
+    store.close().await;
+    let ended = row.ended_at_ms.expect("closed");
+    assert!(ended < cancelled_at + 3_000, "charged until {} ms after the cancel, the portal's downtime included", ended - cancelled_at);
+
     // Everything stopped: no job of the portal is left on the cluster, and the other
     // team's job still runs.
     for (cookie, id) in cookies[1..11].iter().zip(&ids) {
@@ -346,4 +363,8 @@ print(pwd.getpwuid(os.getuid()).pw_name, socket.gethostname(), os.environ['SLURM
     }
     assert_eq!(cluster.job(outsider)["JobState"], "RUNNING", "another team's job is left alone");
     cluster.ctl(&["scancel", &outsider.to_string()]);
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
 }

@@ -73,18 +73,26 @@ pub trait GpuBackend: Send + Sync {
 
     /// Problems the driver knows of cheaply (pages or rows waiting for retirement or remapping).
     fn health(&self, gpu_index: u32) -> Result<GpuHealth, CoreError>;
+
+    /// GPUs the last [`GpuBackend::list_gpus`] left out because they could not be read (an
+    /// XID, a pending reset), by index, with why.
+    fn unreadable_gpus(&self) -> Vec<(u32, String)> {
+        Vec::new()
+    }
 }
 
 /// The index GPU `uuid` has now: indexes follow the bus order and change when a GPU is
 /// removed or after a reboot, so a placement acts on its GPU by UUID. `NotFound` when this
 /// backend has no such GPU (it is gone, or the placement was made by another backend).
 pub fn index_of(backend: &dyn GpuBackend, uuid: &str) -> Result<u32, CoreError> {
-    backend
-        .list_gpus()?
-        .into_iter()
-        .find(|g| g.uuid == uuid)
-        .map(|g| g.index)
-        .ok_or_else(|| CoreError::NotFound(format!("no GPU {uuid} here (it is gone, or another GPU backend placed the slice)")))
+    if let Some(gpu) = backend.list_gpus()?.into_iter().find(|g| g.uuid == uuid) {
+        return Ok(gpu.index);
+    }
+    // It may be the GPU that cannot be read now: that is no answer yet.
+    if let Some((index, why)) = backend.unreadable_gpus().into_iter().next() {
+        return Err(CoreError::Gpu(format!("GPU {uuid} is not listed while GPU {index} cannot be read ({why})")));
+    }
+    Err(CoreError::NotFound(format!("no GPU {uuid} here (it is gone, or another GPU backend placed the slice)")))
 }
 
 /// The names of the profiles at least one GPU offers, in catalog order. A GPU that

@@ -80,31 +80,57 @@ fn iptables(args: &[&str]) -> Result<bool, CoreError> {
     Ok(false)
 }
 
-/// Installs the rules for these bridges unless they are there already.
+/// Installs the rules for these bridges unless they are there already. The rules a bridge
+/// has in the shared chains only work in their order, so where any of them is missing all
+/// of that bridge's are put in again, in order. Every rule is tried; the first refusal is
+/// returned.
 pub fn isolate(bridges: &[&str], reachable: &[String]) -> Result<(), CoreError> {
     let _one = CHANGING.lock().unwrap_or_else(|e| e.into_inner());
     // Creating an existing chain fails harmlessly; the rules below are what matter.
     let _ = iptables(&["-N", CHAIN])?;
+    let mut first_error = None;
     for bridge in bridges {
         forget_unlisted_ranges(bridge, reachable)?;
-    }
-    for rule in missing_rules(bridges, reachable)? {
-        let rule: Vec<&str> = rule.iter().map(String::as_str).collect();
-        // The chain's own rules keep their order (accept replies, then drop); the jumps
-        // and drops in the shared chains go first, ahead of any rule that accepts.
-        let added = if rule[0] == CHAIN {
-            iptables(&[&["-A"], rule.as_slice()].concat())?
-        } else {
-            iptables(&[&["-I", rule[0], "1"], &rule[1..]].concat())?
-        };
-        if !added {
-            return Err(CoreError::Engine(format!(
-                "iptables refused the rule `{}`",
-                rule.join(" ")
-            )));
+        let rules = rules_for(bridge, reachable);
+        let mut missing = Vec::new();
+        for rule in &rules {
+            if !present(rule)? {
+                missing.push(rule.clone());
+            }
+        }
+        let shared_missing = missing.iter().any(|rule| rule[0] != CHAIN);
+        if shared_missing {
+            for rule in rules.iter().filter(|rule| rule[0] != CHAIN) {
+                if present(rule)? {
+                    let words: Vec<&str> = rule.iter().map(String::as_str).collect();
+                    iptables(&[&["-D"], words.as_slice()].concat())?;
+                }
+            }
+            missing = rules;
+        }
+        for rule in missing {
+            let words: Vec<&str> = rule.iter().map(String::as_str).collect();
+            // The chain's own rules keep their order (accept replies, then drop); the jumps
+            // and drops in the shared chains go first, ahead of any rule that accepts.
+            let added = if words[0] == CHAIN {
+                iptables(&[&["-A"], words.as_slice()].concat())
+            } else {
+                iptables(&[&["-I", words[0], "1"], &words[1..]].concat())
+            };
+            let refused = match added {
+                Ok(true) => continue,
+                Ok(false) => CoreError::Engine(format!("iptables refused the rule `{}`", rule.join(" "))),
+                Err(e) => e,
+            };
+            first_error.get_or_insert(refused);
         }
     }
-    Ok(())
+    first_error.map_or(Ok(()), Err)
+}
+
+fn present(rule: &[String]) -> Result<bool, CoreError> {
+    let words: Vec<&str> = rule.iter().map(String::as_str).collect();
+    iptables(&[&["-C"], words.as_slice()].concat())
 }
 
 /// Deletes the bridge's RETURN rules for ranges the administrator no longer lists, so a
@@ -132,8 +158,7 @@ fn missing_rules(bridges: &[&str], reachable: &[String]) -> Result<Vec<Vec<Strin
     let mut missing = Vec::new();
     for bridge in bridges {
         for rule in rules_for(bridge, reachable) {
-            let words: Vec<&str> = rule.iter().map(String::as_str).collect();
-            if !iptables(&[&["-C"], words.as_slice()].concat())? {
+            if !present(&rule)? {
                 missing.push(rule);
             }
         }

@@ -128,7 +128,7 @@ impl Sessions {
 
     /// Keeps the container's exit code and last lines before it is removed; when it had
     /// stopped on its own, when it did.
-    async fn keep_outcome(&self, session: &GpuSession) -> Option<i64> {
+    pub(super) async fn keep_outcome(&self, session: &GpuSession) -> Option<i64> {
         let name = session.container.as_ref()?;
         let engine = &self.inner.engine;
         let (exit_code, stopped_at) = match engine.status(name).await {

@@ -1,30 +1,31 @@
 //! The host firewall rules of the session networks, checked again on every reconcile pass:
 //! a firewall reload (`firewall-cmd --reload`, `ufw reload`, an `iptables-restore`) drops
 //! them silently, and from then on containers would reach the host and the metadata
-//! address. Missing rules are put back and logged as an error; rules that cannot be put
-//! back make the next launch on that network set them up again, and fail if it cannot.
+//! address. Every bridge of this portal instance that exists is checked, whoever made it
+//! (a portal restarted after a deploy has running sessions on networks it did not make).
+//! Missing rules are put back and logged as an error; rules that cannot be put back are
+//! reported by `/healthz` and tried again each pass, and the next launch on that network
+//! sets them up again or fails.
 
 use super::manager::Sessions;
-use crate::runtime::firewall;
+use crate::runtime::{firewall, SessionNetwork};
 use crate::CoreError;
 
 impl Sessions {
-    /// Puts back the missing rules of the session networks this process made sure of;
-    /// how many were missing.
+    /// Puts back the missing rules of this instance's session networks; how many were
+    /// missing.
     pub(super) async fn keep_host_firewall(&self) -> Result<usize, CoreError> {
         if !self.inner.config.sessions_host_firewall {
             return Ok(0);
         }
-        let bridges: Vec<String> = self
-            .inner
-            .networks_ready
-            .lock()
-            .await
-            .iter()
+        let instance = self.instance_id().await?;
+        let bridges: Vec<String> = [true, false]
+            .into_iter()
+            .map(|internet| SessionNetwork::of(&instance, internet).bridge)
             .filter(|bridge| std::path::Path::new("/sys/class/net").join(bridge).exists())
-            .cloned()
             .collect();
         if bridges.is_empty() {
+            self.set_firewall_problem(None);
             return Ok(0);
         }
         let reachable = self.inner.config.sessions_reachable_private_ranges.clone();
@@ -38,14 +39,19 @@ impl Sessions {
             Ok::<_, CoreError>(missing)
         })
         .await
-        .map_err(|e| CoreError::Engine(format!("firewall check crashed: {e}")))?;
+        .map_err(|e| CoreError::Engine(format!("firewall check crashed: {e}")))
+        .and_then(|r| r);
         match restored {
-            Ok(missing) if missing.is_empty() => Ok(0),
             Ok(missing) => {
-                tracing::error!(rules = ?missing, "session network firewall rules were missing (a firewall reload?); put back");
+                self.set_firewall_problem(None);
+                if !missing.is_empty() {
+                    tracing::error!(rules = ?missing, "session network firewall rules were missing (a firewall reload?); put back");
+                }
                 Ok(missing.len())
             }
             Err(e) => {
+                self.set_firewall_problem(Some(e.to_string()));
+                // The next launch on these networks sets the rules up again, or fails.
                 let mut ready = self.inner.networks_ready.lock().await;
                 for bridge in &bridges {
                     ready.remove(bridge);
@@ -53,5 +59,14 @@ impl Sessions {
                 Err(e)
             }
         }
+    }
+
+    /// Why session networks lack firewall rules the last pass could not put back.
+    pub fn firewall_problem(&self) -> Option<String> {
+        self.inner.firewall_problem.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn set_firewall_problem(&self, problem: Option<String>) {
+        *self.inner.firewall_problem.lock().unwrap_or_else(|e| e.into_inner()) = problem;
     }
 }

@@ -191,12 +191,13 @@ impl Sessions {
         seen.get(session_id).is_some_and(|&at| at > ms)
     }
 
-    /// The newest sample of the session's slice at or above `percent` busy.
-    /// Whether any sample of the session's slice said how busy it was.
+    /// Whether the latest sample of the session's slice said how busy it was (a signal
+    /// that stopped coming is no signal: the job is not judged on an old one).
     fn has_activity_signal(&self, session_id: &str) -> bool {
-        self.slice_samples(session_id).iter().any(|s| s.busy_percent.is_some())
+        self.slice_samples(session_id).last().is_some_and(|s| s.busy_percent.is_some())
     }
 
+    /// The newest sample of the session's slice at or above `percent` busy.
     fn busy_since(&self, session_id: &str, percent: u32) -> Option<i64> {
         self.slice_samples(session_id)
             .iter()

@@ -75,6 +75,12 @@ impl Sessions {
         // to remove.
         store.set_session_container(id, &spec.name).await?;
         if !self.publish(store.transition(id, SessionState::Creating, &detail).await?) {
+            // Stopped before its container steps: the stop is over or waits at the gate,
+            // and no launch comes back for this session.
+            drop(gate);
+            if self.session(id).await?.state.is_final() {
+                self.forget_launch_gate(id);
+            }
             return Ok(());
         }
         store.open_usage(&self.session(id).await?).await?;
@@ -91,8 +97,11 @@ impl Sessions {
         }
         engine.start(&spec.name).await?;
         // A stop that came during the container steps is waiting at the gate and may have
-        // read the session before the container existed: the container goes now.
-        if self.session(id).await?.state != SessionState::Creating {
+        // read the session before the container existed: the container goes now, its
+        // output kept first (a job that crashed at once keeps its traceback).
+        let now = self.session(id).await?;
+        if now.state != SessionState::Creating {
+            self.keep_outcome(&now).await;
             engine.remove(&spec.name).await?;
             return Ok(());
         }
@@ -271,12 +280,13 @@ impl Sessions {
     /// that stops, or no answer in time, fails the session with its last log lines.
     async fn await_jupyter(&self, id: &str, placed_ms: i64) -> Result<(), CoreError> {
         let store = &self.inner.store;
-        // Counted from the placement, not from the container's start: the queue promised
-        // the slice free again by a time that includes this allowance once, whatever the
+        // Counted from the start of the launch, with the launch's allowance: the queue
+        // promised the slice free again by a time that includes both once, whatever the
         // MIG instance and the engine took before.
         let timeout = Duration::from_secs(u64::from(self.inner.config.sessions_ready_timeout_seconds));
+        let allowance = Duration::from_millis(super::queue::LAUNCH_ALLOWANCE_MS as u64);
         let spent = Duration::from_millis(u64::try_from(crate::store::now_ms() - placed_ms).unwrap_or(0));
-        let until = Instant::now() + timeout.saturating_sub(spent);
+        let until = Instant::now() + (timeout + allowance).saturating_sub(spent).min(timeout);
         loop {
             let session = self.session(id).await?;
             if session.state != SessionState::Starting {

@@ -67,6 +67,8 @@ pub(super) struct Inner {
     /// False while the serving portal picks up the sessions of its last run; claims wait
     /// for it, so none is taken for a launch the restart cut off.
     pub recovered: tokio::sync::watch::Sender<bool>,
+    /// Why the last reconcile pass could not put the session networks' firewall rules back.
+    pub firewall_problem: std::sync::Mutex<Option<String>>,
     /// Per session, between a launch's container steps and a stop (`launch_gate.rs`).
     pub launch_gates: std::sync::Mutex<std::collections::HashMap<String, Arc<Mutex<()>>>>,
     /// Cleared by [`Sessions::never_dispatch`] in short-lived CLI processes, which would
@@ -119,6 +121,7 @@ impl Sessions {
                 in_flight: std::sync::Mutex::new(std::collections::HashMap::new()),
                 launch_gates: std::sync::Mutex::new(std::collections::HashMap::new()),
                 recovered: tokio::sync::watch::Sender::new(true),
+                firewall_problem: std::sync::Mutex::new(None),
                 dispatches: std::sync::atomic::AtomicBool::new(true),
                 dispatching: Mutex::new(()),
                 dispatch_again: std::sync::atomic::AtomicBool::new(false),

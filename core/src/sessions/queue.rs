@@ -30,6 +30,10 @@ pub(super) enum Placed {
     NotWaiting,
 }
 
+/// What a launch may take beyond JupyterLab's ready timeout (the MIG instance, the
+/// network, creating and starting the container) in the time the queue plans with.
+pub(super) const LAUNCH_ALLOWANCE_MS: i64 = 120_000;
+
 /// Time past a session's limit before its slice is surely back: the reconciler's next
 /// pass notices the limit, the container stops, the instance is destroyed.
 fn slack_ms(reconcile_seconds: u32) -> i64 {
@@ -86,7 +90,7 @@ impl Sessions {
         let config = &self.inner.config;
         limit_ms
             + i64::from(config.sessions_ready_timeout_seconds) * 1_000
-            + 120_000
+            + LAUNCH_ALLOWANCE_MS
             + slack_ms(config.sessions_reconcile_seconds)
     }
 

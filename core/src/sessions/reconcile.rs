@@ -261,20 +261,26 @@ impl Sessions {
         Ok(repaired)
     }
 
-    /// Recovers from the last run (before returning, so no new claim can be mistaken for
-    /// a launch the restart cut off), then reconciles every `sessions.reconcile_seconds`,
-    /// follows the engine's container deaths and samples the slices in the background.
+    /// Recovers from the last run in the background (claims wait for it, so none is
+    /// mistaken for a launch the restart cut off), then reconciles every
+    /// `sessions.reconcile_seconds`, follows the engine's container deaths and samples the
+    /// slices.
     pub async fn start_background(&self) {
         // Pages are served meanwhile (a hung engine must not keep the port silent); claims
         // wait for the recovery, and the loops start after it.
         self.inner.recovered.send_replace(false);
         let this = self.clone();
         tokio::spawn(async move {
-            match tokio::time::timeout(RECOVERY_LIMIT, this.recover_after_restart()).await {
-                Ok(Ok(report)) => tracing::info!(?report, "sessions recovered after start"),
-                Ok(Err(e)) => tracing::error!(error = %e, "recovering sessions after start failed; the reconcile passes go on"),
-                Err(_) => tracing::error!("recovering sessions after start took over {} s; the reconcile passes go on", RECOVERY_LIMIT.as_secs()),
-            }
+            // Whatever the recovery does (fails, hangs, panics), claims are let through and
+            // the loops start after it: the reconcile passes take over what it left.
+            super::supervised::long_pass("recovery", async {
+                match tokio::time::timeout(RECOVERY_LIMIT, this.recover_after_restart()).await {
+                    Ok(Ok(report)) => tracing::info!(?report, "sessions recovered after start"),
+                    Ok(Err(e)) => tracing::error!(error = %e, "recovering sessions after start failed; the reconcile passes go on"),
+                    Err(_) => tracing::error!("recovering sessions after start took over {} s; the reconcile passes go on", RECOVERY_LIMIT.as_secs()),
+                }
+            })
+            .await;
             this.inner.recovered.send_replace(true);
             this.start_loops();
         });

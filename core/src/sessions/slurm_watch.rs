@@ -252,6 +252,12 @@ impl Sessions {
         };
         let to = if ended { SessionState::Ended } else { SessionState::Failed };
         let from = SessionState::ACTIVE;
+        // Charged until the job ended, not until the watcher noticed (after portal downtime,
+        // much later); the stop's own close then finds the interval closed.
+        if let Some(end) = job.end_ms {
+            let now = crate::store::now_ms();
+            self.inner.store.close_usage(&session.id, end.min(now), &reason).await?;
+        }
         if job_kind {
             if let Some(code) = job.exit_code {
                 self.inner.store.set_session_outcome(&session.id, Some(code), "").await?;

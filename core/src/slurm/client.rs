@@ -39,6 +39,8 @@ pub struct SlurmJob {
     pub start_ms: Option<i64>,
     /// The job's exit code (128 + N when signal N killed it).
     pub exit_code: Option<i64>,
+    /// When it ended, once it has (epoch ms).
+    pub end_ms: Option<i64>,
     pub priority: u64,
 }
 
@@ -234,6 +236,11 @@ fn job_from(value: &Value) -> Option<SlurmJob> {
         node,
         start_ms: value["start_time"].as_i64().filter(|s| *s > 0).map(|s| s * 1000),
         exit_code: value["exit_code"].as_i64().map(exit_code_of),
+        // While it runs Slurm gives its expected end here: only an ended job's counts.
+        end_ms: value["end_time"]
+            .as_i64()
+            .filter(|e| *e > 0 && matches!(JobPhase::of(&text(&value["job_state"])), JobPhase::Over(_)))
+            .map(|e| e * 1000),
         priority: value["priority"].as_u64().unwrap_or(0),
     })
 }

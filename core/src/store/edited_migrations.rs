@@ -13,11 +13,12 @@ struct Edited {
     version: i64,
     /// SHA-384 of the file as first committed, in hex.
     earlier: &'static str,
-    /// What the edit added to the schema.
-    catch_up: &'static [&'static str],
+    /// What the edit added to the schema: columns of `gpu_sessions`, each with the
+    /// statement that adds it.
+    catch_up: &'static [(&'static str, &'static str)],
 }
 
-const SLURM_NODE: &[&str] = &["ALTER TABLE gpu_sessions ADD COLUMN slurm_node TEXT"];
+const SLURM_NODE: &[(&str, &str)] = &[("slurm_node", "ALTER TABLE gpu_sessions ADD COLUMN slurm_node TEXT")];
 const EARLIER_0012: &str = "4678cb543d6a11fc16922a552aba660945aa7fdfad4d8d34b8fbbf3dc0a3b3bc69d308b94abf5cfa6b1971277bccbf92";
 
 const SQLITE: &[Edited] = &[
@@ -60,9 +61,19 @@ pub(super) async fn catch_up_edited(pool: &sqlx::AnyPool, kind: DbKind, migrator
             continue;
         }
         let Some(today) = migrator.iter().find(|m| m.version == edit.version) else { continue };
+        let has_column = match kind {
+            DbKind::Sqlite => "SELECT COUNT(*) FROM pragma_table_info('gpu_sessions') WHERE name = $1",
+            DbKind::Postgres => {
+                "SELECT COUNT(*) FROM information_schema.columns WHERE table_name = 'gpu_sessions' AND column_name = $1 AND table_schema = current_schema()"
+            }
+        };
         let mut tx = pool.begin().await?;
-        for statement in edit.catch_up {
-            sqlx::query(statement).execute(&mut *tx).await?;
+        for (column, statement) in edit.catch_up {
+            // Added by hand already, or by a portal starting beside this one.
+            let (present,): (i64,) = sqlx::query_as(has_column).bind(*column).fetch_one(&mut *tx).await?;
+            if present == 0 {
+                sqlx::query(statement).execute(&mut *tx).await?;
+            }
         }
         sqlx::query("UPDATE _sqlx_migrations SET checksum = $1 WHERE version = $2")
             .bind(today.checksum.to_vec())

@@ -265,7 +265,7 @@ fn PolicyView(
                 <h2 class="card-title">"Idle sessions"</h2>
                 <p class="hint">"A notebook is active while its kernel or a terminal works, while its student saves or changes something through JupyterLab, or while its slice is busy above the GPU threshold. An open browser tab alone does not count. The student is warned first and can keep it running; files in the home folder stay."</p>
                 {(!readable).then(|| view! {
-                    <p class="hint no-activity-signal">"These GPUs do not say how busy each MIG slice is (per-slice activity needs a Hopper or newer GPU): jobs are never reported or stopped as idle here, and the GPU threshold counts for nothing. Notebooks are still judged by their kernels, terminals and saves."</p>
+                    <p class="hint no-activity-signal">"Some GPUs here do not say how busy each MIG slice is (per-slice activity needs a Hopper or newer GPU): a job on such a slice is never reported or stopped as idle, whatever is set below, and the GPU threshold counts for nothing there. Notebooks are still judged by their kernels, terminals and saves."</p>
                 })}
                 <div class="field-grid">
                     <Field save field="idle_minutes" label="Stop idle notebooks after (minutes)" help="off: never.".into()>
@@ -286,7 +286,7 @@ fn PolicyView(
                     <Field save field="job_idle" label="Such a job is">
                         <select id="policy-job_idle" name="job_idle">
                             <option value="report" selected=f.job_idle != "stop">"Reported only"</option>
-                            <option value="stop" selected=f.job_idle == "stop" disabled=!readable>"Stopped (after the warning)"</option>
+                            <option value="stop" selected=f.job_idle == "stop">"Stopped (after the warning)"</option>
                         </select>
                     </Field>
                 </div>

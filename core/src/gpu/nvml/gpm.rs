@@ -14,8 +14,9 @@ use nvml_wrapper::Nvml;
 use super::errors::nvml_error;
 use crate::CoreError;
 
-/// A sample not compared against for this long belongs to something gone.
-const FORGET_AFTER: Duration = Duration::from_secs(600);
+/// A sample not compared against for this long belongs to something gone (the sampler asks
+/// at least every `sessions.sample_seconds`, at most an hour).
+const FORGET_AFTER: Duration = Duration::from_secs(3 * 3600);
 
 #[derive(Default)]
 pub(super) struct GpmSamples {

@@ -44,6 +44,8 @@ pub struct NvmlBackend {
     mig: Mutex<()>,
     /// The last GPM sample of each GPU and MIG instance asked about.
     gpm: gpm::GpmSamples,
+    /// The GPUs the last listing could not read, with why.
+    unreadable: Mutex<Vec<(u32, String)>>,
 }
 
 impl NvmlBackend {
@@ -64,6 +66,7 @@ impl NvmlBackend {
                         catalogs: Mutex::new(HashMap::new()),
                         mig: Mutex::new(()),
                         gpm: Default::default(),
+                        unreadable: Mutex::new(Vec::new()),
                     })
                 }
                 Err(e) => failures.push(format!("{library}: {}", short(&e))),
@@ -185,13 +188,30 @@ impl GpuBackend for NvmlBackend {
                     mig_mode_pending,
                 })
             });
-        Ok(read
-            .enumerate()
-            .filter_map(|(index, gpu)| {
-                gpu.map_err(|e| tracing::error!(gpu = index, error = %e, "GPU unreadable; left out until it answers"))
-                    .ok()
-            })
-            .collect())
+        let mut gpus = Vec::new();
+        let mut unreadable = Vec::new();
+        for (index, gpu) in (0u32..).zip(read) {
+            match gpu {
+                Ok(gpu) => gpus.push(gpu),
+                Err(e) => unreadable.push((index, e.to_string())),
+            }
+        }
+        let mut last = self.unreadable.lock().unwrap_or_else(|e| e.into_inner());
+        if *last != unreadable {
+            // Logged when it changes, not at every listing.
+            for (index, why) in &unreadable {
+                tracing::error!(gpu = index, error = %why, "GPU unreadable; left out until it answers");
+            }
+            if unreadable.is_empty() {
+                tracing::info!("every GPU can be read again");
+            }
+            *last = unreadable;
+        }
+        Ok(gpus)
+    }
+
+    fn unreadable_gpus(&self) -> Vec<(u32, String)> {
+        self.unreadable.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     fn catalog(&self, gpu_index: u32) -> Result<Catalog, CoreError> {
