@@ -75,7 +75,7 @@ fn run_async(config: Config, command: Command) -> Result<(), CliError> {
         .enable_all()
         .build()
         .map_err(|e| CliError::Io(format!("cannot start the async runtime: {e}")))?;
-    runtime.block_on(async move {
+    let done = runtime.block_on(async move {
         match command {
             Command::Serve => serve::run(config).await,
             Command::Migrate => startup::migrate_only(&config).await,
@@ -100,5 +100,9 @@ fn run_async(config: Config, command: Command) -> Result<(), CliError> {
                 command: GpuCommand::Undrain { index },
             } => gpu_layout::drain(config, index, false).await,
         }
-    })
+    });
+    // A GPU or firewall call that hangs holds a blocking thread: the process does not wait
+    // for it.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    done
 }

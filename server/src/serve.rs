@@ -193,9 +193,7 @@ pub async fn run(config: Config) -> Result<(), CliError> {
         }
         () = overdue => tracing::warn!("requests still open {} s after the signal; stopping anyway", GRACE.as_secs()),
     }
-    if let Err(e) = sessions.remove_idle_networks().await {
-        tracing::warn!(error = %e, "could not remove idle session networks");
-    }
+    sessions.shut_down().await;
     store.close().await;
     tracing::info!("stopped cleanly");
     Ok(())

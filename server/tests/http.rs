@@ -59,7 +59,8 @@ async fn healthz_reports_each_part_and_a_down_engine_does_not_stop_the_portal() 
 
 /// A Docker engine that accepts connections and never answers (hung dockerd): the portal
 /// answers its pages and /healthz within seconds and says it is recovering (it used to
-/// pick up the last run's sessions before serving, silent for minutes).
+/// pick up the last run's sessions before serving, silent for minutes), and a SIGTERM
+/// ends it within seconds (it used to wait on the engine to remove its networks).
 #[tokio::test]
 async fn a_hung_engine_does_not_keep_the_portal_silent_at_start() {
     let dir = tempfile::tempdir().unwrap();
@@ -84,6 +85,11 @@ async fn a_hung_engine_does_not_keep_the_portal_silent_at_start() {
     assert_eq!(body["background"]["ok"], false, "{body}");
     let page = reqwest::get(format!("{}/login", portal.url)).await.unwrap();
     assert_eq!(page.status(), 200, "pages are served meanwhile");
+    // Stopped, it does not wait for the engine either.
+    let mut portal = portal;
+    let (status, took) = portal.terminate().await;
+    assert!(status.success(), "{status}: {}", portal.log());
+    assert!(took < std::time::Duration::from_secs(12), "SIGTERM took {took:?} with the engine hung");
 }
 
 #[tokio::test]

@@ -223,8 +223,7 @@ impl Sessions {
         let this = self.clone();
         tokio::spawn(async move {
             let period = Duration::from_secs(u64::from(this.inner.config.sessions_sample_seconds.max(1)));
-            loop {
-                tokio::time::sleep(period).await;
+            while !this.pause_or_stop(period).await {
                 super::supervised::pass("sampling", async {
                     if let Err(e) = this.sample_slices().await {
                         tracing::warn!(error = %e, "slice sampling pass failed");

@@ -67,6 +67,8 @@ pub(super) struct Inner {
     /// False while the serving portal picks up the sessions of its last run; claims wait
     /// for it, so none is taken for a launch the restart cut off.
     pub recovered: tokio::sync::watch::Sender<bool>,
+    /// Set when the portal stops: the background loops end at their next pause.
+    pub shutting_down: tokio::sync::watch::Sender<bool>,
     /// Why the last reconcile pass could not put the session networks' firewall rules back.
     pub firewall_problem: std::sync::Mutex<Option<String>>,
     /// Per session, between a launch's container steps and a stop (`launch_gate.rs`).
@@ -122,6 +124,7 @@ impl Sessions {
                 launch_gates: std::sync::Mutex::new(std::collections::HashMap::new()),
                 recovered: tokio::sync::watch::Sender::new(true),
                 firewall_problem: std::sync::Mutex::new(None),
+                shutting_down: tokio::sync::watch::Sender::new(false),
                 dispatches: std::sync::atomic::AtomicBool::new(true),
                 dispatching: Mutex::new(()),
                 dispatch_again: std::sync::atomic::AtomicBool::new(false),

@@ -15,6 +15,7 @@ mod idle_rule;
 mod host_firewall;
 mod in_flight;
 mod launch_gate;
+mod shutdown;
 mod jupyter_activity;
 mod launch;
 mod leftover_instances;

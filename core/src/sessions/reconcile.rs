@@ -320,8 +320,7 @@ impl Sessions {
         let this = self.clone();
         tokio::spawn(async move {
             let period = Duration::from_secs(u64::from(this.inner.config.sessions_reconcile_seconds));
-            loop {
-                tokio::time::sleep(period).await;
+            while !this.pause_or_stop(period).await {
                 super::supervised::pass("reconcile", async {
                     match this.reconcile().await {
                         Ok(report) => {
@@ -338,9 +337,15 @@ impl Sessions {
         });
         let this = self.clone();
         tokio::spawn(async move {
+            let mut stopping = this.inner.shutting_down.subscribe();
             loop {
-                super::supervised::long_pass("container-deaths", this.follow_container_deaths()).await;
-                tokio::time::sleep(Duration::from_secs(2)).await;
+                tokio::select! {
+                    _ = super::supervised::long_pass("container-deaths", this.follow_container_deaths()) => {}
+                    _ = stopping.wait_for(|down| *down) => return,
+                }
+                if this.pause_or_stop(Duration::from_secs(2)).await {
+                    return;
+                }
             }
         });
         self.start_sampling();

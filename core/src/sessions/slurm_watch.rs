@@ -34,7 +34,9 @@ impl Sessions {
                     }
                 })
                 .await;
-                tokio::time::sleep(WATCH_EVERY).await;
+                if this.pause_or_stop(WATCH_EVERY).await {
+                    return;
+                }
             }
         });
     }
