@@ -176,6 +176,23 @@ async fn failed_migration_leaves_nothing_half_applied_postgres() {
     }
 }
 
+/// Migration 0003 or 0012 as first committed: today's text with the later edits undone (a
+/// comment reworded in each, and 0012's last statement added).
+fn as_first_committed(today: &str) -> String {
+    let earlier = today
+        .replace(
+            "-- 1 while nothing is held: before a slice is placed, and once it is given back.",
+            "-- 1 once the slice is given back (holds deleted, a created instance destroyed).",
+        )
+        .replace(
+            "-- cluster; that job's id once Slurm accepted it, and the node it started on.",
+            "-- cluster; and that job's id once Slurm accepted it.",
+        )
+        .replace("ALTER TABLE gpu_sessions ADD COLUMN slurm_node TEXT;\n", "");
+    assert_ne!(earlier, today, "the edits to undo are in the file");
+    earlier
+}
+
 /// A database migrated by an earlier main, whose migration files were edited afterwards
 /// (0003 before 6b2db11, 0012 before 537e267), with data in it: today's binary upgrades it,
 /// keeps the data, and reads sessions (with the column the edit added).
@@ -190,8 +207,8 @@ async fn a_database_of_an_earlier_main_upgrades(fresh: common::Fresh, kind: &str
             std::fs::copy(&path, dir.path().join(&name)).unwrap();
         }
     }
-    let earlier = root.join("core/tests/fixtures/edited-migrations").join(kind).join(edited);
-    std::fs::copy(earlier, dir.path().join(edited)).unwrap();
+    let today = std::fs::read_to_string(root.join("migrations").join(kind).join(edited)).unwrap();
+    std::fs::write(dir.path().join(edited), as_first_committed(&today)).unwrap();
     sqlx::any::install_default_drivers();
     let pool = sqlx::AnyPool::connect(&fresh.url).await.unwrap();
     sqlx::migrate::Migrator::new(dir.path()).await.unwrap().run(&pool).await.expect("the earlier migrations apply");
