@@ -172,4 +172,46 @@ async fn a_big_claim_keeps_its_place_and_its_latest_start(store: Store) {
     lab.clean_up().await;
 }
 
-on_both_databases!(a_big_claim_keeps_its_place_and_its_latest_start);
+/// The launch card's "at the latest" is what the claim is then promised: another course's
+/// booked lab keeps the GPU from in 10 minutes, and its sessions may run on past the
+/// window's end by that course's limit; the card counts that tail, as the promise does.
+async fn the_card_promises_no_earlier_than_the_claim_then_gets(store: Store) {
+    let lab = lab(store, "1 x H100-80GB", |c| c.sessions_max_minutes = 60).await;
+    set_limit(&lab, lab.course_id, 60).await;
+    let (eve, lab_student) = (lab.student("eve").await, lab.student("lab-student").await);
+    let other = short_course(&lab, 60, lab_student).await;
+    let starts = now_ms() + 10 * MIN;
+    lab.sessions
+        .book(&slicehub_core::sessions::BookingRequest {
+            course_id: other,
+            profile: "1g.10gb".into(),
+            slices: 7,
+            starts_at_ms: starts,
+            ends_at_ms: starts + 30 * MIN,
+            weeks: 1,
+            by: "vic".into(),
+            override_running: false,
+        })
+        .await
+        .unwrap();
+    let card = lab
+        .sessions
+        .availability_for(&["1g.10gb".to_string()], 60, Some(lab.course_id), true)
+        .await
+        .unwrap();
+    assert_eq!(card[0].free, 0, "an hour from now would run into the booked lab");
+    let card = card[0].wait.expect("the card says when");
+    let claim = lab.sessions.claim(lab.job(eve, &["sleep", "600"])).await.unwrap();
+    assert_eq!(claim.state, Queued);
+    let promised = lab.sessions.queue_estimates().await.unwrap()[&claim.id];
+    assert!(
+        card.latest_ms + MIN >= promised.latest_ms,
+        "the card said {} min, the claim was promised {} min",
+        (card.latest_ms - now_ms()) / MIN,
+        (promised.latest_ms - now_ms()) / MIN
+    );
+    lab.sessions.stop(&claim.id, "done").await.unwrap();
+    lab.clean_up().await;
+}
+
+on_both_databases!(a_big_claim_keeps_its_place_and_its_latest_start, the_card_promises_no_earlier_than_the_claim_then_gets);

@@ -165,9 +165,12 @@ impl Sessions {
         if queue.waiting.len() >= PLANNED {
             return None;
         }
+        // Planned as the claim would be: booked windows with their tails, and behind the
+        // claims of its size already waiting.
         let states = queue.states();
-        let windows = queue.windows_against(course);
-        let slot = earliest_start(&states, &queue.holds, &windows, profile, queue.now_ms, hold_ms, Policy::default())?;
+        let windows = queue.windows_promising(course);
+        let from = queue.same_size_not_before(profile).unwrap_or(queue.now_ms).max(queue.now_ms);
+        let slot = earliest_start(&states, &queue.holds, &windows, profile, from, hold_ms, Policy::default())?;
         if slot.at_ms <= queue.now_ms {
             return None;
         }

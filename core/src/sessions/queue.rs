@@ -70,6 +70,32 @@ impl QueueNow {
             .collect()
     }
 
+    /// [`QueueNow::windows_against`] as a promise sees them: a booked window reaches on by
+    /// its owner's tail (a session started in it may run that long past its end), as the
+    /// queue's own plan reads it.
+    pub fn windows_promising(&self, course: Option<i64>) -> Vec<Window> {
+        self.windows
+            .values()
+            .map(|(w, _)| *w)
+            .chain(
+                self.booked
+                    .iter()
+                    .filter(|b| Some(b.owner) != course)
+                    .map(|b| Window { until_ms: b.window.until_ms.saturating_add(b.tail_ms), ..b.window }),
+            )
+            .collect()
+    }
+
+    /// The latest window kept for a waiting claim of `profile`: a new claim of that size is
+    /// promised no earlier (claims of one size start in the order they came).
+    pub fn same_size_not_before(&self, profile: &str) -> Option<i64> {
+        self.waiting
+            .iter()
+            .filter(|w| w.profile == profile)
+            .filter_map(|w| self.windows.get(&w.id).map(|(window, _)| window.from_ms))
+            .max()
+    }
+
     fn gpu_of(&self, uuid: &str) -> Option<usize> {
         self.fleet.iter().position(|g| g.info.uuid == uuid)
     }
