@@ -240,7 +240,8 @@ async fn a_booked_windows_instances_are_ready_at_its_start_and_go_after_it(store
     let rosa = lab.student("rosa").await;
     let session = lab.sessions.claim(lab.job(rosa, &["sleep", "600"])).await.unwrap();
     let session = lab.until(&session.id, &[Ready], LAUNCH).await;
-    assert!(!session.created_instance, "the session used the prepared instance");
+    assert_eq!(instances_on(booked_gpu), booked, "the session used a prepared instance");
+    assert!(session.created_instance, "the portal made it: the session's release destroys it");
     let at = session.placement.clone().unwrap();
     assert!(booked.contains(&Placement::new(at.profile_id, at.start)), "{at:?}");
     // While the window is open a pass keeps the one nobody holds.
@@ -256,7 +257,7 @@ async fn a_booked_windows_instances_are_ready_at_its_start_and_go_after_it(store
     assert_eq!(instances_on(booked_gpu), HashSet::from([Placement::new(at.profile_id, at.start)]));
     lab.sessions.stop(&session.id, "done").await.unwrap();
     lab.until(&session.id, &[Ended], LAUNCH).await;
-    lab.sessions.reconcile().await.unwrap();
+    // Gone with its session, as the queue planned, not only at the next pass.
     assert!(instances_on(booked_gpu).is_empty(), "the booked instances are gone after the window");
     assert_eq!(instances_on(other_gpu), HashSet::from([admins]), "an admin's instance stays");
     lab.clean_up().await;

@@ -32,6 +32,13 @@ pub(super) struct GpuNow {
     held: Vec<Placement>,
 }
 
+impl GpuNow {
+    /// Whether claims create and destroy instances on this GPU (not a static layout).
+    pub(super) fn is_dynamic(&self) -> bool {
+        self.mode == Mode::Dynamic
+    }
+}
+
 /// The GPUs as the pure allocator takes them.
 pub(super) fn allocator_states(fleet_now: &[GpuNow]) -> Vec<GpuState<'_>> {
     fleet_now

@@ -345,6 +345,15 @@ impl Sessions {
         Ok(out)
     }
 
+    async fn portal_made_instance(&self, at: &SlicePlacement) -> Result<bool, CoreError> {
+        let store = &self.inner.store;
+        if store.portal_created_instance_at(&at.gpu_uuid, at.profile_id, at.start).await? {
+            return Ok(true);
+        }
+        let prepared = store.prepared_instances().await?;
+        Ok(prepared.iter().any(|(uuid, profile, start)| *uuid == at.gpu_uuid && *profile == at.profile_id && *start == at.start))
+    }
+
     /// Why a claim that waited may not start now its turn has come: its student's budget
     /// no longer pays for the shortest start (it was checked when the claim was made; a
     /// claim being made now is not checked twice).
@@ -410,7 +419,11 @@ impl Sessions {
             start: decision.placement.start,
             label: decision.placement.describe(&gpu.catalog),
         };
-        let created = decision.action == slicehub_mig::Action::Create;
+        // An existing instance the portal made (prepared for a booked lab, or left by an
+        // earlier session) is the portal's to destroy at release too: the queue plans with
+        // a dynamic GPU's slices free again once a hold ends. An admin's instance stays.
+        let created = decision.action == slicehub_mig::Action::Create
+            || (gpu.is_dynamic() && self.portal_made_instance(&placement).await?);
         let detail = format!(
             "GPU {} slice {}: {}",
             gpu.info.index, placement.label, decision.explanation
