@@ -149,17 +149,22 @@ async fn a_session_reaches_neither_other_sessions_nor_the_host_nor_link_local() 
     for rule in [
         format!("INPUT -i {} -j {}", network.bridge, firewall::CHAIN),
         format!("DOCKER-USER -i {} -d {} -j DROP", network.bridge, firewall::LINK_LOCAL),
+        // One from below the DNS exceptions: put back first, it would cut DNS off.
+        format!("DOCKER-USER -i {} -d 10.0.0.0/8 -j DROP", network.bridge),
     ] {
         let words: Vec<&str> = rule.split(' ').collect();
         let out = std::process::Command::new("iptables").args([&["-w", "-D"], words.as_slice()].concat()).output().unwrap();
         assert!(out.status.success(), "{rule}: {}", String::from_utf8_lossy(&out.stderr));
     }
-    assert_eq!(firewall::missing(&[network.bridge.as_str()], &[]).unwrap().len(), 2);
+    assert_eq!(firewall::missing(&[network.bridge.as_str()], &[]).unwrap().len(), 3);
     let restarted = slicehub_core::sessions::Sessions::new(lab.store.clone(), lab.gpus.clone(), lab.engine.clone(), lab.config.clone());
     let report = restarted.reconcile().await.unwrap();
-    assert_eq!(report.firewall_rules_restored, 2, "{report:?}");
+    assert_eq!(report.firewall_rules_restored, 3, "{report:?}");
     assert_eq!(firewall::missing(&[network.bridge.as_str()], &[]).unwrap(), Vec::<String>::new());
-    assert_eq!(shared_rules(), in_order, "the link-local drop is ahead of the DNS exceptions again");
+    assert_eq!(shared_rules(), in_order, "the bridge's rules are back in their order, once each");
+    let chain = std::process::Command::new("iptables").args(["-w", "-S", firewall::CHAIN]).output().unwrap();
+    let chain = String::from_utf8_lossy(&chain.stdout).lines().filter(|l| l.starts_with("-A ")).count();
+    assert_eq!(chain, 2, "the isolation chain holds its two rules, not more");
     let seen = accepted.load(Ordering::SeqCst);
     let out = job_output(&lab, bob, &probes(&[("host", &gateway, host_port), ("metadata", "169.254.169.254", 80)])).await;
     assert!(out.contains("BLOCKED-host") && out.contains("BLOCKED-metadata"), "after the reload: {out}");

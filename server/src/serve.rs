@@ -194,7 +194,9 @@ pub async fn run(config: Config) -> Result<(), CliError> {
         () = overdue => tracing::warn!("requests still open {} s after the signal; stopping anyway", GRACE.as_secs()),
     }
     sessions.shut_down().await;
-    store.close().await;
+    if tokio::time::timeout(std::time::Duration::from_secs(2), store.close()).await.is_err() {
+        tracing::warn!("the database did not let go of its connections within 2 s; stopping anyway");
+    }
     tracing::info!("stopped cleanly");
     Ok(())
 }

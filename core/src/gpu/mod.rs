@@ -84,12 +84,13 @@ pub trait GpuBackend: Send + Sync {
 /// The index GPU `uuid` has now: indexes follow the bus order and change when a GPU is
 /// removed or after a reboot, so a placement acts on its GPU by UUID. `NotFound` when this
 /// backend has no such GPU (it is gone, or the placement was made by another backend).
-pub fn index_of(backend: &dyn GpuBackend, uuid: &str) -> Result<u32, CoreError> {
+/// `last_index` is where the GPU was when the placement was made: if the GPU at that index
+/// cannot be read now, this may be it, and that is no answer yet.
+pub fn index_of(backend: &dyn GpuBackend, uuid: &str, last_index: u32) -> Result<u32, CoreError> {
     if let Some(gpu) = backend.list_gpus()?.into_iter().find(|g| g.uuid == uuid) {
         return Ok(gpu.index);
     }
-    // It may be the GPU that cannot be read now: that is no answer yet.
-    if let Some((index, why)) = backend.unreadable_gpus().into_iter().next() {
+    if let Some((index, why)) = backend.unreadable_gpus().into_iter().find(|(index, _)| *index == last_index) {
         return Err(CoreError::Gpu(format!("GPU {uuid} is not listed while GPU {index} cannot be read ({why})")));
     }
     Err(CoreError::NotFound(format!("no GPU {uuid} here (it is gone, or another GPU backend placed the slice)")))

@@ -80,52 +80,116 @@ fn iptables(args: &[&str]) -> Result<bool, CoreError> {
     Ok(false)
 }
 
-/// Installs the rules for these bridges unless they are there already. The rules a bridge
-/// has in the shared chains only work in their order, so where any of them is missing all
-/// of that bridge's are put in again, in order. Every rule is tried; the first refusal is
-/// returned.
+/// Installs the rules for these bridges unless they are there already. Every rule is tried;
+/// the first refusal is returned. The rules a bridge has in `DOCKER-USER` only work in their
+/// order, so where any of them is missing the whole set is put in again below the ones left,
+/// and only then are those removed: no moment has fewer rules than before.
 pub fn isolate(bridges: &[&str], reachable: &[String]) -> Result<(), CoreError> {
     let _one = CHANGING.lock().unwrap_or_else(|e| e.into_inner());
     // Creating an existing chain fails harmlessly; the rules below are what matter.
     let _ = iptables(&["-N", CHAIN])?;
     let mut first_error = None;
+    let mut keep = |outcome: Result<(), CoreError>| {
+        if let Err(e) = outcome {
+            first_error.get_or_insert(e);
+        }
+    };
     for bridge in bridges {
-        forget_unlisted_ranges(bridge, reachable)?;
+        keep(forget_unlisted_ranges(bridge, reachable));
         let rules = rules_for(bridge, reachable);
-        let mut missing = Vec::new();
-        for rule in &rules {
-            if !present(rule)? {
-                missing.push(rule.clone());
-            }
+        keep(settle_chain(&rules.iter().filter(|rule| rule[0] == CHAIN).cloned().collect::<Vec<_>>()));
+        for rule in rules.iter().filter(|rule| rule[0] == "INPUT") {
+            keep(put_in_place(rule));
         }
-        let shared_missing = missing.iter().any(|rule| rule[0] != CHAIN);
-        if shared_missing {
-            for rule in rules.iter().filter(|rule| rule[0] != CHAIN) {
-                if present(rule)? {
-                    let words: Vec<&str> = rule.iter().map(String::as_str).collect();
-                    iptables(&[&["-D"], words.as_slice()].concat())?;
-                }
-            }
-            missing = rules;
-        }
-        for rule in missing {
-            let words: Vec<&str> = rule.iter().map(String::as_str).collect();
-            // The chain's own rules keep their order (accept replies, then drop); the jumps
-            // and drops in the shared chains go first, ahead of any rule that accepts.
-            let added = if words[0] == CHAIN {
-                iptables(&[&["-A"], words.as_slice()].concat())
-            } else {
-                iptables(&[&["-I", words[0], "1"], &words[1..]].concat())
-            };
-            let refused = match added {
-                Ok(true) => continue,
-                Ok(false) => CoreError::Engine(format!("iptables refused the rule `{}`", rule.join(" "))),
-                Err(e) => e,
-            };
-            first_error.get_or_insert(refused);
-        }
+        let shared: Vec<Vec<String>> = rules.into_iter().filter(|rule| rule[0] == "DOCKER-USER").collect();
+        keep(restore_in_order(bridge, &shared));
     }
     first_error.map_or(Ok(()), Err)
+}
+
+/// The INPUT jump, first in INPUT, if it is missing.
+fn put_in_place(rule: &[String]) -> Result<(), CoreError> {
+    if present(rule)? {
+        return Ok(());
+    }
+    let words: Vec<&str> = rule.iter().map(String::as_str).collect();
+    added(iptables(&[&["-I", words[0], "1"], &words[1..]].concat())?, rule)
+}
+
+/// The isolation chain holds exactly its rules (`own`: accept replies, then drop), in that
+/// order. Otherwise they are put in again at its top, and whatever is below them (a rule
+/// left over, duplicates) is deleted after: at no moment does the chain let more through.
+fn settle_chain(own: &[Vec<String>]) -> Result<(), CoreError> {
+    let out = Command::new("iptables")
+        .args(["-w", LOCK_WAIT_SECONDS, "-S", CHAIN])
+        .output()
+        .map_err(|e| CoreError::Engine(format!("cannot run iptables ({e}); is it installed?")))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().filter(|line| line.starts_with("-A ")).collect();
+    let in_place = lines.len() == own.len()
+        && lines.iter().zip(own).all(|(line, rule)| rule.last().is_some_and(|target| line.ends_with(&format!("-j {target}"))));
+    if in_place {
+        return Ok(());
+    }
+    for (k, rule) in own.iter().enumerate() {
+        let words: Vec<&str> = rule.iter().map(String::as_str).collect();
+        let position = (k + 1).to_string();
+        added(iptables(&[&["-I", CHAIN, position.as_str()], &words[1..]].concat())?, rule)?;
+    }
+    for position in (own.len() + 1..=own.len() + lines.len()).rev() {
+        iptables(&["-D", CHAIN, &position.to_string()])?;
+    }
+    Ok(())
+}
+
+/// The bridge's `DOCKER-USER` rules (`shared`, each meant to be put first in turn, so the
+/// last listed ends on top), if any is missing: the whole set again in its order right below
+/// the bridge's rules that are left, then those old ones deleted (a deletion removes the
+/// first match, which is the old copy above).
+fn restore_in_order(bridge: &str, shared: &[Vec<String>]) -> Result<(), CoreError> {
+    let mut had = Vec::with_capacity(shared.len());
+    for rule in shared {
+        had.push(present(rule)?);
+    }
+    if had.iter().all(|&h| h) {
+        return Ok(());
+    }
+    let below = last_position_of(bridge)?;
+    for (k, rule) in shared.iter().rev().enumerate() {
+        let words: Vec<&str> = rule.iter().map(String::as_str).collect();
+        let position = (below + 1 + k).to_string();
+        added(iptables(&[&["-I", "DOCKER-USER", position.as_str()], &words[1..]].concat())?, rule)?;
+    }
+    for (rule, had) in shared.iter().zip(had) {
+        if had {
+            let words: Vec<&str> = rule.iter().map(String::as_str).collect();
+            iptables(&[&["-D"], words.as_slice()].concat())?;
+        }
+    }
+    Ok(())
+}
+
+/// The position (from 1) of the bridge's last rule in `DOCKER-USER`; 0 when it has none.
+fn last_position_of(bridge: &str) -> Result<usize, CoreError> {
+    let out = Command::new("iptables")
+        .args(["-w", LOCK_WAIT_SECONDS, "-S", "DOCKER-USER"])
+        .output()
+        .map_err(|e| CoreError::Engine(format!("cannot run iptables ({e}); is it installed?")))?;
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|line| line.starts_with("-A "))
+        .enumerate()
+        .filter(|(_, line)| line.split_whitespace().collect::<Vec<_>>().windows(2).any(|w| w[0] == "-i" && w[1] == bridge))
+        .map(|(i, _)| i + 1)
+        .max()
+        .unwrap_or(0))
+}
+
+fn added(done: bool, rule: &[String]) -> Result<(), CoreError> {
+    match done {
+        true => Ok(()),
+        false => Err(CoreError::Engine(format!("iptables refused the rule `{}`", rule.join(" ")))),
+    }
 }
 
 fn present(rule: &[String]) -> Result<bool, CoreError> {

@@ -178,11 +178,11 @@ impl Sessions {
             return Ok(());
         }
         if let (Some(placement), true) = (&session.placement, session.created_instance) {
-            let uuid = placement.gpu_uuid.clone();
+            let (uuid, last_index) = (placement.gpu_uuid.clone(), placement.gpu_index);
             let at = Placement::new(placement.profile_id, placement.start);
             // By UUID, never by the stored index: nothing is destroyed on another GPU.
             let destroyed = self
-                .on_gpus(move |gpus| gpus.destroy_instance(crate::gpu::index_of(gpus, &uuid)?, at))
+                .on_gpus(move |gpus| gpus.destroy_instance(crate::gpu::index_of(gpus, &uuid, last_index)?, at))
                 .await;
             match destroyed {
                 Ok(()) | Err(CoreError::NotFound(_)) => {}

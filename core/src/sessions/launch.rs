@@ -152,7 +152,7 @@ impl Sessions {
             )));
         }
         self.on_gpus(move |gpus| {
-            let index = crate::gpu::index_of(gpus, &placement.gpu_uuid)?;
+            let index = crate::gpu::index_of(gpus, &placement.gpu_uuid, placement.gpu_index)?;
             let at = Placement::new(placement.profile_id, placement.start);
             let catalog = gpus.catalog(index)?;
             let profile = catalog

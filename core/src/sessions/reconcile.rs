@@ -363,10 +363,15 @@ impl Sessions {
                     while let Some(death) = deaths.next().await {
                         match death {
                             Ok(death) => {
+                                // On a task of its own: a stop begun here is not cut off
+                                // halfway when this stream is dropped (at shutdown).
                                 if let Some(id) = death.session_id {
-                                    if let Err(e) = self.container_exited(&id, death.exit_code).await {
-                                        tracing::warn!(session = %id, error = %e, "could not end a session whose container died");
-                                    }
+                                    let this = self.clone();
+                                    tokio::spawn(async move {
+                                        if let Err(e) = this.container_exited(&id, death.exit_code).await {
+                                            tracing::warn!(session = %id, error = %e, "could not end a session whose container died");
+                                        }
+                                    });
                                 }
                             }
                             Err(e) => {

@@ -19,6 +19,9 @@ struct Edited {
 }
 
 const SLURM_NODE: &[(&str, &str)] = &[("slurm_node", "ALTER TABLE gpu_sessions ADD COLUMN slurm_node TEXT")];
+/// PostgreSQL says "if not exists" itself, which also holds against a portal starting beside
+/// this one (SQLite takes the write lock for the whole catch-up instead).
+const SLURM_NODE_PG: &[(&str, &str)] = &[("slurm_node", "ALTER TABLE gpu_sessions ADD COLUMN IF NOT EXISTS slurm_node TEXT")];
 const EARLIER_0012: &str = "4678cb543d6a11fc16922a552aba660945aa7fdfad4d8d34b8fbbf3dc0a3b3bc69d308b94abf5cfa6b1971277bccbf92";
 
 const SQLITE: &[Edited] = &[
@@ -36,7 +39,7 @@ const POSTGRES: &[Edited] = &[
         earlier: "49c7aff41c63a875c8152748e31196036425e370dbf4d0baef3dcdc5c328574fcef4e9f1f86ff9544e6d59beba2b7ea6",
         catch_up: &[],
     },
-    Edited { version: 12, earlier: EARLIER_0012, catch_up: SLURM_NODE },
+    Edited { version: 12, earlier: EARLIER_0012, catch_up: SLURM_NODE_PG },
 ];
 
 pub(super) async fn catch_up_edited(pool: &sqlx::AnyPool, kind: DbKind, migrator: &Migrator) -> Result<(), CoreError> {
@@ -52,14 +55,6 @@ pub(super) async fn catch_up_edited(pool: &sqlx::AnyPool, kind: DbKind, migrator
         return Ok(());
     }
     for edit in edited {
-        let recorded: Option<(Vec<u8>,)> = sqlx::query_as("SELECT checksum FROM _sqlx_migrations WHERE version = $1")
-            .bind(edit.version)
-            .fetch_optional(pool)
-            .await?;
-        let Some((recorded,)) = recorded else { continue };
-        if hex(&recorded) != edit.earlier {
-            continue;
-        }
         let Some(today) = migrator.iter().find(|m| m.version == edit.version) else { continue };
         let has_column = match kind {
             DbKind::Sqlite => "SELECT COUNT(*) FROM pragma_table_info('gpu_sessions') WHERE name = $1",
@@ -67,7 +62,20 @@ pub(super) async fn catch_up_edited(pool: &sqlx::AnyPool, kind: DbKind, migrator
                 "SELECT COUNT(*) FROM information_schema.columns WHERE table_name = 'gpu_sessions' AND column_name = $1 AND table_schema = current_schema()"
             }
         };
-        let mut tx = pool.begin().await?;
+        // Read and changed in one transaction (on SQLite holding the write lock from the
+        // start), so of two portals starting at once one catches up and the other finds it
+        // done.
+        let mut tx = match kind {
+            DbKind::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await?,
+            DbKind::Postgres => pool.begin().await?,
+        };
+        let recorded: Option<(Vec<u8>,)> = sqlx::query_as("SELECT checksum FROM _sqlx_migrations WHERE version = $1")
+            .bind(edit.version)
+            .fetch_optional(&mut *tx)
+            .await?;
+        if recorded.is_none_or(|(recorded,)| hex(&recorded) != edit.earlier) {
+            continue;
+        }
         for (column, statement) in edit.catch_up {
             // Added by hand already, or by a portal starting beside this one.
             let (present,): (i64,) = sqlx::query_as(has_column).bind(*column).fetch_one(&mut *tx).await?;
