@@ -158,14 +158,7 @@ async fn probe(services: &Services) -> HealthReport {
         false => Some(slurm_health(services).await),
     };
 
-    let background = match (services.sessions.is_recovering(), services.sessions.firewall_problem()) {
-        (true, _) => ComponentHealth { ok: false, summary: "recovering: picking up the sessions of the last run".to_string() },
-        (false, Some(problem)) => ComponentHealth {
-            ok: false,
-            summary: format!("the session networks' firewall rules are missing and could not be put back: {problem}"),
-        },
-        (false, None) => background_health(),
-    };
+    let background = background_health(services);
     let status = if !database.ok {
         "down"
     } else if docker.ok && gpu.ok && background.ok && slurm.as_ref().is_none_or(|s| s.ok) {
@@ -249,16 +242,20 @@ mod tests {
     }
 }
 
-/// The background loops: none whose last pass panicked, none stuck in a pass; each one's
-/// last finished pass.
-fn background_health() -> ComponentHealth {
+/// The background work: the recovery after a start done, the session networks' firewall
+/// rules in place, no loop whose last pass panicked, none stuck in a pass; each loop's last
+/// finished pass.
+fn background_health(services: &Services) -> ComponentHealth {
     use crate::sessions::{failing_loops, loop_states, STALLED_AFTER};
-    let failing = failing_loops();
     let loops = loop_states(STALLED_AFTER);
-    let mut problems: Vec<String> = failing
-        .iter()
-        .map(|(name, panic)| format!("{name}: last pass panicked ({panic})"))
-        .collect();
+    let mut problems = Vec::new();
+    if services.sessions.is_recovering() {
+        problems.push("recovering: picking up the sessions of the last run".to_string());
+    }
+    if let Some(problem) = services.sessions.firewall_problem() {
+        problems.push(format!("the session networks' firewall rules are missing and could not be put back: {problem}"));
+    }
+    problems.extend(failing_loops().iter().map(|(name, panic)| format!("{name}: last pass panicked ({panic})")));
     problems.extend(loops.iter().filter_map(|l| {
         l.stalled_for_secs.map(|secs| format!("{}: a pass has been running for {secs} s (a call that hangs?)", l.name))
     }));

@@ -79,6 +79,12 @@ pub trait GpuBackend: Send + Sync {
     fn unreadable_gpus(&self) -> Vec<(u32, String)> {
         Vec::new()
     }
+
+    /// The UUID of GPU `gpu_index`, if there is one (cheaper than a whole listing where the
+    /// driver can ask one GPU).
+    fn uuid_at(&self, gpu_index: u32) -> Result<Option<String>, CoreError> {
+        Ok(self.list_gpus()?.into_iter().find(|g| g.index == gpu_index).map(|g| g.uuid))
+    }
 }
 
 /// The index GPU `uuid` has now: indexes follow the bus order and change when a GPU is
@@ -87,6 +93,10 @@ pub trait GpuBackend: Send + Sync {
 /// `last_index` is where the GPU was when the placement was made: if the GPU at that index
 /// cannot be read now, this may be it, and that is no answer yet.
 pub fn index_of(backend: &dyn GpuBackend, uuid: &str, last_index: u32) -> Result<u32, CoreError> {
+    // Mostly the GPU is still where it was: one question instead of a listing.
+    if backend.uuid_at(last_index).ok().flatten().as_deref() == Some(uuid) {
+        return Ok(last_index);
+    }
     if let Some(gpu) = backend.list_gpus()?.into_iter().find(|g| g.uuid == uuid) {
         return Ok(gpu.index);
     }

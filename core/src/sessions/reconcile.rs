@@ -289,14 +289,11 @@ impl Sessions {
     /// What the interrupted stop of a session set out to record; else `Ended` with
     /// `otherwise` (a stop begun before the portal kept it).
     async fn intended_end(&self, id: &str, otherwise: &str) -> (SessionState, String) {
-        match self.inner.store.intended_end(id).await {
-            Ok(Some(end)) => end,
-            Ok(None) => (SessionState::Ended, otherwise.to_string()),
-            Err(e) => {
-                tracing::warn!(session = %id, error = %e, "the stop's intended end is unreadable");
-                (SessionState::Ended, otherwise.to_string())
-            }
-        }
+        let intended = self.inner.store.intended_end(id).await.unwrap_or_else(|e| {
+            tracing::warn!(session = %id, error = %e, "the stop's intended end is unreadable");
+            None
+        });
+        intended.unwrap_or_else(|| (SessionState::Ended, otherwise.to_string()))
     }
 
     /// Whether the sessions of the last run are still being picked up.

@@ -210,6 +210,14 @@ impl GpuBackend for NvmlBackend {
         Ok(gpus)
     }
 
+    fn uuid_at(&self, gpu_index: u32) -> Result<Option<String>, CoreError> {
+        match self.device(gpu_index) {
+            Ok(device) => device.uuid().map(Some).map_err(|e| nvml_error("UUID", e)),
+            Err(CoreError::NotFound(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     fn unreadable_gpus(&self) -> Vec<(u32, String)> {
         self.unreadable.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
