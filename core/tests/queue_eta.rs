@@ -214,4 +214,36 @@ async fn the_card_promises_no_earlier_than_the_claim_then_gets(store: Store) {
     lab.clean_up().await;
 }
 
-on_both_databases!(a_big_claim_keeps_its_place_and_its_latest_start, the_card_promises_no_earlier_than_the_claim_then_gets);
+/// An administrator's instance on a dynamic GPU outlives the session that took it: a 7g
+/// behind a 4g running there is not promised the GPU when the 4g's time is up (the instance
+/// stays, so no 7g could start then); it used to be.
+async fn a_claim_behind_an_admins_instance_is_not_promised_its_slices(store: Store) {
+    let lab = lab(store, "1 x H100-80GB", |c| c.sessions_max_minutes = 60).await;
+    set_limit(&lab, lab.course_id, 60).await;
+    let catalog = lab.gpus.catalog(0).unwrap();
+    let four_g = catalog.profile_by_name("4g.40gb").unwrap();
+    let admins = slicehub_core::gpu::Placement::new(four_g.id, four_g.starts[0]);
+    lab.gpus.create_instance(0, admins).unwrap();
+    let (ann, ben) = (lab.student("adm-ann").await, lab.student("adm-ben").await);
+    let mut claim = lab.job(ann, &["sleep", "600"]);
+    claim.profile = "4g.40gb".into();
+    let anns = lab.sessions.claim(claim).await.unwrap();
+    let anns = lab.until(&anns.id, &[Ready], LAUNCH).await;
+    let at = anns.placement.clone().unwrap();
+    assert_eq!((at.profile_id, at.start, anns.created_instance), (admins.profile_id, admins.start, false), "ann took the admin's instance");
+    let mut claim = lab.job(ben, &["sleep", "600"]);
+    claim.profile = "7g.80gb".into();
+    let bens = lab.sessions.claim(claim).await.unwrap();
+    assert_eq!(bens.state, Queued);
+    let estimates = lab.sessions.queue_estimates().await.unwrap();
+    assert!(!estimates.contains_key(&bens.id), "promised {:?}, but the admin's 4g stays after ann", estimates.get(&bens.id));
+    lab.sessions.stop(&anns.id, "done").await.unwrap();
+    lab.sessions.reconcile().await.unwrap();
+    assert_eq!(lab.sessions.session(&bens.id).await.unwrap().state, Queued, "no 7g fits beside the admin's instance");
+    let left: Vec<_> = lab.gpus.instances(0).unwrap().into_iter().map(|i| i.placement).collect();
+    assert_eq!(left, vec![admins], "the admin's instance stays");
+    lab.sessions.stop(&bens.id, "done").await.unwrap();
+    lab.clean_up().await;
+}
+
+on_both_databases!(a_claim_behind_an_admins_instance_is_not_promised_its_slices, a_big_claim_keeps_its_place_and_its_latest_start, the_card_promises_no_earlier_than_the_claim_then_gets);

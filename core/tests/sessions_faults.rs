@@ -432,7 +432,46 @@ async fn a_hung_gpu_call_is_given_up_and_the_portal_goes_on(store: Store) {
     lab.clean_up().await;
 }
 
+/// A deploy restarts the portal while launches are under way: a launch whose container
+/// already runs goes on (a job is followed to its end, a launch cut just after its container
+/// started reaches ready), and only one cut off before its container ran fails.
+async fn a_launch_cut_off_by_a_restart_goes_on_where_its_container_runs(store: Store) {
+    let lab = lab::lab(store.clone(), "1 x H100-80GB", |_| {}).await;
+    let (ada, bo, cy) = (lab.student("deploy-ada").await, lab.student("deploy-bo").await, lab.student("deploy-cy").await);
+    let short = lab.sessions.claim(lab.job(ada, &["sh", "-c", "sleep 5; exit 0"])).await.unwrap();
+    let long = lab.sessions.claim(lab.job(bo, &["sleep", "600"])).await.unwrap();
+    let gone = lab.sessions.claim(lab.job(cy, &["sleep", "600"])).await.unwrap();
+    for id in [&short.id, &long.id, &gone.id] {
+        lab.until(id, &[Ready], LONG).await;
+    }
+    // Where each launch was when the old process went away.
+    let set = |id: &str, state: &str| format!("UPDATE gpu_sessions SET state = '{state}' WHERE id = '{id}'");
+    store.execute_admin(&set(&short.id, "starting")).await.unwrap();
+    store.execute_admin(&set(&long.id, "creating")).await.unwrap();
+    // Cut off before its container was made: the name it was to have, no container.
+    store
+        .execute_admin(&format!("UPDATE gpu_sessions SET state = 'creating', container = 'slicehub-never-made' WHERE id = '{}'", gone.id))
+        .await
+        .unwrap();
+
+    let restarted = Sessions::new(store, lab.gpus.clone(), lab.engine.clone(), lab.config.clone());
+    restarted.recover_after_restart().await.unwrap();
+    let taken_up = restarted.session(&long.id).await.unwrap();
+    assert_eq!(taken_up.state, Ready, "a running container is not failed: {}", taken_up.reason);
+    let failed = restarted.session(&gone.id).await.unwrap();
+    assert_eq!(
+        (failed.state, failed.reason.as_str()),
+        (Failed, "the portal restarted while this session was starting; start it again")
+    );
+    let followed = lab.until(&short.id, &[Ended, Failed], LONG).await;
+    assert_eq!((followed.state, followed.reason.as_str()), (Ended, "the job finished (exit code 0)"));
+    restarted.stop(&long.id, "done").await.unwrap();
+    assert!(!lab.container_exists(&taken_up.container.unwrap()).await, "the stop removed it");
+    lab.clean_up().await;
+}
+
 on_both_databases!(
+    a_launch_cut_off_by_a_restart_goes_on_where_its_container_runs,
     a_hung_gpu_call_is_given_up_and_the_portal_goes_on,
     sessions_at_their_time_limit_are_stopped_side_by_side,
     a_stop_finished_after_a_restart_keeps_its_end_and_reason,

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use bollard::query_parameters::InspectContainerOptions;
 use lab::lab;
-use slicehub_core::sessions::{ClaimRequest, SessionState, Workload};
+use slicehub_core::sessions::{ClaimRequest, SessionState, Sessions, Workload};
 
 const JUPYTERLAB: &str = "slicehub/jupyterlab:offline";
 
@@ -96,7 +96,19 @@ async fn a_notebook_is_ready_when_jupyterlab_answers_with_its_token() {
         .collect();
     assert!(steps.last().unwrap().starts_with("ready: JupyterLab answers"), "{steps:?}");
 
-    let ended = lab.sessions.stop(&session.id, "stopped by alice").await.unwrap();
+    // A deploy cut the launch off just after the container started, before its address was
+    // written: the restarted portal takes it up, and it is ready on the same address.
+    lab.store
+        .execute_admin(&format!("UPDATE gpu_sessions SET state = 'creating', notebook_address = NULL WHERE id = '{}'", session.id))
+        .await
+        .unwrap();
+    let restarted = Sessions::new(lab.store.clone(), lab.gpus.clone(), lab.engine.clone(), lab.config.clone());
+    restarted.recover_after_restart().await.unwrap();
+    let again = lab.until(&session.id, &[SessionState::Ready, SessionState::Failed], Duration::from_secs(60)).await;
+    assert_eq!(again.state, SessionState::Ready, "{}", again.reason);
+    assert_eq!(again.notebook_address.as_deref(), Some(address.as_str()));
+
+    let ended = restarted.stop(&session.id, "stopped by alice").await.unwrap();
     assert_eq!(ended.token, "", "an ended session's token is forgotten");
     assert!(lab.engine.status(ready.container.as_deref().unwrap()).await.unwrap().is_none());
     assert_eq!(lab.instance_count(), 0);

@@ -184,7 +184,7 @@ impl Sessions {
     /// The course's session network (with or without internet), made if it is missing,
     /// with its firewall rules, the first time this process uses it (a launch that finds it
     /// gone makes it again).
-    async fn session_network(&self, session: &GpuSession) -> Result<SessionNetwork, CoreError> {
+    pub(super) async fn session_network(&self, session: &GpuSession) -> Result<SessionNetwork, CoreError> {
         let policy = policy_of(&self.inner.store, &self.inner.config, session.course_id).await?;
         let instance = self.instance_id().await?;
         let wanted = SessionNetwork::of(&instance, policy.internet);
@@ -278,7 +278,7 @@ impl Sessions {
 
     /// Ready when JupyterLab's status API answers with the session's token; a container
     /// that stops, or no answer in time, fails the session with its last log lines.
-    async fn await_jupyter(&self, id: &str, placed_ms: i64) -> Result<(), CoreError> {
+    pub(super) async fn await_jupyter(&self, id: &str, placed_ms: i64) -> Result<(), CoreError> {
         let store = &self.inner.store;
         // Counted from the start of the launch, with the launch's allowance: the queue
         // promised the slice free again by a time that includes both once, whatever the

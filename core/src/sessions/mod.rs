@@ -26,6 +26,7 @@ mod queue;
 mod quota_stop;
 mod readiness;
 mod reconcile;
+mod resume;
 mod search;
 mod slurm_pool;
 mod slurm_start;

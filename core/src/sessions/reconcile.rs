@@ -54,19 +54,29 @@ impl ReconcileReport {
 }
 
 impl Sessions {
-    /// Run once when the portal starts: launches that were cut off by the restart fail
-    /// (their container and slice are cleaned up), interrupted stops are finished, running
-    /// jobs are watched again, then a full [`Sessions::reconcile`] pass.
+    /// Run once when the portal starts: launches cut off by the restart go on where their
+    /// container runs and fail otherwise (their container and slice are cleaned up),
+    /// interrupted stops are finished, running jobs are watched again, then a full
+    /// [`Sessions::reconcile`] pass.
     pub async fn recover_after_restart(&self) -> Result<ReconcileReport, CoreError> {
         use SessionState::*;
         let store = &self.inner.store;
         if let Err(e) = self.end_unreachable_slurm_sessions().await {
             tracing::warn!(error = %e, "recovery: Slurm sessions not checked");
         }
+        if let Err(e) = self.note_slurm_links().await {
+            tracing::warn!(error = %e, "recovery: the Slurm users file's new lines not recorded");
+        }
         // A Slurm session's job may have run on through the restart: the watcher adopts it.
+        // A local launch whose container runs goes on; one cut off before that fails.
         for session in store.gpu_sessions_in(&[Allocating, Creating, Starting]).await? {
             if session.pool == SessionPool::Slurm {
                 continue;
+            }
+            match self.resume_launch(&session).await {
+                Ok(true) => continue,
+                Ok(false) => {}
+                Err(e) => tracing::warn!(session = %session.id, error = %e, "recovery: launch not taken up"),
             }
             let why = "the portal restarted while this session was starting; start it again";
             if let Err(e) = self.fail(&session.id, why).await {
