@@ -12,7 +12,9 @@
 //! request's whole body it has [`HEAD_TIMEOUT`] to begin its answer (504 otherwise), and
 //! each session has at most [`PER_SESSION`] requests in flight, an answer counting until
 //! its body has been sent and a WebSocket until it is open; one more is refused at once
-//! (503).
+//! (503). Open WebSockets are counted apart, at most [`SOCKETS_PER_SESSION`] a session,
+//! each until its splice ends: a notebook (or a script in it) cannot pile up sockets, and
+//! so tasks and file descriptors, in the portal.
 
 use std::collections::HashMap;
 use std::pin::Pin;
@@ -36,6 +38,9 @@ use super::pages;
 pub const HEAD_TIMEOUT: Duration = Duration::from_secs(120);
 /// How many requests of one session may be in flight through the proxy at once.
 pub const PER_SESSION: usize = 256;
+/// How many WebSockets of one session may be open through the proxy at once: JupyterLab
+/// opens one per kernel and terminal of each tab, and a few of its own.
+pub const SOCKETS_PER_SESSION: usize = 128;
 
 /// How long connecting to a notebook may take: it is on this host's bridge.
 const UPSTREAM_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -59,6 +64,7 @@ pub struct Upstream {
     client: Client<HttpConnector, Body>,
     head_timeout: Duration,
     in_flight: InFlight,
+    open_sockets: InFlight,
 }
 
 impl Default for Upstream {
@@ -263,6 +269,7 @@ impl Upstream {
             client: Client::builder(TokioExecutor::new()).build(connector),
             head_timeout,
             in_flight: InFlight::new(per_session),
+            open_sockets: InFlight::new(SOCKETS_PER_SESSION),
         }
     }
 
@@ -284,6 +291,16 @@ impl Upstream {
             return pages::too_many_at_once("");
         };
         let upgrade = is_upgrade(request.headers());
+        let socket_slot = match upgrade {
+            true => match self.open_sockets.take(session) {
+                Some(slot) => Some(slot),
+                None => {
+                    tracing::warn!(session, "proxy: refused a WebSocket: the session has too many open");
+                    return pages::too_many_at_once("");
+                }
+            },
+            false => None,
+        };
         let safe = matches!(*request.method(), Method::GET | Method::HEAD);
         let path = request
             .uri()
@@ -357,6 +374,7 @@ impl Upstream {
             if let Some(client_upgrade) = client_upgrade {
                 let server_upgrade = hyper::upgrade::on(&mut response);
                 tokio::spawn(async move {
+                    let _open = socket_slot;
                     match tokio::try_join!(client_upgrade, server_upgrade) {
                         Ok((client, server)) => {
                             let mut client = TokioIo::new(client);
@@ -531,5 +549,40 @@ mod tests {
         assert_eq!(answer.status(), StatusCode::SWITCHING_PROTOCOLS);
         assert_eq!(upstream.in_flight.sessions_tracked(), 0);
         assert!(upstream.in_flight.take("s-1").is_some(), "the one place is free again");
+    }
+
+    #[tokio::test]
+    async fn a_websocket_over_the_sessions_open_sockets_is_refused_at_once() {
+        let address = silent_upstream().await;
+        let upstream = Upstream::new(Duration::from_secs(60), 4);
+        let open: Vec<Slot> = (0..SOCKETS_PER_SESSION).map(|_| upstream.open_sockets.take("s-1").expect("a place")).collect();
+        let socket = || {
+            axum::http::Request::builder()
+                .uri("/user/a/s-1/api/events/subscribe")
+                .header(header::CONNECTION, "upgrade")
+                .header(header::UPGRADE, "websocket")
+                .body(Body::empty())
+                .unwrap()
+        };
+        let began = std::time::Instant::now();
+        let refused = upstream.forward(socket(), "s-1", &address, "t", &["slicehub_notebook"], "http").await;
+        assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert!(began.elapsed() < Duration::from_millis(500), "at once: {:?}", began.elapsed());
+        assert_eq!(upstream.in_flight.sessions_tracked(), 0, "a refused socket takes no request's place");
+        // Plain requests of the session, and another session's sockets, still go on.
+        let plain = tokio::time::timeout(
+            Duration::from_millis(200),
+            upstream.forward(get("/user/a/s-1/api/status"), "s-1", &address, "t", &["slicehub_notebook"], "http"),
+        )
+        .await;
+        assert!(plain.is_err(), "s-1's request went on to wait for its JupyterLab");
+        let other = tokio::time::timeout(
+            Duration::from_millis(200),
+            upstream.forward(socket(), "s-2", &address, "t", &["slicehub_notebook"], "http"),
+        )
+        .await;
+        assert!(other.is_err(), "s-2's socket went on to wait for its JupyterLab");
+        drop(open);
+        assert_eq!(upstream.open_sockets.sessions_tracked(), 0, "closed sockets give their places back");
     }
 }
