@@ -5,7 +5,7 @@
 #   debootstrap (bookworm, minbase) -> chroot: venv + pip install JupyterLab -> docker import
 #
 # Tags: slicehub/jupyterlab:<recipe hash> and the alias slicehub/jupyterlab:offline. The hash
-# covers this script and docker/common/{slicehub-notebook,jupyterlab-overrides.json,requirements.txt,constraints.txt}, so
+# covers this script and docker/common/{slicehub-notebook,slicehub_auth.py,jupyterlab-overrides.json,requirements.txt,constraints.txt}, so
 # a changed recipe builds a new tag; an unchanged one answers "cached" at once.
 # Caches (target/docker-cache/, or $SLICEHUB_DOCKER_CACHE): the debootstrap rootfs, keyed by
 # its own inputs, and the finished rootfs, keyed by the recipe hash; after `docker rmi` the
@@ -23,7 +23,7 @@ repo=slicehub/jupyterlab
 alias_tag=$repo:offline
 suite=bookworm
 packages=python3,python3-venv,ca-certificates,tini
-inputs=(offline/build.sh common/slicehub-notebook common/jupyterlab-overrides.json common/requirements.txt common/constraints.txt)
+inputs=(offline/build.sh common/slicehub-notebook common/slicehub_auth.py common/jupyterlab-overrides.json common/requirements.txt common/constraints.txt)
 
 start=$EPOCHREALTIME
 arch=$(dpkg --print-architecture 2>/dev/null || echo amd64)
@@ -285,6 +285,7 @@ else
 
   # 3. The user, the entry script, and clean-up.
   install -m 0755 "$docker_dir/common/slicehub-notebook" "$rootfs/usr/local/bin/slicehub-notebook"
+  install -D -m 0644 "$docker_dir/common/slicehub_auth.py" "$rootfs/usr/local/lib/slicehub/slicehub_auth.py"
   # No "Jupyter news" prompt and no update check: students cannot act on either, and an
   # offline course would only see the fetch fail.
   install -D -m 0644 "$docker_dir/common/jupyterlab-overrides.json" "$rootfs/opt/venv/share/jupyter/lab/settings/overrides.json"

@@ -7,6 +7,7 @@ pub mod cli;
 pub mod form;
 pub mod kernel;
 pub mod notebook;
+pub mod raw_http;
 pub mod slurm_cluster;
 pub mod slurm_failover;
 mod page_check;

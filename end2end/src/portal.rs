@@ -135,6 +135,19 @@ impl Portal {
     /// the running portal),
     /// with `stdin` as its input; panics with its output when it fails.
     pub fn cli(&self, args: &[&str], stdin: &str) -> String {
+        let (ok, text) = self.run_cli(args, stdin);
+        assert!(ok, "slicehub {args:?} failed: {text}");
+        text
+    }
+
+    /// A CLI command that must fail; what it printed.
+    pub fn cli_fails(&self, args: &[&str]) -> String {
+        let (ok, text) = self.run_cli(args, "");
+        assert!(!ok, "slicehub {args:?} succeeded: {text}");
+        text
+    }
+
+    fn run_cli(&self, args: &[&str], stdin: &str) -> (bool, String) {
         use std::io::Write;
         let mut child = Command::new(&self.bin)
             .args(args)
@@ -159,8 +172,7 @@ impl Portal {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        assert!(out.status.success(), "slicehub {args:?} failed: {text}");
-        text
+        (out.status.success(), text)
     }
 
     pub fn log(&self) -> String {

@@ -1,9 +1,11 @@
 //! A relay in front of slurmrestd that can play a controller failing over: while on, the
 //! job list comes back empty and a job asked for by id answers 500 "Unable to contact
-//! slurm controller", as slurmrestd does while slurmctld is away. Everything else (and
-//! everything while off) goes through unchanged, one request per upstream connection.
+//! slurm controller", as slurmrestd does while slurmctld is away. It can also play Slurm
+//! having forgotten one job (`MinJobAge` passed): that job is left out of the list and
+//! asked for by id answers "Invalid job id specified". Everything else goes through
+//! unchanged, one request per upstream connection.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -13,6 +15,8 @@ pub struct SlurmFailover {
     /// What the portal's `slurm.url` names instead of slurmrestd.
     pub url: String,
     failing: Arc<AtomicBool>,
+    /// The job Slurm plays as forgotten (0: none).
+    forgotten: Arc<AtomicU64>,
 }
 
 impl SlurmFailover {
@@ -22,21 +26,35 @@ impl SlurmFailover {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("relay port");
         let url = format!("http://{}", listener.local_addr().unwrap());
         let failing = Arc::new(AtomicBool::new(false));
-        let shared = failing.clone();
+        let forgotten = Arc::new(AtomicU64::new(0));
+        let (shared, forgets) = (failing.clone(), forgotten.clone());
         tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
-                tokio::spawn(relay(client, upstream.clone(), shared.clone()));
+                tokio::spawn(relay(client, upstream.clone(), shared.clone(), forgets.clone()));
             }
         });
-        SlurmFailover { url, failing }
+        SlurmFailover { url, failing, forgotten }
     }
 
     pub fn failing(&self, on: bool) {
         self.failing.store(on, Ordering::SeqCst);
     }
+
+    /// Slurm plays `job` as forgotten from now on (`None`: remembers every job again).
+    pub fn forget(&self, job: Option<u64>) {
+        self.forgotten.store(job.unwrap_or(0), Ordering::SeqCst);
+    }
 }
 
-async fn relay(mut client: TcpStream, upstream: String, failing: Arc<AtomicBool>) {
+async fn answer(client: &mut TcpStream, status: &str, body: &str) {
+    let answer = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = client.write_all(answer.as_bytes()).await;
+}
+
+async fn relay(mut client: TcpStream, upstream: String, failing: Arc<AtomicBool>, forgotten: Arc<AtomicU64>) {
     let mut buf = Vec::new();
     let head_end = loop {
         let mut chunk = [0u8; 4096];
@@ -53,7 +71,7 @@ async fn relay(mut client: TcpStream, upstream: String, failing: Arc<AtomicBool>
     let request_line = head.lines().next().unwrap_or_default().to_string();
     if failing.load(Ordering::SeqCst) && request_line.starts_with("GET ") {
         let path = request_line.split(' ').nth(1).unwrap_or_default();
-        let answer = if path.ends_with("/jobs") {
+        let canned = if path.ends_with("/jobs") {
             Some(("200 OK", r#"{"errors":[],"jobs":[]}"#))
         } else if path.contains("/job/") {
             Some((
@@ -63,20 +81,65 @@ async fn relay(mut client: TcpStream, upstream: String, failing: Arc<AtomicBool>
         } else {
             None
         };
-        if let Some((status, body)) = answer {
-            let answer = format!(
-                "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = client.write_all(answer.as_bytes()).await;
-            return;
+        if let Some((status, body)) = canned {
+            return answer(&mut client, status, body).await;
         }
     }
     let kept: Vec<&str> = head.split("\r\n").filter(|l| !l.to_ascii_lowercase().starts_with("connection:")).collect();
     let mut forwarded = format!("{}\r\nConnection: close\r\n\r\n", kept.join("\r\n")).into_bytes();
     forwarded.extend_from_slice(&buf[head_end + 4..]);
     let Ok(mut server) = TcpStream::connect(&upstream).await else { return };
+    let forgotten = forgotten.load(Ordering::SeqCst);
+    if forgotten != 0 && request_line.starts_with("GET ") {
+        let path = request_line.split(' ').nth(1).unwrap_or_default();
+        if path.ends_with(&format!("/job/{forgotten}")) {
+            let body = r#"{"errors":[{"error":"Invalid job id specified","error_number":2017}],"jobs":[]}"#;
+            return answer(&mut client, "500 Internal Server Error", body).await;
+        }
+        if path.ends_with("/jobs") {
+            if server.write_all(&forwarded).await.is_err() {
+                return;
+            }
+            let Some((head, body)) = whole_answer(&mut server).await else { return };
+            let body = if head.contains("transfer-encoding: chunked") { crate::raw_http::dechunked(&body) } else { body };
+            let Ok(mut list) = serde_json::from_slice::<serde_json::Value>(&body) else { return };
+            if let Some(jobs) = list["jobs"].as_array_mut() {
+                jobs.retain(|j| j["job_id"].as_u64() != Some(forgotten));
+            }
+            return answer(&mut client, "200 OK", &list.to_string()).await;
+        }
+    }
     if server.write_all(&forwarded).await.is_ok() {
         let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+    }
+}
+
+/// An answer's head (lower case) and body, read to its length: slurmrestd keeps the
+/// connection open whatever the request asked.
+async fn whole_answer(server: &mut TcpStream) -> Option<(String, Vec<u8>)> {
+    let mut response = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        if let Some(split) = response.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&response[..split]).to_ascii_lowercase();
+            let body = &response[split + 4..];
+            let length = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|n| n.trim().parse::<usize>().ok());
+            let complete = match length {
+                Some(n) => body.len() >= n,
+                None => body.ends_with(b"0\r\n\r\n"),
+            };
+            if complete {
+                let body = body[..length.unwrap_or(body.len()).min(body.len())].to_vec();
+                return Some((head, body));
+            }
+        }
+        let n = server.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        response.extend_from_slice(&chunk[..n]);
     }
 }

@@ -48,6 +48,11 @@ pub enum Command {
         #[command(subcommand)]
         command: SessionCommand,
     },
+    /// The Slurm pool's links from portal accounts to cluster users (per-student mode).
+    Slurm {
+        #[command(subcommand)]
+        command: SlurmCommand,
+    },
     /// Print every page and server-function path as JSON (for tests and audits).
     #[command(hide = true)]
     Routes,
@@ -72,6 +77,15 @@ pub enum SessionCommand {
         #[arg(long, default_value = "stopped by an administrator")]
         reason: String,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SlurmCommand {
+    /// Bind the line of `slurm.users_file` for USERNAME to the portal account of that name
+    /// as it is now: needed for a line the portal read before the account existed (an
+    /// account made later under a listed name, by a roster import say, is not that
+    /// cluster user until an administrator says so).
+    Link { username: String },
 }
 
 #[derive(Debug, Subcommand)]

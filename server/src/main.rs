@@ -23,6 +23,7 @@ mod serve;
 mod session;
 mod session_events;
 mod sessions_cli;
+mod slurm_cli;
 mod startup;
 mod telemetry;
 mod report_csv;
@@ -31,7 +32,7 @@ mod usage_csv;
 use clap::Parser;
 use slicehub_core::config::Config;
 
-use cli::{Cli, Command, GpuCommand};
+use cli::{Cli, Command, GpuCommand, SlurmCommand};
 use error::CliError;
 
 fn main() -> std::process::ExitCode {
@@ -87,6 +88,9 @@ fn run_async(config: Config, command: Command) -> Result<(), CliError> {
             Command::User { command } => accounts_cli::user(&config, command).await,
             Command::Course { command } => accounts_cli::course(&config, command).await,
             Command::Session { command } => sessions_cli::run(&config, command).await,
+            Command::Slurm {
+                command: SlurmCommand::Link { username },
+            } => slurm_cli::link(&config, &username).await,
             Command::Gpu {
                 command: GpuCommand::Inspect { json, activity },
             } => gpu_inspect::run(&config, json, activity),

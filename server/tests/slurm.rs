@@ -1,11 +1,14 @@
 //! Sessions on the Slurm pool, against a real Slurm cluster (slurmctld, slurmrestd and two
 //! slurmd nodes with MIG-typed GRES in containers, `scripts/slurm-cluster.sh`) and the real
 //! portal: a notebook runs as a Slurm job, as the student's own Unix user, and a cell executes
-//! on the node through the proxy (and cannot read another student's job there);
+//! on the node through the proxy (and cannot read another student's job there); nothing Slurm
+//! keeps of the job opens the notebook, and a student squatting the node's ports is never sent
+//! the token;
 //! ten claims on seven 1g GRES queue in Slurm with its reason and estimate; a cancel from
 //! outside, a portal restart and a node going down are followed, a controller failing over
 //! (slurmrestd answering an empty list and errors, through `slurm_failover`) ends nothing,
-//! a job cancelled while the portal is down is charged only until it ended; a student's own job
+//! a job cancelled while the portal is down is charged only until it ended (or, once Slurm has
+//! forgotten it, until it was last seen running); a student's own job
 //! carrying another session's comment changes nothing. On SQLite, then on
 //! PostgreSQL (the watcher, the stops and the claims race on both); one test, as the runs
 //! share the cluster's seven slices.
@@ -88,6 +91,7 @@ async fn follow_slurm(cluster: &SlurmCluster, database_url: Option<String>, pref
     let users_file = tempfile::NamedTempFile::new().expect("users file");
     let mut links: Vec<String> = (0..11).map(|i| format!("{prefix}-{i}")).collect();
     links.push(format!("{prefix}-nouser"));
+    links.push(format!("{prefix}-late"));
     links.extend(["0".to_string(), "jovyan".to_string(), format!("{prefix}-mallory root")]);
     std::fs::write(users_file.path(), links.join("\n")).expect("users file written");
     let users_path = users_file.path().to_str().expect("utf-8 path").to_string();
@@ -108,9 +112,15 @@ async fn follow_slurm(cluster: &SlurmCluster, database_url: Option<String>, pref
     let names: Vec<String> = (0..11).map(|i| format!("{prefix}-{i}")).collect();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let cookies = class.enroll(&names).await;
-    // A student the cluster has no account for: the claim fails with words, nothing waits.
+    // The portal read the file before these accounts existed: an administrator binds each
+    // line to its account.
     let stranger = format!("{prefix}-nouser");
     let stranger_cookie = class.enroll(&[&stranger]).await.remove(0);
+    for name in names.iter().copied().chain([stranger.as_str()]) {
+        let linked = class.portal.cli(&["slurm", "link", name], "");
+        assert!(linked.contains(&format!("{name}'s jobs run as the cluster user {name}")), "{linked}");
+    }
+    // A student the cluster has no account for: the claim fails with words, nothing waits.
     let id = start(&class.portal, &stranger_cookie, format!("course_id=1&profile=1g.10gb&image={}&command=true", urlencode(JUPYTERLAB))).await;
     let me = until(&class.portal, &stranger_cookie, &id, &["failed"], Duration::from_secs(15)).await;
     assert_eq!(
@@ -120,19 +130,26 @@ async fn follow_slurm(cluster: &SlurmCluster, database_url: Option<String>, pref
     );
     // Names an instructor can invent never become cluster identities: each fails at once with
     // words, and nothing runs on the cluster for any of them.
-    let attackers = ["0".to_string(), "jovyan".to_string(), format!("{prefix}-mallory"), format!("{prefix}-unlinked")];
+    // `{prefix}-late` is listed, but its account is one a roster made after the portal read
+    // the file: it waits for an administrator.
+    let late = format!("{prefix}-late");
+    let attackers = ["0".to_string(), "jovyan".to_string(), format!("{prefix}-mallory"), format!("{prefix}-unlinked"), late.clone()];
     let attackers: Vec<&str> = attackers.iter().map(String::as_str).collect();
     let attacker_cookies = class.enroll(&attackers).await;
+    cluster.add_users(&[late.as_str()]);
     let mut attacker_sessions = Vec::new();
     for (name, cookie) in attackers.iter().zip(&attacker_cookies) {
         let id = start(&class.portal, cookie, format!("course_id=1&profile=1g.10gb&image={}&command=id", urlencode(JUPYTERLAB))).await;
         let me = until(&class.portal, cookie, &id, &["failed"], Duration::from_secs(15)).await;
-        assert_eq!(
-            me["reason"], "your account is not linked to an account on the Slurm cluster; ask an administrator to link it",
-            "{name}: {me}"
-        );
+        let words = match *name == late {
+            true => "your account's link to the Slurm cluster waits for an administrator to confirm it",
+            false => "your account is not linked to an account on the Slurm cluster; ask an administrator to link it",
+        };
+        assert_eq!(me["reason"], words, "{name}: {me}");
         attacker_sessions.push(id);
     }
+    let refused = class.portal.cli_fails(&["slurm", "link", &format!("{prefix}-unlinked")]);
+    assert!(refused.contains("not linked to a cluster user in slurm.users_file"), "{refused}");
     let comments = cluster.ctl(&["squeue", "-h", "-o", "%i %u %k"]);
     for id in &attacker_sessions {
         assert!(!comments.contains(id.as_str()), "a job of {id} reached Slurm: {comments}");
@@ -193,6 +210,24 @@ print(pwd.getpwuid(os.getuid()).pw_name, socket.gethostname(), os.environ['SLURM
         "the cell ran inside the Slurm job as its student, and another student's job on the node stayed closed"
     );
     socket.close(None).await.ok();
+    // What Slurm keeps of alice's job (its state files: environment and script) holds no
+    // token, and nothing in it opens her notebook when sent straight to the node.
+    let database = database_url.clone().unwrap_or_else(|| format!("sqlite://{}?mode=rwc", class.portal.dir.path().join("data/slicehub.db").display()));
+    let store = slicehub_core::store::Store::connect(&database, 1).await.unwrap();
+    let session = store.gpu_session(&id).await.unwrap().expect("alice's session");
+    store.close().await;
+    let address = session.notebook_address.clone().expect("a node address");
+    let kept = cluster.ctl(&["sh", "-c", &format!("cat /var/spool/slurmctld/hash.*/job.{job}/environment /var/spool/slurmctld/hash.*/job.{job}/script")]);
+    assert!(kept.contains("SLICEHUB_TOKEN_SHA256="), "the job's kept environment was read: {kept}");
+    assert!(!kept.contains(&session.token), "Slurm keeps alice's token");
+    let values: Vec<&str> = kept.split(['\0', '\n']).filter_map(|w| w.split_once('=')).map(|(_, v)| v).filter(|v| !v.is_empty()).collect();
+    for value in &values {
+        let tried = client().get(format!("http://{address}{base}api/status")).header("authorization", format!("token {value}")).send().await;
+        let status = tried.map(|r| r.status().as_u16()).unwrap_or(0);
+        assert_ne!(status, 200, "{value:?} from the job's kept environment opens alice's notebook");
+    }
+    let with_token = client().get(format!("http://{address}{base}api/status")).header("authorization", format!("token {}", session.token)).send().await.unwrap();
+    assert_eq!(with_token.status(), 200, "the portal's token, never given to Slurm, opens it");
     // From the attacker's side: bob's own job carrying alice's session tag (the comment is
     // anyone's to write) and failing at once is neither followed nor adopted: alice's
     // notebook keeps running on its own job.
@@ -211,7 +246,6 @@ print(pwd.getpwuid(os.getuid()).pw_name, socket.gethostname(), os.environ['SLURM
     }
     let _ = std::process::Command::new("docker").args(["exec", "slurmctl", "scancel", &spoof.to_string()]).output();
     stop(&class.portal, bob, &bobs).await;
-    cluster.ctl(&["scontrol", "update", "nodename=slurmnode2", "state=resume"]);
     // A stop cancels the job.
     stop(&class.portal, alice, &id).await;
     let me = until(&class.portal, alice, &id, &["ended"], Duration::from_secs(10)).await;
@@ -221,6 +255,35 @@ print(pwd.getpwuid(os.getuid()).pw_name, socket.gethostname(), os.environ['SLURM
         assert!(Instant::now() < deadline, "job {job} not cancelled: {:?}", cluster.job(job));
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+    // A student who takes every port a notebook could use on the node first: alice's next
+    // notebook fails, and the squatter is asked for a proof but never sent her token.
+    let squatter = format!("{prefix}-1");
+    let _ = std::process::Command::new("docker").args(["exec", "slurmnode1", "rm", "-f", &format!("/tmp/squat-{squatter}.log")]).status();
+    let squat = std::process::Command::new("docker")
+        .args(["exec", "-d", "-u", &squatter, "slurmnode1", "python3", "-c", SQUATTER])
+        .status()
+        .expect("docker exec runs");
+    assert!(squat.success());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !node_file(&format!("/tmp/squat-{squatter}.log")).starts_with("listening") {
+        assert!(Instant::now() < deadline, "the squatter did not take the ports");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let squatted = start(&class.portal, alice, format!("course_id=1&profile=1g.10gb&image={}", urlencode(JUPYTERLAB))).await;
+    // Its token while it lives (the database forgets a token when its session ends).
+    let store = slicehub_core::store::Store::connect(&database, 1).await.unwrap();
+    let victim = store.gpu_session(&squatted).await.unwrap().expect("the squatted session");
+    store.close().await;
+    assert!(!victim.token.is_empty(), "{victim:?}");
+    let me = until(&class.portal, alice, &squatted, &["ready", "failed", "ended"], Duration::from_secs(60)).await;
+    let heard = node_file(&format!("/tmp/squat-{squatter}.log"));
+    // The node has no pkill: the squatter ends everything it runs there (no job of its own).
+    let _ = std::process::Command::new("docker").args(["exec", "-u", &squatter, "slurmnode1", "sh", "-c", "kill -9 -1"]).status();
+    assert_eq!(me["state"], "failed", "a notebook whose port was taken never counts as ready: {me}");
+    assert!(heard.contains("/api/slicehub/proof?nonce="), "the squatter was asked to prove itself: {heard}");
+    assert!(!heard.contains(&victim.token), "the squatter received alice's token: {heard}");
+    assert!(!heard.to_ascii_lowercase().contains("authorization"), "the squatter was sent credentials: {heard}");
+    cluster.ctl(&["scontrol", "update", "nodename=slurmnode2", "state=resume"]);
 
     // Jobs end with their command: exit 0 ends the session, exit 3 fails it with the code
     // (however briefly Slurm shows them completing).
@@ -335,19 +398,32 @@ print(pwd.getpwuid(os.getuid()).pw_name, socket.gethostname(), os.environ['SLURM
 
     // A job cancelled while the portal is down is charged until it ended, not until the
     // restarted portal noticed.
-    let &(k, job) = before.iter().find(|(i, _)| !on_node2.contains(i)).expect("a session still running");
+    // So is one that Slurm has forgotten by the time the portal is back (its MinJobAge
+    // passed): charged until the watcher last saw it running.
+    let still: Vec<(usize, u64)> = before.iter().filter(|(i, _)| !on_node2.contains(i)).copied().collect();
+    let [(k, job), (f, forgotten), ..] = still[..] else { panic!("two sessions still running: {still:?}") };
     class.portal.kill_hard();
     let cancelled_at = now_ms();
-    cluster.ctl(&["scancel", &job.to_string()]);
+    cluster.ctl(&["scancel", &job.to_string(), &forgotten.to_string()]);
+    failover.forget(Some(forgotten));
     tokio::time::sleep(Duration::from_secs(8)).await;
     class.portal.restart().await;
     until(&class.portal, &cookies[1 + k], &ids[k], &["failed"], Duration::from_secs(15)).await;
-    let database = database_url.clone().unwrap_or_else(|| format!("sqlite://{}?mode=rwc", class.portal.dir.path().join("data/slicehub.db").display()));
+    let gone = until(&class.portal, &cookies[1 + f], &ids[f], &["failed"], Duration::from_secs(15)).await;
+    assert_eq!(gone["reason"], format!("Slurm no longer knows job {forgotten}"), "{gone}");
+    failover.forget(None);
     let store = slicehub_core::store::Store::connect(&database, 1).await.unwrap();
-    let row = store.usage_rows().await.unwrap().into_iter().find(|r| r.session_id == ids[k]).expect("its usage row");
+    let rows = store.usage_rows().await.unwrap();
     store.close().await;
-    let ended = row.ended_at_ms.expect("closed");
-    assert!(ended < cancelled_at + 3_000, "charged until {} ms after the cancel, the portal's downtime included", ended - cancelled_at);
+    for (i, what) in [(k, "a job cancelled"), (f, "a job Slurm forgot")] {
+        let row = rows.iter().find(|r| r.session_id == ids[i]).expect("its usage row");
+        let ended = row.ended_at_ms.expect("closed");
+        assert!(
+            ended < cancelled_at + 3_000,
+            "{what} while the portal was down is charged until {} ms after the cancel, the downtime included",
+            ended - cancelled_at
+        );
+    }
 
     // Everything stopped: no job of the portal is left on the cluster, and the other
     // team's job still runs.
@@ -363,6 +439,50 @@ print(pwd.getpwuid(os.getuid()).pw_name, socket.gethostname(), os.environ['SLURM
     }
     assert_eq!(cluster.job(outsider)["JobState"], "RUNNING", "another team's job is left alone");
     cluster.ctl(&["scancel", &outsider.to_string()]);
+}
+
+/// Takes every port a notebook may try on the node (20000 to 40009), answers each request "200 ok" and
+/// writes down what it was sent. (The log starts over for each run: "listening" first.)
+const SQUATTER: &str = r#"
+import getpass, os, resource, selectors, socket
+_, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+log = open('/tmp/squat-%s.log' % getpass.getuser(), 'a', buffering=1)
+# Two processes, half the ports each: one process may not hold 20,000 sockets.
+ready_r, ready_w = os.pipe()
+first = os.fork() == 0
+sel = selectors.DefaultSelector()
+for port in range(20000, 30000) if first else range(30000, 40010):
+    s = socket.socket()
+    try:
+        s.bind(('0.0.0.0', port))
+    except OSError:
+        s.close()
+        continue
+    s.listen(8)
+    s.setblocking(False)
+    sel.register(s, selectors.EVENT_READ)
+if first:
+    os.write(ready_w, b'x')
+else:
+    os.read(ready_r, 1)
+    log.write('listening\n')
+while True:
+    for key, _ in sel.select():
+        conn, _ = key.fileobj.accept()
+        conn.settimeout(2)
+        try:
+            log.write(conn.recv(4096).decode('latin-1') + '\n---\n')
+            conn.sendall(b'HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok')
+        except OSError:
+            pass
+        conn.close()
+"#;
+
+/// A file on the first node ("" while it does not exist).
+fn node_file(path: &str) -> String {
+    let out = std::process::Command::new("docker").args(["exec", "slurmnode1", "cat", path]).output().expect("docker exec runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 fn now_ms() -> i64 {

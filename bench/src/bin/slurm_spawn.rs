@@ -68,17 +68,25 @@ async fn main() {
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| workspace_root().join("target/release/slicehub"));
     let cluster = SlurmCluster::up();
+    let names: Vec<String> = (0..AT_ONCE + 2).map(|i| format!("b{i:02}")).collect();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    // Each student's jobs run as their own cluster user: the administrator's links.
+    let users_file = tempfile::NamedTempFile::new().expect("users file");
+    std::fs::write(users_file.path(), names.join("\n")).expect("users file written");
+    let users_path = users_file.path().to_str().expect("utf-8 path").to_string();
     let env = cluster.env(&[
         ("SLICEHUB_SLURM_COURSES", SLURM_COURSE),
+        ("SLICEHUB_SLURM_USERS_FILE", users_path.as_str()),
         ("SLICEHUB_GPU_SIMULATED", "8 x H100-80GB"),
         ("SLICEHUB_LOG_LEVEL", "warn"),
     ]);
     let class = Classroom::start(&bin, &env).await;
     let portal = &class.portal;
     portal.cli(&["course", "add", SLURM_COURSE, "GPU cluster computing"], "");
-    let names: Vec<String> = (0..AT_ONCE + 2).map(|i| format!("b{i:02}")).collect();
-    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let cookies = class.enroll(&refs).await;
+    for name in &refs {
+        portal.cli(&["slurm", "link", name], "");
+    }
     cluster.add_users(&refs);
     let csv: String = std::iter::once("username,display name,email\n".to_string())
         .chain(names.iter().map(|n| format!("{n},{n},\n")))

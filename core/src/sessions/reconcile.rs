@@ -64,9 +64,6 @@ impl Sessions {
         if let Err(e) = self.end_unreachable_slurm_sessions().await {
             tracing::warn!(error = %e, "recovery: Slurm sessions not checked");
         }
-        if let Err(e) = self.note_slurm_links().await {
-            tracing::warn!(error = %e, "recovery: the Slurm users file's new lines not recorded");
-        }
         // A Slurm session's job may have run on through the restart: the watcher adopts it.
         // A local launch whose container runs goes on; one cut off before that fails.
         for session in store.gpu_sessions_in(&[Allocating, Creating, Starting]).await? {
@@ -276,6 +273,11 @@ impl Sessions {
     /// `sessions.reconcile_seconds`, follows the engine's container deaths and samples the
     /// slices.
     pub async fn start_background(&self) {
+        // Before any page is served: an account made meanwhile (a roster import) must not
+        // be the one a new line of the Slurm users file binds to.
+        if let Err(e) = self.note_slurm_links().await {
+            tracing::error!(error = %e, "the Slurm users file's new lines are not recorded; they wait for `slicehub slurm link`");
+        }
         // Pages are served meanwhile (a hung engine must not keep the port silent); claims
         // wait for the recovery, and the loops start after it.
         self.inner.recovered.send_replace(false);

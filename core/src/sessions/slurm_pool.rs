@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use super::manager::Sessions;
 use super::model::{GpuSession, SessionKind, SessionPool, SessionState};
 use crate::slurm::{JobRequest, JobWork, SlurmClient, SlurmNode};
+use crate::store::SlurmLink;
 use crate::CoreError;
 
 /// Why a Slurm session waits and when Slurm expects it to start.
@@ -107,6 +108,10 @@ impl Sessions {
             },
         };
         let _working = self.mark_in_flight(id);
+        if let Some(why) = self.unbound_cluster_user(&session).await? {
+            self.fail(id, &why).await?;
+            return Ok(());
+        }
         let job = match self.slurm()?.submit(&request, &session.username).await {
             Ok(job) => job,
             Err(e) => {
@@ -127,6 +132,35 @@ impl Sessions {
             self.slurm()?.cancel(job, &session.username).await?;
         }
         Ok(())
+    }
+
+    /// Why `session`'s student may not run as the cluster user their name is linked to: the
+    /// line was read before their account existed and waits for an administrator, or it
+    /// is bound to another account of the same name (one deleted and made again). None
+    /// in the shared mode, and where the file's own checks will answer.
+    async fn unbound_cluster_user(&self, session: &GpuSession) -> Result<Option<String>, CoreError> {
+        let slurm = self.slurm()?;
+        if !slurm.per_student() || slurm.cluster_user(&session.username).is_err() {
+            return Ok(None);
+        }
+        Ok(match self.inner.store.slurm_link(&session.username).await? {
+            SlurmLink::Account(id) if id == session.user_id => None,
+            SlurmLink::Account(_) => Some(
+                "your account is not the one an administrator linked to the Slurm cluster under this name; ask an administrator".to_string(),
+            ),
+            SlurmLink::Pending | SlurmLink::Unlisted => Some(
+                "your account's link to the Slurm cluster waits for an administrator to confirm it".to_string(),
+            ),
+        })
+    }
+
+    /// Records the file's names the portal has not seen before (at start), bound to the
+    /// accounts of those names that exist now.
+    pub(super) async fn note_slurm_links(&self) -> Result<(), CoreError> {
+        let Some(slurm) = self.inner.slurm.as_ref() else {
+            return Ok(());
+        };
+        self.inner.store.note_slurm_links(&slurm.linked_portal_names()).await
     }
 
     /// Sessions of the Slurm pool when the portal has no cluster configured any more: they

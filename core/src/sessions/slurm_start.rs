@@ -5,9 +5,10 @@ use std::time::{Duration, Instant};
 
 use super::manager::Sessions;
 use super::model::{GpuSession, SessionKind, SessionState};
-use super::readiness::answers_ok;
+use super::readiness::{answers_ok, answers_with};
 use crate::metrics::METRICS;
-use crate::slurm::{notebook_port, SlurmJob, SlurmNode};
+use crate::auth::new_session_token;
+use crate::slurm::{listener_proof, notebook_port, notebook_ports, SlurmJob, SlurmNode};
 use crate::store::now_ms;
 use crate::CoreError;
 
@@ -45,7 +46,7 @@ impl Sessions {
         store.set_slurm_node(id, &node_name).await?;
         if session.kind == SessionKind::Notebook {
             store
-                .set_session_address(id, &format!("{address}:{}", notebook_port(job.id)))
+                .set_session_address(id, &format!("{address}:{}", notebook_port(&session.token)))
                 .await?;
         }
         if before(Creating) {
@@ -79,8 +80,9 @@ impl Sessions {
         Ok(())
     }
 
-    /// Waits for JupyterLab on the node to answer with the session's token; no answer in
-    /// `sessions.ready_timeout_seconds` fails the session (and so cancels its job).
+    /// Waits for JupyterLab on the node to prove it holds the session's token hash, then to
+    /// answer with the token; no answer in `sessions.ready_timeout_seconds` fails the session
+    /// (and so cancels its job). A listener that cannot prove it never sees the token.
     pub(super) fn spawn_slurm_readiness(&self, id: String) {
         let this = self.clone();
         let working = self.mark_in_flight(&id);
@@ -93,19 +95,27 @@ impl Sessions {
                     Ok(s) if s.state == SessionState::Starting => s,
                     _ => return,
                 };
-                let path = format!("{}api/status", session.base_url());
-                if let Some(address) = &session.notebook_address {
-                    if answers_ok(address, &path, &session.token).await {
-                        let detail = format!("JupyterLab answers at {}", session.base_url());
-                        match this.inner.store.transition(&id, SessionState::Ready, &detail).await {
-                            Ok(event) => {
-                                if this.publish(event) {
-                                    METRICS.ready("notebook", session.requested_at_ms, session.updated_at_ms, now_ms());
+                if let Some(address) = this.notebook_found(&session).await {
+                    // Another notebook on the node may have drawn the same first port.
+                    let moved = session.notebook_address.as_deref() != Some(address.as_str());
+                    let recorded = match moved {
+                        true => this.inner.store.set_session_address(&id, &address).await,
+                        false => Ok(()),
+                    };
+                    match recorded {
+                        Ok(()) => {
+                            let detail = format!("JupyterLab answers at {}", session.base_url());
+                            match this.inner.store.transition(&id, SessionState::Ready, &detail).await {
+                                Ok(event) => {
+                                    if this.publish(event) {
+                                        METRICS.ready("notebook", session.requested_at_ms, session.updated_at_ms, now_ms());
+                                    }
                                 }
+                                Err(e) => tracing::warn!(session = %id, error = %e, "slurm: ready not recorded"),
                             }
-                            Err(e) => tracing::warn!(session = %id, error = %e, "slurm: ready not recorded"),
+                            return;
                         }
-                        return;
+                        Err(e) => tracing::warn!(session = %id, error = %e, "slurm: notebook address not recorded"),
                     }
                 }
                 if Instant::now() >= until {
@@ -119,5 +129,33 @@ impl Sessions {
             }
         });
     }
+}
 
+impl Sessions {
+    /// Where on its node the session's JupyterLab answers: the first of the ports it may
+    /// have taken whose listener proves it is this notebook and then admits the token.
+    async fn notebook_found(&self, session: &GpuSession) -> Option<String> {
+        let host = session.notebook_address.as_deref()?.rsplit_once(':')?.0;
+        let path = format!("{}api/status", session.base_url());
+        for port in notebook_ports(&session.token) {
+            let address = format!("{host}:{port}");
+            if is_the_notebook(&address, &session.base_url(), &session.token).await
+                && answers_ok(&address, &path, &session.token).await
+            {
+                return Some(address);
+            }
+        }
+        None
+    }
+}
+
+/// Whether the listener at `address` holds this session's token hash (its answer to a fresh
+/// challenge), checked before the token is sent to it.
+async fn is_the_notebook(address: &str, base_url: &str, token: &str) -> bool {
+    let Ok(nonce) = new_session_token() else {
+        return false;
+    };
+    let nonce = crate::auth::token_sha256(&nonce);
+    let path = format!("{base_url}api/slicehub/proof?nonce={nonce}");
+    answers_with(address, &path, &listener_proof(token, &nonce)).await
 }

@@ -68,6 +68,10 @@ impl Sessions {
             HashMap::new()
         };
         self.remember_waits(&sessions, &jobs);
+        let running: Vec<String> = jobs.iter().filter(|(_, j)| j.phase() == JobPhase::Running).map(|(id, _)| id.clone()).collect();
+        if let Err(e) = self.inner.store.mark_slurm_seen_running(&running, now_ms()).await {
+            tracing::warn!(error = %e, "slurm: jobs seen running not recorded");
+        }
         for session in &sessions {
             // Missing from the list (a controller failing over may answer an empty one):
             // asked for by id before anything is concluded, and only Slurm's definite "no
@@ -164,6 +168,11 @@ impl Sessions {
                 Some(job) => format!("Slurm no longer knows job {job}"),
                 None => "the job never reached Slurm; start it again".to_string(),
             };
+            // Slurm forgets a job some minutes after it ended (MinJobAge): charged until it
+            // was last seen running, not until this pass (after portal downtime, much later).
+            if let Some(seen) = self.inner.store.slurm_seen_running_at(&session.id).await? {
+                self.inner.store.close_usage(&session.id, seen.min(now_ms()), &why).await?;
+            }
             return self.fail(&session.id, &why).await;
         };
         if session.slurm_job.is_none() {

@@ -96,6 +96,11 @@ impl SlurmClient {
         self.identity.per_student()
     }
 
+    /// The portal names the administrator's file links to cluster users.
+    pub fn linked_portal_names(&self) -> Vec<String> {
+        self.identity.linked_portal_names()
+    }
+
     /// The cluster account portal user `student`'s jobs run as.
     pub fn cluster_user(&self, student: &str) -> Result<String, CoreError> {
         self.identity.cluster_user(student)

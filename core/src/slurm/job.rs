@@ -2,12 +2,8 @@
 
 use serde_json::{json, Value};
 
-/// JupyterLab's port on the node: several sessions share a node, and the job id (unique
-/// while jobs run) gives each its own without a call back to the portal. The job script
-/// computes the same number from `SLURM_JOB_ID`.
-pub fn notebook_port(job_id: u64) -> u16 {
-    20_000 + (job_id % 20_000) as u16
-}
+use super::notebook_secret::{notebook_port, NOTEBOOK_PORTS_TRIED};
+use crate::auth::token_sha256;
 
 /// One session as a Slurm batch job.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,7 +40,9 @@ impl JobRequest {
             "SLICEHUB_SESSION": self.session_id,
         });
         if let JobWork::Notebook { token, base_url } = &self.work {
-            environment["JUPYTER_TOKEN"] = json!(token);
+            environment["SLICEHUB_TOKEN_SHA256"] = json!(token_sha256(token));
+            environment["SLICEHUB_NOTEBOOK_PORT"] = json!(notebook_port(token).to_string());
+            environment["SLICEHUB_NOTEBOOK_PORT_RETRIES"] = json!((NOTEBOOK_PORTS_TRIED - 1).to_string());
             environment["SLICEHUB_BASE_URL"] = json!(base_url);
         }
         json!({
@@ -90,8 +88,6 @@ impl JobRequest {
              \x20 exec >>\"$HOME/.slicehub/slurm-$SLURM_JOB_ID.out\" 2>&1\n\
              \x20 umask \"$mask\"\n\
              fi\n\
-             SLICEHUB_NOTEBOOK_PORT=$((20000 + SLURM_JOB_ID % 20000))\n\
-             export SLICEHUB_NOTEBOOK_PORT\n\
              exec {command}\n",
             session = self.session_id,
             command = words.join(" ")
@@ -184,7 +180,10 @@ mod tests {
         assert_eq!(job["time_limit"], 90);
         assert_eq!(job["comment"], "slicehub:i-1:s-abc");
         assert_eq!(job["requeue"], false);
-        assert_eq!(job["environment"]["JUPYTER_TOKEN"], "t0k");
+        let environment = job["environment"].to_string();
+        assert!(!environment.contains("t0k"), "Slurm keeps the environment: {environment}");
+        assert_eq!(job["environment"]["SLICEHUB_TOKEN_SHA256"], token_sha256("t0k"));
+        assert_eq!(job["environment"]["SLICEHUB_NOTEBOOK_PORT"], notebook_port("t0k").to_string());
         let script = body["script"].as_str().unwrap();
         assert!(script.contains("exec 'apptainer' 'exec' '--nv' '/images/lab.sif' 'slicehub-notebook'"), "{script}");
         assert!(!script.contains("t0k"), "the token stays out of the script");
@@ -199,8 +198,6 @@ mod tests {
         r.container_command.clear();
         let script = r.script();
         assert!(script.ends_with("exec 'python' '-c' 'print('\\''it'\\'''\\''s $HOME'\\'')'\n"), "{script}");
-        assert_eq!(notebook_port(7), 20_007);
-        assert_eq!(notebook_port(20_003), 20_003);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 mod client;
 mod gres;
 mod job;
+mod notebook_secret;
 mod tokens;
 mod users;
 
@@ -12,4 +13,5 @@ pub use client::{SlurmClient, SlurmJob, SlurmNode};
 pub use tokens::SlurmIdentity;
 pub use users::ClusterUsers;
 pub use gres::{parse_gres, GresCount};
-pub use job::{never_starts, notebook_port, pending_words, JobPhase, JobRequest, JobWork};
+pub use job::{never_starts, pending_words, JobPhase, JobRequest, JobWork};
+pub use notebook_secret::{listener_proof, notebook_port, notebook_ports, NOTEBOOK_PORTS_TRIED};

@@ -74,6 +74,14 @@ impl SlurmIdentity {
     pub fn per_student(&self) -> bool {
         matches!(self, SlurmIdentity::PerStudent { .. })
     }
+
+    /// The portal names the administrator's file links (per-student mode; none otherwise).
+    pub fn linked_portal_names(&self) -> Vec<String> {
+        match self {
+            SlurmIdentity::Shared { .. } => Vec::new(),
+            SlurmIdentity::PerStudent { users, .. } => users.portal_names(),
+        }
+    }
 }
 
 #[cfg(test)]

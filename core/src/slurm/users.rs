@@ -46,6 +46,12 @@ impl ClusterUsers {
         (users, problems)
     }
 
+    pub fn portal_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.by_portal_name.keys().cloned().collect();
+        names.sort();
+        names
+    }
+
     /// The cluster account `portal_name`'s jobs run as, if the administrator linked one.
     pub fn cluster_name(&self, portal_name: &str) -> Option<&str> {
         self.by_portal_name.get(portal_name).map(String::as_str)

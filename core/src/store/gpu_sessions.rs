@@ -30,6 +30,9 @@ pub struct HeldSlice {
     pub start: u8,
 }
 
+/// How stale the record of a Slurm job seen running may get.
+pub const SEEN_RUNNING_EVERY_MS: i64 = 60_000;
+
 pub(super) const SELECT: &str = "SELECT s.id, s.user_id, u.username, s.course_id, c.code, s.kind, s.profile,
         s.image, s.argv, s.state, s.reason, s.gpu_uuid, s.gpu_index, s.profile_id, s.start_slice,
         s.placement, s.created_instance, s.released, s.mig_uuid, s.container, s.notebook_address,
@@ -610,6 +613,35 @@ impl Store {
     /// Every step of a session, oldest first.
     pub async fn session_events(&self, id: &str) -> Result<Vec<SessionEvent>, CoreError> {
         self.events_of_sessions(&[id.to_string()]).await
+    }
+
+    /// Records that these sessions' Slurm jobs run at `now_ms`, for each only where the last
+    /// record is a minute old or more (the watcher calls this every pass).
+    pub async fn mark_slurm_seen_running(&self, ids: &[String], now_ms: i64) -> Result<(), CoreError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let placeholders: Vec<String> = (3..ids.len() + 3).map(|n| format!("${n}")).collect();
+        let sql = format!(
+            "UPDATE gpu_sessions SET slurm_seen_running_at = $1
+             WHERE (slurm_seen_running_at IS NULL OR slurm_seen_running_at < $2) AND id IN ({})",
+            placeholders.join(", ")
+        );
+        let mut query = sqlx::query(&sql).bind(now_ms).bind(now_ms - SEEN_RUNNING_EVERY_MS);
+        for id in ids {
+            query = query.bind(id);
+        }
+        query.execute(self.pool()).await?;
+        Ok(())
+    }
+
+    /// When the watcher last recorded this session's Slurm job running.
+    pub async fn slurm_seen_running_at(&self, id: &str) -> Result<Option<i64>, CoreError> {
+        let seen: Option<Option<i64>> = sqlx::query_scalar("SELECT slurm_seen_running_at FROM gpu_sessions WHERE id = $1")
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await?;
+        Ok(seen.flatten())
     }
 
     /// Every step of these sessions in one query, oldest first.

@@ -20,6 +20,7 @@ mod session_search;
 mod sessions;
 mod session_idle;
 mod settings;
+mod slurm_links;
 mod usage;
 mod users;
 
@@ -37,6 +38,7 @@ pub use reports::{BucketSums, UsageKey, UsageTotals, UsageWindow, WaitAtRank};
 pub use session_search::SessionSearch;
 pub use session_idle::IdleRow;
 pub use sessions::StoredSession;
+pub use slurm_links::SlurmLink;
 pub use usage::UsageRow;
 pub use users::{NewUserRow, User};
 
