@@ -142,6 +142,7 @@ impl Replay<'_, '_> {
                             gpu: decision.gpu_index,
                             placement: decision.placement,
                             until_ms: now + limit,
+                            stays: false,
                         },
                         started: now,
                         ends,

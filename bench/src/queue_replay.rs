@@ -116,6 +116,7 @@ pub fn replay_queued(
                         gpu: decision.gpu_index,
                         placement: decision.placement,
                         until_ms: now + limit,
+                        stays: false,
                     };
                     let ends = now + length(&trace[i]);
                     running.push(Running {

@@ -434,14 +434,18 @@ async fn a_hung_gpu_call_is_given_up_and_the_portal_goes_on(store: Store) {
 
 /// A deploy restarts the portal while launches are under way: a launch whose container
 /// already runs goes on (a job is followed to its end, a launch cut just after its container
-/// started reaches ready), and only one cut off before its container ran fails.
+/// started reaches ready), and only one cut off before its container ran fails. The old
+/// process never hears its jobs end (its waits are swallowed), so the end it records is the
+/// restarted one's doing.
 async fn a_launch_cut_off_by_a_restart_goes_on_where_its_container_runs(store: Store) {
-    let lab = lab::lab(store.clone(), "1 x H100-80GB", |_| {}).await;
+    let old_engine = FaultyDocker::start();
+    let lab = lab_on(Engine::new(&old_engine.host), store.clone(), "1 x H100-80GB", |_| {}).await;
+    old_engine.set(Fault::SwallowWait);
     let (ada, bo, cy) = (lab.student("deploy-ada").await, lab.student("deploy-bo").await, lab.student("deploy-cy").await);
-    let short = lab.sessions.claim(lab.job(ada, &["sh", "-c", "sleep 5; exit 0"])).await.unwrap();
     let long = lab.sessions.claim(lab.job(bo, &["sleep", "600"])).await.unwrap();
     let gone = lab.sessions.claim(lab.job(cy, &["sleep", "600"])).await.unwrap();
-    for id in [&short.id, &long.id, &gone.id] {
+    let short = lab.sessions.claim(lab.job(ada, &["sh", "-c", "sleep 12; exit 0"])).await.unwrap();
+    for id in [&long.id, &gone.id, &short.id] {
         lab.until(id, &[Ready], LONG).await;
     }
     // Where each launch was when the old process went away.
@@ -454,7 +458,8 @@ async fn a_launch_cut_off_by_a_restart_goes_on_where_its_container_runs(store: S
         .await
         .unwrap();
 
-    let restarted = Sessions::new(store, lab.gpus.clone(), lab.engine.clone(), lab.config.clone());
+    let new_engine = FaultyDocker::start();
+    let restarted = Sessions::new(store, lab.gpus.clone(), Arc::new(Engine::new(&new_engine.host)), lab.config.clone());
     restarted.recover_after_restart().await.unwrap();
     let taken_up = restarted.session(&long.id).await.unwrap();
     assert_eq!(taken_up.state, Ready, "a running container is not failed: {}", taken_up.reason);
@@ -463,10 +468,12 @@ async fn a_launch_cut_off_by_a_restart_goes_on_where_its_container_runs(store: S
         (failed.state, failed.reason.as_str()),
         (Failed, "the portal restarted while this session was starting; start it again")
     );
+    assert_eq!(restarted.session(&short.id).await.unwrap().state, Ready, "taken up while it runs");
     let followed = lab.until(&short.id, &[Ended, Failed], LONG).await;
     assert_eq!((followed.state, followed.reason.as_str()), (Ended, "the job finished (exit code 0)"));
     restarted.stop(&long.id, "done").await.unwrap();
     assert!(!lab.container_exists(&taken_up.container.unwrap()).await, "the stop removed it");
+    old_engine.set(Fault::None);
     lab.clean_up().await;
 }
 

@@ -19,6 +19,9 @@ pub struct Hold {
     pub gpu: usize,
     pub placement: Placement,
     pub until_ms: i64,
+    /// The instance outlives the hold (an administrator's on a dynamic GPU): once the hold
+    /// ends its slices stay taken, free only for a claim of its size.
+    pub stays: bool,
 }
 
 /// Memory slices of one GPU kept for someone during `[from_ms, until_ms)`.
@@ -139,7 +142,7 @@ fn state_at<'c>(gpu: &GpuState<'c>, index: usize, holds: &[Hold], at_ms: i64) ->
     {
         if let Some(i) = then.held.iter().position(|&p| p == hold.placement) {
             then.held.swap_remove(i);
-            if then.mode == Mode::Dynamic {
+            if then.mode == Mode::Dynamic && !hold.stays {
                 let _ = then.layout.remove(gpu.catalog, hold.placement);
             }
         }
@@ -267,6 +270,7 @@ pub fn serve(
                         gpu: decision.gpu_index,
                         placement: decision.placement,
                         until_ms: now_ms.saturating_add(claim.duration_ms),
+                        stays: false,
                     });
                     Step::Place(decision)
                 }
@@ -415,6 +419,7 @@ fn take_ahead_of_later<'c>(
         gpu: decision.gpu_index,
         placement: decision.placement,
         until_ms,
+        stays: false,
     };
     let mut trial_holds = holds.to_vec();
     trial_holds.push(hold);
@@ -506,6 +511,7 @@ mod tests {
                 gpu: 0,
                 placement: d.placement,
                 until_ms: (60 - i) * MIN,
+                stays: false,
             });
         }
         let slot = earliest_start(
@@ -547,6 +553,7 @@ mod tests {
             gpu: 0,
             placement: d.placement,
             until_ms: 60 * MIN,
+            stays: false,
         }];
         // A 7g waits for the whole GPU: its window opens at 60.
         let slot = earliest_start(
@@ -581,6 +588,28 @@ mod tests {
         )
         .unwrap();
         assert_eq!(later.at_ms, 180 * MIN);
+    }
+
+    /// A 3g on an administrator's instance and a 3g the portal made, both held for an
+    /// hour: when they end the portal's instance goes, the administrator's stays.
+    #[test]
+    fn an_instance_that_stays_after_its_hold_is_free_only_for_its_size() {
+        let catalog = h100();
+        let mut gpus = vec![GpuState::dynamic(catalog)];
+        let mut holds = Vec::new();
+        for (stays, until_ms) in [(true, 60 * MIN), (false, 90 * MIN)] {
+            let d = allocate(&gpus, "3g.40gb").unwrap();
+            gpus[0].apply(&d).unwrap();
+            holds.push(Hold { gpu: 0, placement: d.placement, until_ms, stays });
+        }
+        let whole = earliest_start(&gpus, &holds, &[], "7g.80gb", 0, 30 * MIN, Policy::default());
+        assert!(whole.is_none(), "no 7g fits beside the instance that stays: {whole:?}");
+        let same = earliest_start(&gpus, &holds, &[], "3g.40gb", 0, 30 * MIN, Policy::default()).unwrap();
+        assert_eq!(same.at_ms, 60 * MIN, "a 3g takes the instance that stays when its hold ends");
+        assert_eq!(same.decision.placement, holds[0].placement);
+        holds[0].stays = false;
+        let freed = earliest_start(&gpus, &holds, &[], "7g.80gb", 0, 30 * MIN, Policy::default()).unwrap();
+        assert_eq!(freed.at_ms, 90 * MIN, "without it the whole GPU frees when both end");
     }
 
     #[test]

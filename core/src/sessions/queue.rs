@@ -156,15 +156,13 @@ impl Sessions {
                 continue;
             };
             let session = placed.get(&h.session_id);
-            // An administrator's instance on a dynamic GPU stays when its session ends: its
-            // slices are planned as never coming free (a claim of its size may still take it).
-            if fleet[gpu].is_dynamic() && session.is_some_and(|s| !s.created_instance) {
-                continue;
-            }
             holds.push(Hold {
                 gpu,
                 placement: Placement::new(h.profile_id, h.start),
                 until_ms: self.held_until(session, now),
+                // An administrator's instance on a dynamic GPU stays when its session ends:
+                // its slices are planned free only for a claim of its size.
+                stays: fleet[gpu].is_dynamic() && session.is_some_and(|s| !s.created_instance),
             });
             hold_starts.push(session.map(|s| super::eta::HoldStart {
                 session_id: s.id.clone(),
