@@ -5,13 +5,16 @@
 //! Beyond the status, no answer may carry what its caller must not see: other people's
 //! emails, who holds a GPU slice (username and session id), GPU and MIG UUIDs, other
 //! callers' session tokens. A student of course A holds a real slice (a busybox job) while
-//! the matrix runs, so the holder and the MIG device exist to be leaked. Needs the Docker
-//! engine and `slicehub/busybox:offline` (docker/README.md).
+//! the matrix runs, so the holder and the MIG device exist to be leaked. Every route is
+//! also asked for by other spellings of its path (encoded, cased, `//`, dot segments): none
+//! opens what the table keeps shut. Needs the Docker engine and `slicehub/busybox:offline`
+//! (docker/README.md).
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use slicehub_end2end::form::{base64, client, get_text, post, sign_in, urlencode};
+use slicehub_end2end::raw_http::exchange;
 use slicehub_end2end::Portal;
 
 const BIN: &str = env!("CARGO_BIN_EXE_slicehub");
@@ -295,44 +298,49 @@ async fn answer(portal: &Portal, cookie: &Option<String>, function: &str, body: 
     resp.text().await.unwrap()
 }
 
+/// Other spellings of `path` that a lenient router or a decoding guard might take for it:
+/// percent-encoded and double-encoded letters, another case, a trailing slash, `//` and
+/// dot segments.
+fn spellings_of(path: &str) -> Vec<String> {
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let first = segments[0];
+    let rest = segments[1..].join("/");
+    let tail = if rest.is_empty() { String::new() } else { format!("/{rest}") };
+    let mut out = vec![
+        format!("{}/", path.trim_end_matches('/')),
+        format!("/{path}"),
+        format!("/x/..{path}"),
+        format!("/.{path}"),
+        path.to_uppercase(),
+    ];
+    if let Some(letter) = first.chars().next().filter(char::is_ascii_alphabetic) {
+        let encoded = format!("%{:02X}", letter as u32);
+        out.push(format!("/{encoded}{}{tail}", &first[1..]));
+        out.push(format!("/%25{}{}{tail}", &encoded[1..], &first[1..]));
+    }
+    if !rest.is_empty() {
+        out.push(format!("/{first}//{rest}"));
+        out.push(format!("/{first}/./{rest}"));
+        out.push(format!("/{first}/%2E/{rest}"));
+    }
+    out.retain(|v| v != path);
+    out
+}
+
 /// GET `path` exactly as written, with the login cookie when there is one: reqwest would
 /// resolve dot segments first, and a raw request is what an attacker sends. The status and
 /// the body (chunks joined).
 async fn raw_get(portal: &Portal, path: &str, cookie: Option<&str>) -> (u16, String) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let host = portal.url.trim_start_matches("http://");
-    let cookie = cookie.map(|c| format!("Cookie: {c}\r\n")).unwrap_or_default();
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n{cookie}Connection: close\r\n\r\n");
-    let mut raw = Vec::new();
-    tokio::time::timeout(Duration::from_secs(30), async {
-        let mut stream = tokio::net::TcpStream::connect(host).await.unwrap();
-        stream.write_all(request.as_bytes()).await.unwrap();
-        stream.read_to_end(&mut raw).await.unwrap();
-    })
-    .await
-    .unwrap_or_else(|_| panic!("GET {path} did not finish"));
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap_or(raw.len());
-    let head = String::from_utf8_lossy(&raw[..split]).to_ascii_lowercase();
-    let body = &raw[(split + 4).min(raw.len())..];
-    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    let body = if head.contains("transfer-encoding: chunked") { dechunked(body) } else { body.to_vec() };
-    (status, String::from_utf8_lossy(&body).into_owned())
+    let cookie = cookie.map(|c| format!("\r\nCookie: {c}")).unwrap_or_default();
+    raw(portal, &format!("GET {path} HTTP/1.1{cookie}"), "").await
 }
 
-fn dechunked(mut body: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    while let Some(end) = body.windows(2).position(|w| w == b"\r\n") {
-        let size_line = String::from_utf8_lossy(&body[..end]).into_owned();
-        let size = usize::from_str_radix(size_line.split(';').next().unwrap_or("").trim(), 16).unwrap_or(0);
-        if size == 0 {
-            break;
-        }
-        let start = end + 2;
-        let stop = (start + size).min(body.len());
-        out.extend_from_slice(&body[start..stop]);
-        body = &body[(stop + 2).min(body.len())..];
-    }
-    out
+/// One request as written, on its own connection: an endless stream is read for 1.5 s.
+async fn raw(portal: &Portal, head: &str, body: &str) -> (u16, String) {
+    let host = portal.url.trim_start_matches("http://");
+    tokio::time::timeout(Duration::from_secs(30), exchange(host, head, body.as_bytes(), Duration::from_millis(1500)))
+        .await
+        .unwrap_or_else(|_| panic!("{head} did not finish"))
 }
 
 async fn json_of(portal: &Portal, cookie: &str, function: &str) -> serde_json::Value {
@@ -723,6 +731,49 @@ async fn every_route_answers_each_caller_exactly_as_the_table_says() {
                 expected[i],
                 &body_of(resp).await,
             );
+        }
+    }
+    // Every route however its path is spelled: a caller the table turns away is turned away
+    // by every spelling too, and no spelling shows anyone what the table keeps from them.
+    for (page, expected) in PAGES.iter().chain(ENDPOINTS) {
+        let path = page.replace("{code}", "CS-101").replace("{*rest}", "nobody/s-none/lab");
+        for variant in spellings_of(&path) {
+            for (i, cookie) in cookies.iter().enumerate() {
+                let (status, body) = raw_get(&portal, &variant, cookie.as_deref()).await;
+                if expected[i] != 200 && status == 200 {
+                    mismatches.push(format!("GET {variant} as {}: 200 where {path} answers {}", CALLERS[i], expected[i]));
+                }
+                let leaked = secrets.leaked(i, &body);
+                if !leaked.is_empty() {
+                    mismatches.push(format!("GET {variant} as {} shows {}", CALLERS[i], leaked.join(", ")));
+                }
+            }
+        }
+    }
+    for (function, body, expected) in FUNCTIONS {
+        for variant in spellings_of(&format!("/api/{function}")) {
+            for (i, cookie) in cookies.iter().enumerate().filter(|(i, _)| expected[*i] != 200) {
+                n += 1;
+                let body = body
+                    .replace("{n}", &n.to_string())
+                    .replace("{roster}", &roster)
+                    .replace("{foreign}", &foreign)
+                    .replace("{spare}", &spare_id);
+                let cookie = cookie.as_deref().map(|c| format!("\r\nCookie: {c}")).unwrap_or_default();
+                let head = format!(
+                    "POST {variant} HTTP/1.1\r\nOrigin: {}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}{cookie}",
+                    portal.url,
+                    body.len()
+                );
+                let (status, answer) = raw(&portal, &head, &body).await;
+                if status == 200 {
+                    mismatches.push(format!("POST {variant} as {}: 200 where /api/{function} answers {}", CALLERS[i], expected[i]));
+                }
+                let leaked = secrets.leaked(i, &answer);
+                if !leaked.is_empty() {
+                    mismatches.push(format!("POST {variant} as {} shows {}", CALLERS[i], leaked.join(", ")));
+                }
+            }
         }
     }
     let stopped = portal.cli(&["session", "stop", &session, "--reason", "test over"], "");
