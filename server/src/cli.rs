@@ -48,6 +48,13 @@ pub enum Command {
         #[command(subcommand)]
         command: SessionCommand,
     },
+    /// Copy the database (and the configuration file) into a new directory DIR, mode
+    /// 0700, while the portal runs: SQLite through `VACUUM INTO`, PostgreSQL through
+    /// `pg_dump`. The students' home volumes are not in it (README: Backups).
+    Backup { dir: PathBuf },
+    /// Restore a backup DIR into this configuration's database, which must be empty (a new
+    /// data directory, or a new PostgreSQL database); the configuration file is not touched.
+    Restore { dir: PathBuf },
     /// The Slurm pool's links from portal accounts to cluster users (per-student mode).
     Slurm {
         #[command(subcommand)]

@@ -3,6 +3,7 @@
 mod accounts_cli;
 mod api_errors;
 mod audit_csv;
+mod backup_cli;
 mod check;
 mod cli;
 mod cookies;
@@ -67,11 +68,19 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Gpu {
             command: GpuCommand::Inspect { json, activity },
         } => gpu_inspect::run(&config, json, activity),
-        command => run_async(config, command),
+        command => run_async(config, command, config_file(&cli.config)),
     }
 }
 
-fn run_async(config: Config, command: Command) -> Result<(), CliError> {
+/// The configuration file this run read, if any (`--config`, or `./slicehub.toml`).
+fn config_file(named: &Option<std::path::PathBuf>) -> Option<std::path::PathBuf> {
+    named.clone().or_else(|| {
+        let default = std::path::PathBuf::from("slicehub.toml");
+        default.is_file().then_some(default)
+    })
+}
+
+fn run_async(config: Config, command: Command, config_file: Option<std::path::PathBuf>) -> Result<(), CliError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -88,6 +97,8 @@ fn run_async(config: Config, command: Command) -> Result<(), CliError> {
             Command::User { command } => accounts_cli::user(&config, command).await,
             Command::Course { command } => accounts_cli::course(&config, command).await,
             Command::Session { command } => sessions_cli::run(&config, command).await,
+            Command::Backup { dir } => backup_cli::backup(&config, &dir, config_file.as_deref()).await,
+            Command::Restore { dir } => backup_cli::restore(&config, &dir).await,
             Command::Slurm {
                 command: SlurmCommand::Link { username },
             } => slurm_cli::link(&config, &username).await,

@@ -122,7 +122,8 @@ impl Store {
     }
 }
 
-fn sqlite_path(url: &str) -> Option<std::path::PathBuf> {
+/// The file a `sqlite:` URL names (None for memory databases and other URLs).
+pub fn sqlite_path(url: &str) -> Option<std::path::PathBuf> {
     let rest = url
         .strip_prefix("sqlite://")
         .or_else(|| url.strip_prefix("sqlite:"))?;

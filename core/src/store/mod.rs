@@ -3,6 +3,7 @@
 //! Values crossing it are limited to integers (as i64), floats, text and blobs.
 
 mod audit;
+mod backup;
 mod bookings;
 mod connect;
 mod edited_migrations;
@@ -25,8 +26,9 @@ mod usage;
 mod users;
 
 pub use audit::{AuditEntry, AuditQuery};
+pub use backup::sqlite_file_is_sound;
 pub use bookings::{BookingRow, BookingSlotRow, NewBooking, WEEK_MS};
-pub use connect::redact_url;
+pub use connect::{redact_url, sqlite_path};
 pub use courses::{AccountDetails, Course, Member, Role, RosterAccount, RosterChange};
 pub use gpu_sessions::{HeldSlice, NewGpuSession};
 pub use invitations::{Invitation, InvitedAccount};
