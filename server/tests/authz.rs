@@ -713,15 +713,18 @@ async fn every_route_answers_each_caller_exactly_as_the_table_says() {
             );
         }
     }
+    // A function's form body with its placeholders filled, `n` unique to the call.
+    let filled = |body: &str, n: usize| {
+        body.replace("{n}", &n.to_string())
+            .replace("{roster}", &roster)
+            .replace("{foreign}", &foreign)
+            .replace("{spare}", &spare_id)
+    };
     let mut n = 0;
     for (function, body, expected) in FUNCTIONS {
         for (i, cookie) in cookies.iter().enumerate() {
             n += 1;
-            let body = body
-                .replace("{n}", &n.to_string())
-                .replace("{roster}", &roster)
-                .replace("{foreign}", &foreign)
-                .replace("{spare}", &spare_id);
+            let body = filled(body, n);
             let resp = post(&client(), &portal.url, cookie.as_deref(), function, body).await;
             let status = resp.status().as_u16();
             check(
@@ -754,11 +757,7 @@ async fn every_route_answers_each_caller_exactly_as_the_table_says() {
         for variant in spellings_of(&format!("/api/{function}")) {
             for (i, cookie) in cookies.iter().enumerate().filter(|(i, _)| expected[*i] != 200) {
                 n += 1;
-                let body = body
-                    .replace("{n}", &n.to_string())
-                    .replace("{roster}", &roster)
-                    .replace("{foreign}", &foreign)
-                    .replace("{spare}", &spare_id);
+                let body = filled(body, n);
                 let cookie = cookie.as_deref().map(|c| format!("\r\nCookie: {c}")).unwrap_or_default();
                 let head = format!(
                     "POST {variant} HTTP/1.1\r\nOrigin: {}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}{cookie}",
