@@ -3,10 +3,11 @@
 //!
 //! PostgreSQL is copied by its own tools (`pg_dump -Fc`, `pg_restore`), which every
 //! PostgreSQL client installation has and which no crate replaces; SQLite by `VACUUM INTO`.
+//! Neither command creates or migrates the database it copies from.
 
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use slicehub_core::config::Config;
@@ -21,32 +22,38 @@ const POSTGRES_FILE: &str = "slicehub.pgdump";
 const CONFIG_FILE: &str = "slicehub.toml";
 
 pub async fn backup(config: &Config, dir: &Path, config_file: Option<&Path>) -> Result<(), CliError> {
-    if dir.exists() {
-        return Err(refused(format!("{} exists already: give a new directory for the backup", dir.display())));
+    let url = config.effective_database_url();
+    let source = existing_database(&url).await?;
+    // Made here, not found: a directory someone else prepared is not written into.
+    let made = std::fs::DirBuilder::new().mode(0o700).create(dir);
+    if let Err(e) = made {
+        source.close().await;
+        return Err(match e.kind() {
+            std::io::ErrorKind::AlreadyExists => refused(format!("{} exists already: give a new directory for the backup", dir.display())),
+            _ => CliError::Io(format!("cannot create {}: {e}", dir.display())),
+        });
     }
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(|e| CliError::Io(format!("cannot create {}: {e}", dir.display())))?;
-    let store = open_store(config).await?;
-    let copied = if store.is_sqlite() {
-        let file = dir.join(SQLITE_FILE);
-        let copied = store.copy_sqlite_into(&file).await;
-        if copied.is_ok() {
-            private(&file)?;
+    let copied = match source.is_sqlite() {
+        true => {
+            let file = dir.join(SQLITE_FILE);
+            source.copy_sqlite_into(&file).await.map(|()| file).map_err(CliError::from)
         }
-        copied.map(|()| file).map_err(CliError::from)
-    } else {
-        pg_dump(&config.effective_database_url(), &dir.join(POSTGRES_FILE))
+        false => pg_dump(&url, &dir.join(POSTGRES_FILE)),
     };
-    store.close().await;
-    let file = copied?;
-    if let Some(source) = config_file {
-        let text = std::fs::read(source).map_err(|e| CliError::Io(format!("cannot read {}: {e}", source.display())))?;
+    source.close().await;
+    let file = match copied {
+        Ok(file) => file,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(dir);
+            return Err(e);
+        }
+    };
+    private(&file)?;
+    if let Some(config_file) = config_file {
+        let text = std::fs::read(config_file).map_err(|e| CliError::Io(format!("cannot read {}: {e}", config_file.display())))?;
         write_private(&dir.join(CONFIG_FILE), &text)?;
     }
-    println!("backed up the database to {}", file.display());
+    println!("backed up the database {} to {}", redact_url(&url), file.display());
     Ok(())
 }
 
@@ -69,15 +76,17 @@ pub async fn restore(config: &Config, dir: &Path) -> Result<(), CliError> {
     let empty = target.has_no_tables().await;
     target.close().await;
     if !empty? {
-        return Err(refused(
-            "the database is not empty: restore only into a new data directory or a new PostgreSQL database".to_string(),
-        ));
+        return Err(refused(format!(
+            "the database {} is not empty: restore only into a new data directory or a new PostgreSQL database",
+            redact_url(&url)
+        )));
     }
     if sqlite_target {
         sqlite_file_is_sound(&copy).await?;
         let file = sqlite_path(&url).ok_or_else(|| refused("database.url names no SQLite file to restore into".to_string()))?;
-        for leftover in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{leftover}", file.display()));
+        // Only what the emptiness check's own connection just made (an empty file).
+        for made in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{made}", file.display()));
         }
         let bytes = std::fs::read(&copy).map_err(|e| CliError::Io(format!("cannot read {}: {e}", copy.display())))?;
         write_private(&file, &bytes)?;
@@ -87,35 +96,85 @@ pub async fn restore(config: &Config, dir: &Path) -> Result<(), CliError> {
     // A backup of an earlier version is brought up to this one's migrations.
     open_store(config).await?.close().await;
     println!(
-        "restored {}; at its next start the portal takes up the sessions whose containers still run on this engine and ends the others",
-        copy.display()
+        "restored {} into {}; at its next start the portal takes up the sessions whose containers still run on its engine and ends the others",
+        copy.display(),
+        redact_url(&url)
     );
     Ok(())
 }
 
-fn pg_dump(url: &str, file: &Path) -> Result<std::path::PathBuf, CliError> {
+/// The database to back up, as it is: refused when it does not exist or has no tables (a
+/// backup run with another configuration than the portal's would otherwise copy a new,
+/// empty database and call it done).
+async fn existing_database(url: &str) -> Result<Store, CliError> {
+    if let Some(file) = sqlite_path(url) {
+        if !file.is_file() {
+            return Err(refused(format!(
+                "there is no database at {}: run the backup with the portal's configuration (--config, SLICEHUB_DATA_DIR, SLICEHUB_DATABASE_URL)",
+                file.display()
+            )));
+        }
+    }
+    let store = Store::connect(url, 1).await?;
+    match store.has_no_tables().await {
+        Ok(false) => Ok(store),
+        Ok(true) => {
+            store.close().await;
+            Err(refused(format!("the database {} has no tables: nothing to back up", redact_url(url))))
+        }
+        Err(e) => {
+            store.close().await;
+            Err(e.into())
+        }
+    }
+}
+
+fn pg_dump(url: &str, file: &Path) -> Result<PathBuf, CliError> {
     write_private(file, b"")?;
-    run("pg_dump", &["--format=custom", "--no-owner", "--no-privileges", "--file", path_str(file)?, "--dbname", url], url)?;
-    run("pg_restore", &["--list", path_str(file)?], url)?;
+    let target = path_str(file)?;
+    pg_tool("pg_dump", &["--format=custom", "--no-owner", "--no-privileges", "--file", target], url)?;
+    pg_tool("pg_restore", &["--list", target], "")?;
     Ok(file.to_path_buf())
 }
 
+/// All or nothing: a restore that fails half-way leaves the database empty, so it can be
+/// run again.
 fn pg_restore(url: &str, file: &Path) -> Result<(), CliError> {
-    run("pg_restore", &["--no-owner", "--no-privileges", "--exit-on-error", "--dbname", url, path_str(file)?], url).map(|_| ())
+    let args = ["--no-owner", "--no-privileges", "--exit-on-error", "--single-transaction", path_str(file)?];
+    pg_tool("pg_restore", &args, url).map(|_| ())
 }
 
-/// Runs one of PostgreSQL's tools; its complaint, with the database URL's password hidden,
-/// when it fails.
-fn run(tool: &str, args: &[&str], url: &str) -> Result<String, CliError> {
-    let out = Command::new(tool).args(args).output().map_err(|e| {
+/// Runs one of PostgreSQL's tools against `url` (none: no connection). The password goes in
+/// `PGPASSWORD`, not on the command line where other users of the machine could read it.
+fn pg_tool(tool: &str, args: &[&str], url: &str) -> Result<String, CliError> {
+    let mut command = Command::new(tool);
+    command.args(args);
+    if !url.is_empty() {
+        let (without_password, password) = split_password(url)?;
+        command.arg("--dbname").arg(without_password);
+        if let Some(password) = password {
+            command.env("PGPASSWORD", password);
+        }
+    }
+    let out = command.output().map_err(|e| {
         CliError::Io(format!("{tool} cannot be run ({e}): install PostgreSQL's client tools (Debian: postgresql-client)"))
     })?;
     if !out.status.success() {
-        let said = String::from_utf8_lossy(&out.stderr).replace(url, &redact_url(url));
+        let said = String::from_utf8_lossy(&out.stderr);
         let said = said.lines().take(5).collect::<Vec<_>>().join("; ");
         return Err(CliError::Io(format!("{tool} failed: {said}")));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// `postgres://user:secret@host/db` → (`postgres://user@host/db`, `secret`).
+fn split_password(url: &str) -> Result<(String, Option<String>), CliError> {
+    let mut parsed = url::Url::parse(url).map_err(|_| refused(format!("database.url {} is not a URL", redact_url(url))))?;
+    let password = parsed
+        .password()
+        .map(|p| percent_encoding::percent_decode_str(p).decode_utf8_lossy().into_owned());
+    let _ = parsed.set_password(None);
+    Ok((parsed.to_string(), password))
 }
 
 fn path_str(path: &Path) -> Result<&str, CliError> {
@@ -141,4 +200,18 @@ fn private(file: &Path) -> Result<(), CliError> {
 
 fn refused(words: String) -> CliError {
     CliError::Core(CoreError::InvalidRequest(words))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_password_leaves_the_url_decoded() {
+        let (url, password) = split_password("postgres://slicehub:p%40ss%3Aword@db.example:5432/portal").unwrap();
+        assert_eq!(url, "postgres://slicehub@db.example:5432/portal");
+        assert_eq!(password.as_deref(), Some("p@ss:word"));
+        let (url, password) = split_password("postgres://slicehub@db.example/portal").unwrap();
+        assert_eq!((url.as_str(), password), ("postgres://slicehub@db.example/portal", None));
+    }
 }

@@ -55,6 +55,14 @@ async fn backup_and_restore(databases: Option<(String, String)>) {
     assert_eq!(mode(&file), 0o600, "the copy holds live tokens: the portal's alone");
     let again = class.portal.cli_fails(&["backup", backup.to_str().unwrap()]);
     assert!(again.contains("exists already"), "a backup never writes over another: {again}");
+    if databases.is_none() {
+        // Run with another configuration than the portal's: no new empty database is made,
+        // copied and called a backup.
+        let stray = place.path().join("stray-data");
+        let (ok, said) = cli(&[("SLICEHUB_DATA_DIR", stray.to_str().unwrap())], &["backup", place.path().join("b2").to_str().unwrap()]);
+        assert!(!ok && said.contains("there is no database at"), "{said}");
+        assert!(!stray.join("slicehub.db").exists() && !place.path().join("b2").exists(), "nothing made");
+    }
     let later = running_job(&class.portal, &cookies[1]).await;
     let later_container = container_of(&class.portal, &later);
     class.portal.kill_hard();
@@ -73,7 +81,7 @@ async fn backup_and_restore(databases: Option<(String, String)>) {
     let gpus = "simulated-gpus.json";
     std::fs::copy(class.portal.dir.path().join("data").join(gpus), data.join(gpus)).expect("the GPUs' state");
     let (ok, said) = cli(&restored_env, &["restore", backup.to_str().unwrap()]);
-    assert!(!ok && said.contains("the database is not empty"), "a restore never writes over a database: {said}");
+    assert!(!ok && said.contains("is not empty: restore only into"), "a restore never writes over a database: {said}");
     let restored = Portal::start(BIN.as_ref(), &restored_env).await;
     assert!(
         sign_in(&client(), &restored.url, "kept", &password_of("kept")).await.is_some(),

@@ -26,7 +26,8 @@ impl Store {
     pub async fn has_no_tables(&self) -> Result<bool, CoreError> {
         let sql = match self.kind {
             DbKind::Sqlite => "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'",
-            DbKind::Postgres => "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema()",
+            // pg_tables lists every table, not only those this user may read.
+            DbKind::Postgres => "SELECT COUNT(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema()",
         };
         let tables: i64 = sqlx::query_scalar(sql).fetch_one(self.pool()).await?;
         Ok(tables == 0)
