@@ -7,7 +7,9 @@ whose token hashes to that value, and nothing else.
 
 Before the portal sends the token to the node's port, the listener must prove it was given
 this session's hash: GET <base_url>api/slicehub/proof?nonce=<hex> answers
-HMAC-SHA256(key = the hash in hex, message = the nonce). A program of another Unix user that
+HMAC-SHA256(key = the hash in hex, message = "<the port it listens on>:<nonce>"). The port
+binds the answer to this listener: a squatter cannot pass the challenge on to the real
+notebook on a neighbouring port and hand back its answer. A program of another Unix user that
 took the port first cannot answer, so it never receives the token nor the student's traffic.
 (Where every job runs as one shared user, that user's programs can read the hash too.)
 
@@ -32,8 +34,8 @@ HEX64 = re.compile(r"[0-9a-f]{64}")
 NONCE = re.compile(r"[0-9a-f]{32,128}")
 
 
-def proof(token_sha256: str, nonce: str) -> str:
-    return hmac.new(token_sha256.encode(), nonce.encode(), hashlib.sha256).hexdigest()
+def proof(token_sha256: str, port: int, nonce: str) -> str:
+    return hmac.new(token_sha256.encode(), f"{port}:{nonce}".encode(), hashlib.sha256).hexdigest()
 
 
 class ProofHandler(web.RequestHandler):
@@ -49,7 +51,8 @@ class ProofHandler(web.RequestHandler):
             raise web.HTTPError(400)
         self.set_header("Content-Type", "text/plain; charset=us-ascii")
         self.set_header("Cache-Control", "no-store")
-        self.finish(proof(self.token_sha256, nonce))
+        port = self.request.connection.stream.socket.getsockname()[1]
+        self.finish(proof(self.token_sha256, port, nonce))
 
 
 class HashedTokenIdentityProvider(PasswordIdentityProvider):

@@ -299,8 +299,8 @@ async fn answer(portal: &Portal, cookie: &Option<String>, function: &str, body: 
 }
 
 /// Other spellings of `path` that a lenient router or a decoding guard might take for it:
-/// percent-encoded and double-encoded letters, another case, a trailing slash, `//` and
-/// dot segments.
+/// percent-encoded and double-encoded letters, another case, a trailing slash, `//`, an
+/// encoded `/` and dot segments.
 fn spellings_of(path: &str) -> Vec<String> {
     let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     let first = segments[0];
@@ -322,6 +322,7 @@ fn spellings_of(path: &str) -> Vec<String> {
         out.push(format!("/{first}//{rest}"));
         out.push(format!("/{first}/./{rest}"));
         out.push(format!("/{first}/%2E/{rest}"));
+        out.push(format!("/{first}%2F{rest}"));
     }
     out.retain(|v| v != path);
     out

@@ -150,12 +150,15 @@ impl Sessions {
 }
 
 /// Whether the listener at `address` holds this session's token hash (its answer to a fresh
-/// challenge), checked before the token is sent to it.
+/// challenge, bound to the port it was asked on), checked before the token is sent to it.
 async fn is_the_notebook(address: &str, base_url: &str, token: &str) -> bool {
+    let Some(port) = address.rsplit_once(':').and_then(|(_, p)| p.parse::<u16>().ok()) else {
+        return false;
+    };
     let Ok(nonce) = new_session_token() else {
         return false;
     };
     let nonce = crate::auth::token_sha256(&nonce);
     let path = format!("{base_url}api/slicehub/proof?nonce={nonce}");
-    answers_with(address, &path, &listener_proof(token, &nonce)).await
+    answers_with(address, &path, &listener_proof(token, port, &nonce)).await
 }

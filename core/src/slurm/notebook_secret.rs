@@ -32,11 +32,12 @@ pub fn notebook_ports(token: &str) -> impl Iterator<Item = u16> {
     (0..NOTEBOOK_PORTS_TRIED).map(move |i| first + i)
 }
 
-/// The answer a listener gives to `nonce` when it holds the session's token hash.
-pub fn listener_proof(token: &str, nonce: &str) -> String {
+/// The answer a listener on `port` gives to `nonce` when it holds the session's token hash:
+/// bound to its own port, so it cannot be fetched from a notebook listening elsewhere.
+pub fn listener_proof(token: &str, port: u16, nonce: &str) -> String {
     let key = token_sha256(token);
     let mut mac = Hmac::<Sha256>::new_from_slice(key.as_bytes()).expect("HMAC takes any key length");
-    mac.update(nonce.as_bytes());
+    mac.update(format!("{port}:{nonce}").as_bytes());
     mac.finalize()
         .into_bytes()
         .iter()
@@ -59,14 +60,15 @@ mod tests {
         assert_eq!(notebook_port("a"), notebook_port("a"));
     }
 
-    /// The value `slicehub_auth.proof(sha256("t1"), "00ff")` gives in Python on the node.
+    /// The value `slicehub_auth.proof(sha256("t1"), 23456, "00ff")` gives in Python on the node.
     #[test]
     fn the_proof_matches_the_notebook_side() {
         assert_eq!(
-            listener_proof("t1", "00ff"),
-            "ec8a1ce3a957207cf6d3744a1c64ba39cf31f61af141ecca2f89ff103ddfe4c5"
+            listener_proof("t1", 23456, "00ff"),
+            "60ffdcfa34c9256d67270e3563fa65273741fc521b818580ee10edd77fb633eb"
         );
-        assert_ne!(listener_proof("t2", "00ff"), listener_proof("t1", "00ff"));
-        assert_ne!(listener_proof("t1", "00fe"), listener_proof("t1", "00ff"));
+        assert_ne!(listener_proof("t2", 23456, "00ff"), listener_proof("t1", 23456, "00ff"));
+        assert_ne!(listener_proof("t1", 23456, "00fe"), listener_proof("t1", 23456, "00ff"));
+        assert_ne!(listener_proof("t1", 23457, "00ff"), listener_proof("t1", 23456, "00ff"), "bound to the port");
     }
 }
