@@ -133,6 +133,14 @@ pub fn earliest_start(
     None
 }
 
+/// Whether the instance `decision` takes outlives the hold. On a dynamic GPU a claim makes
+/// its own instance and that goes with it; one that takes an instance already there (an
+/// administrator's, most likely) is planned to leave it behind, the side on which no
+/// promise is broken.
+fn stays_after(gpu: &GpuState<'_>, decision: &Decision) -> bool {
+    gpu.mode == Mode::Dynamic && decision.action == crate::gpu::Action::Claim
+}
+
 /// A GPU at `at_ms`: the holds that end by then are given back.
 fn state_at<'c>(gpu: &GpuState<'c>, index: usize, holds: &[Hold], at_ms: i64) -> GpuState<'c> {
     let mut then = gpu.clone();
@@ -270,7 +278,7 @@ pub fn serve(
                         gpu: decision.gpu_index,
                         placement: decision.placement,
                         until_ms: now_ms.saturating_add(claim.duration_ms),
-                        stays: false,
+                        stays: stays_after(&gpus[decision.gpu_index], &decision),
                     });
                     Step::Place(decision)
                 }
@@ -419,7 +427,7 @@ fn take_ahead_of_later<'c>(
         gpu: decision.gpu_index,
         placement: decision.placement,
         until_ms,
-        stays: false,
+        stays: stays_after(&gpus[decision.gpu_index], &decision),
     };
     let mut trial_holds = holds.to_vec();
     trial_holds.push(hold);
@@ -610,6 +618,29 @@ mod tests {
         holds[0].stays = false;
         let freed = earliest_start(&gpus, &holds, &[], "7g.80gb", 0, 30 * MIN, Policy::default()).unwrap();
         assert_eq!(freed.at_ms, 90 * MIN, "without it the whole GPU frees when both end");
+    }
+
+    /// A pass places a 3g on an instance that was already there (an administrator's) on a
+    /// dynamic GPU: a 7g behind it in the same pass is not promised the GPU when the 3g ends.
+    #[test]
+    fn a_pass_plans_an_instance_it_found_as_staying() {
+        let catalog = h100();
+        let mut gpus = vec![GpuState::dynamic(catalog)];
+        let three_g = catalog.profile_by_name("3g.40gb").unwrap();
+        gpus[0].layout.insert(catalog, Placement::new(three_g.id, 0)).unwrap();
+        let claim = |profile| Waiting {
+            profile,
+            duration_ms: 60 * MIN,
+            window: None,
+            may_place: true,
+            may_plan: true,
+            owner: 1,
+        };
+        let mut holds = Vec::new();
+        let steps = serve(&mut gpus, &mut holds, &[claim("3g.40gb"), claim("7g.80gb")], &[], 0, Replan::All, Policy::default());
+        assert!(matches!(&steps[0], Step::Place(d) if d.action == crate::gpu::Action::Claim), "{steps:?}");
+        assert!(holds[0].stays, "{holds:?}");
+        assert!(!matches!(steps[1], Step::Wait(_)), "a 7g was promised a window: {steps:?}");
     }
 
     #[test]

@@ -164,7 +164,8 @@ impl Sessions {
         let mut in_use = vec![0u8; queue.fleet.len()];
         if !req.override_running {
             let states = queue.states();
-            for hold in queue.holds.iter().filter(|h| asked.overlaps(queue.now_ms, h.until_ms)) {
+            // An instance that outlives its session (an administrator's) is in use for good.
+            for hold in queue.holds.iter().filter(|h| h.stays || asked.overlaps(queue.now_ms, h.until_ms)) {
                 let mask = states[hold.gpu]
                     .catalog
                     .profile_by_id(hold.placement.profile_id)
