@@ -249,3 +249,33 @@ async fn a_database_of_an_earlier_main_upgrades_postgres() {
         }
     }
 }
+
+/// Migrations on main are never edited (a database migrated by the old text would refuse to
+/// start): each one's SHA-256 is pinned in `migrations/released.sha256`, and a new one needs
+/// its line there.
+#[test]
+fn released_migrations_are_never_edited() {
+    use sha2::{Digest, Sha256};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../migrations");
+    let pinned = std::fs::read_to_string(root.join("released.sha256")).expect("migrations/released.sha256");
+    let pinned: std::collections::HashMap<&str, &str> = pinned
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .filter_map(|l| l.split_once("  ").map(|(sum, path)| (path.trim(), sum.trim())))
+        .collect();
+    let mut problems = Vec::new();
+    for kind in ["sqlite", "postgres"] {
+        for entry in std::fs::read_dir(root.join(kind)).unwrap() {
+            let path = entry.unwrap().path();
+            let name = format!("{kind}/{}", path.file_name().unwrap().to_string_lossy());
+            let sum: String = Sha256::digest(std::fs::read(&path).unwrap()).iter().map(|b| format!("{b:02x}")).collect();
+            match pinned.get(name.as_str()) {
+                Some(p) if *p == sum => {}
+                Some(_) => problems.push(format!("{name} was edited: add a new migration instead")),
+                None => problems.push(format!("{name} has no line in migrations/released.sha256 (sha256sum {name})")),
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
