@@ -263,7 +263,11 @@ fn released_migrations_are_never_edited() {
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .filter_map(|l| l.split_once("  ").map(|(sum, path)| (path.trim(), sum.trim())))
         .collect();
-    let mut problems = Vec::new();
+    let mut problems: Vec<String> = pinned
+        .keys()
+        .filter(|name| !root.join(name).is_file())
+        .map(|name| format!("{name} is pinned but gone: a released migration is never removed or renamed"))
+        .collect();
     for kind in ["sqlite", "postgres"] {
         for entry in std::fs::read_dir(root.join(kind)).unwrap() {
             let path = entry.unwrap().path();

@@ -167,13 +167,25 @@ fn pg_tool(tool: &str, args: &[&str], url: &str) -> Result<String, CliError> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// `postgres://user:secret@host/db` → (`postgres://user@host/db`, `secret`).
+/// `postgres://user:secret@host/db` (or `…/db?password=secret`) → (`postgres://user@host/db`,
+/// `secret`).
 fn split_password(url: &str) -> Result<(String, Option<String>), CliError> {
-    let mut parsed = url::Url::parse(url).map_err(|_| refused(format!("database.url {} is not a URL", redact_url(url))))?;
-    let password = parsed
+    let not_a_url = || refused(format!("database.url {} is not a URL", redact_url(url)));
+    let mut parsed = url::Url::parse(url).map_err(|_| not_a_url())?;
+    let mut password = parsed
         .password()
         .map(|p| percent_encoding::percent_decode_str(p).decode_utf8_lossy().into_owned());
-    let _ = parsed.set_password(None);
+    parsed.set_password(None).map_err(|()| not_a_url())?;
+    let (given, kept): (Vec<(String, String)>, Vec<(String, String)>) =
+        parsed.query_pairs().into_owned().partition(|(k, _)| k == "password");
+    if let Some((_, p)) = given.into_iter().last() {
+        password = Some(p);
+    }
+    if kept.is_empty() {
+        parsed.set_query(None);
+    } else {
+        parsed.query_pairs_mut().clear().extend_pairs(kept);
+    }
     Ok((parsed.to_string(), password))
 }
 
@@ -213,5 +225,8 @@ mod tests {
         assert_eq!(password.as_deref(), Some("p@ss:word"));
         let (url, password) = split_password("postgres://slicehub@db.example/portal").unwrap();
         assert_eq!((url.as_str(), password), ("postgres://slicehub@db.example/portal", None));
+        let (url, password) = split_password("postgres://slicehub@db.example/portal?sslmode=require&password=s%26cret").unwrap();
+        assert_eq!(url, "postgres://slicehub@db.example/portal?sslmode=require");
+        assert_eq!(password.as_deref(), Some("s&cret"));
     }
 }

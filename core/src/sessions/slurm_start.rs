@@ -119,7 +119,11 @@ impl Sessions {
                     }
                 }
                 if Instant::now() >= until {
-                    let why = format!("JupyterLab did not answer on the Slurm node within {} s", timeout.as_secs());
+                    // An image older than this portal starts JupyterLab that cannot prove itself.
+                    let why = format!(
+                        "JupyterLab did not answer on the Slurm node within {} s (if every notebook fails so, the course's image predates this portal: an administrator rebuilds it)",
+                        timeout.as_secs()
+                    );
                     if let Err(e) = this.fail(&id, &why).await {
                         tracing::warn!(session = %id, error = %e, "slurm: launch not failed yet");
                     }
