@@ -95,6 +95,11 @@ pub(super) struct Inner {
     pub slurm: Option<crate::slurm::SlurmClient>,
     /// Why each waiting Slurm session waits, as the watcher last read it.
     pub slurm_waits: std::sync::Mutex<std::collections::HashMap<String, super::slurm_pool::SlurmWait>>,
+    /// When the watcher last recorded its running jobs as seen (at most every half minute,
+    /// not every one-second pass: each record is a database write).
+    pub slurm_seen_recorded_ms: std::sync::atomic::AtomicI64,
+    /// The jobs that record named: one not among them is recorded at once.
+    pub slurm_seen_jobs: std::sync::Mutex<std::collections::HashSet<u64>>,
 }
 
 impl Sessions {
@@ -136,6 +141,8 @@ impl Sessions {
                 jupyter_client: super::jupyter_activity::container_client(),
                 slurm,
                 slurm_waits: std::sync::Mutex::new(std::collections::HashMap::new()),
+                slurm_seen_recorded_ms: std::sync::atomic::AtomicI64::new(0),
+                slurm_seen_jobs: std::sync::Mutex::new(std::collections::HashSet::new()),
             }),
         }
     }

@@ -68,10 +68,7 @@ impl Sessions {
             HashMap::new()
         };
         self.remember_waits(&sessions, &jobs);
-        let running: Vec<String> = jobs.iter().filter(|(_, j)| j.phase() == JobPhase::Running).map(|(id, _)| id.clone()).collect();
-        if let Err(e) = self.inner.store.mark_slurm_seen_running(&running, now_ms()).await {
-            tracing::warn!(error = %e, "slurm: jobs seen running not recorded");
-        }
+        self.record_seen_running(&jobs).await;
         for session in &sessions {
             // Missing from the list (a controller failing over may answer an empty one):
             // asked for by id before anything is concluded, and only Slurm's definite "no
@@ -105,6 +102,29 @@ impl Sessions {
             }
         }
         Ok(())
+    }
+
+    /// Records the running jobs as seen, every half minute at most; a job first seen
+    /// running is recorded at once.
+    async fn record_seen_running(&self, jobs: &HashMap<String, SlurmJob>) {
+        use std::sync::atomic::Ordering;
+        let now = now_ms();
+        let recorded = &self.inner.slurm_seen_recorded_ms;
+        let running: Vec<(&String, u64)> =
+            jobs.iter().filter(|(_, j)| j.phase() == JobPhase::Running).map(|(id, j)| (id, j.id)).collect();
+        let ids: std::collections::HashSet<u64> = running.iter().map(|(_, job)| *job).collect();
+        let fresh = !ids.is_subset(&self.inner.slurm_seen_jobs.lock().unwrap_or_else(|p| p.into_inner()));
+        if !fresh && now - recorded.load(Ordering::Relaxed) < crate::store::SEEN_RUNNING_EVERY_MS / 2 {
+            return;
+        }
+        let sessions: Vec<String> = running.iter().map(|(id, _)| (*id).clone()).collect();
+        match self.inner.store.mark_slurm_seen_running(&sessions, now).await {
+            Ok(()) => {
+                recorded.store(now, Ordering::Relaxed);
+                *self.inner.slurm_seen_jobs.lock().unwrap_or_else(|p| p.into_inner()) = ids;
+            }
+            Err(e) => tracing::warn!(error = %e, "slurm: jobs seen running not recorded"),
+        }
     }
 
     /// Whether `job` is the one `session` submitted: the id it recorded, or (when the claim

@@ -30,7 +30,7 @@ pub use backup::sqlite_file_is_sound;
 pub use bookings::{BookingRow, BookingSlotRow, NewBooking, WEEK_MS};
 pub use connect::{redact_url, sqlite_path};
 pub use courses::{AccountDetails, Course, Member, Role, RosterAccount, RosterChange};
-pub use gpu_sessions::{HeldSlice, NewGpuSession};
+pub use gpu_sessions::{HeldSlice, NewGpuSession, SEEN_RUNNING_EVERY_MS};
 pub use invitations::{Invitation, InvitedAccount};
 pub use notebook_access::{GrantRow, RedeemedTicket};
 pub use policies::PolicyRow;
