@@ -2,6 +2,7 @@ use slicehub_core::config::Config;
 use slicehub_core::health;
 
 use crate::error::CliError;
+use crate::readiness::{self, Level};
 use crate::startup;
 
 /// `slicehub check`: what this machine offers the portal, in words or as JSON.
@@ -11,8 +12,9 @@ pub async fn run(config: &Config, json: bool) -> Result<(), CliError> {
     let services = startup::build_services(config.clone()).await?;
     let report = health::check(&services).await;
     let gpus = services.on_gpus(|b| b.list_gpus()).await.unwrap_or_default();
+    let readiness = readiness::findings(config, &report, &gpus).await;
     if json {
-        let value = serde_json::json!({ "health": report, "gpus": gpus });
+        let value = serde_json::json!({ "health": report, "gpus": gpus, "readiness": readiness });
         println!(
             "{}",
             serde_json::to_string_pretty(&value).unwrap_or_default()
@@ -43,6 +45,18 @@ pub async fn run(config: &Config, json: bool) -> Result<(), CliError> {
                 "         GPU {} {} — {} MiB, MIG {:?}, {}",
                 gpu.index, gpu.name, gpu.memory_mib, gpu.mig_mode, gpu.uuid
             );
+        }
+        println!("Ready for a class?");
+        for finding in &readiness {
+            let mark = match finding.level {
+                Level::Ok => "ok  ",
+                Level::Warn => "WARN",
+                Level::Fail => "FAIL",
+            };
+            println!("  [{mark}] {}: {}", finding.check, finding.summary);
+            if let Some(fix) = &finding.fix {
+                println!("         fix: {fix}");
+            }
         }
     }
     services.store.close().await;

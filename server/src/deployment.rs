@@ -28,7 +28,7 @@ pub fn check(config: &Config) -> Result<Vec<String>, CoreError> {
 }
 
 /// The host of an `http(s)://host[:port][/…]` URL, lower-case, without brackets.
-fn host_of(url: &str) -> String {
+pub(crate) fn host_of(url: &str) -> String {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     let authority = rest.split('/').next().unwrap_or_default();
     let host = match authority.strip_prefix('[') {
@@ -38,7 +38,7 @@ fn host_of(url: &str) -> String {
     host.to_ascii_lowercase()
 }
 
-fn is_loopback_name(host: &str) -> bool {
+pub(crate) fn is_loopback_name(host: &str) -> bool {
     host == "localhost"
         || host.ends_with(".localhost")
         || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())

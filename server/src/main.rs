@@ -18,6 +18,7 @@ mod healthz;
 mod metrics;
 mod page_guard;
 mod proxy;
+mod readiness;
 mod security_headers;
 mod routes_cmd;
 mod serve;

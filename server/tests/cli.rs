@@ -199,3 +199,43 @@ async fn the_first_admin_password_is_in_a_private_file_never_in_the_log() {
     assert!(log.contains("first-admin-password"), "the log says where it is:\n{log}");
     assert!(sign_in(&client(), &portal.url, "admin", &password).await.is_some(), "the password in the file signs in");
 }
+
+/// The readiness list names what a new host lacks, each with a fix, and passes what it has.
+#[test]
+fn check_says_what_a_new_host_lacks_and_how_to_fix_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let finding = |value: &serde_json::Value, check: &str| -> serde_json::Value {
+        let all = value["readiness"].as_array().expect("a readiness list").clone();
+        all.into_iter().find(|f| f["check"] == check).unwrap_or_else(|| panic!("no {check} in {value}"))
+    };
+    let exposed = slicehub(
+        dir.path(),
+        &["check", "--json"],
+        &[
+            ("SLICEHUB_SERVER_PUBLIC_URL", "http://gpu.example.invalid"),
+            ("SLICEHUB_SERVER_NOTEBOOK_DOMAIN", "notebooks.example.invalid"),
+            ("SLICEHUB_SESSIONS_HOST_FIREWALL", "false"),
+        ],
+    );
+    assert!(exposed.status.success(), "{}", text(&exposed));
+    let value: serde_json::Value = serde_json::from_slice(&exposed.stdout).expect("JSON");
+    let domain = finding(&value, "notebook domain");
+    assert_eq!(domain["level"], "fail", "{domain}");
+    assert!(domain["fix"].as_str().unwrap().contains("*.notebooks.example.invalid"), "{domain}");
+    let cookies = finding(&value, "cookies");
+    assert_eq!(cookies["level"], "fail", "{cookies}");
+    assert!(cookies["fix"].as_str().unwrap().contains("https://"), "{cookies}");
+    assert_eq!(finding(&value, "firewall")["level"], "warn");
+    assert_eq!(finding(&value, "driver")["level"], "warn", "no driver on this machine: simulated GPUs");
+
+    let local = slicehub(dir.path(), &["check"], &[]);
+    let report = text(&local);
+    assert!(report.contains("Ready for a class?"), "{report}");
+    for passed in ["[ok  ] cookies:", "[ok  ] notebook domain:", "[ok  ] data disk:"] {
+        assert!(report.contains(passed), "{passed} missing from:\n{report}");
+    }
+    // As root, on the test machine's engine: the rules can go in.
+    assert!(report.contains("[ok  ] firewall:"), "{report}");
+    assert!(report.contains("[WARN] driver: no NVIDIA driver"), "{report}");
+    assert!(report.contains("fix: on a host with NVIDIA GPUs"), "{report}");
+}

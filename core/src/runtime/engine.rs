@@ -15,6 +15,8 @@ pub struct EngineStatus {
     /// The API version both sides agreed on.
     pub api_version: Option<String>,
     pub nvidia_runtime: bool,
+    /// Where images and containers' layers live, e.g. `overlay2`.
+    pub storage_driver: Option<String>,
     /// Why the engine could not be used, when it could not.
     pub reason: Option<String>,
     /// The engine's disk, when the engine runs on this host.
@@ -72,6 +74,7 @@ impl Engine {
             version: None,
             api_version: None,
             nvidia_runtime: false,
+            storage_driver: None,
             reason: Some(reason),
             disk: None,
         };
@@ -104,6 +107,7 @@ impl Engine {
                     .runtimes
                     .map(|runtimes| runtimes.contains_key("nvidia"))
                     .unwrap_or(false),
+                storage_driver: info.driver,
                 reason: None,
                 // Only a local engine's root directory is this host's path.
                 disk: info

@@ -54,6 +54,18 @@ static CHANGING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// Seconds `iptables` waits for the xtables lock (held by another program) before failing.
 const LOCK_WAIT_SECONDS: &str = "5";
 
+/// Whether the rules can be put in place here: `iptables` runs with the rights it needs and
+/// Docker's `DOCKER-USER` chain is there. Lists rules only; changes nothing.
+pub fn probe() -> Result<(), CoreError> {
+    if iptables(&["-S", "DOCKER-USER"])? {
+        Ok(())
+    } else {
+        Err(CoreError::Engine(
+            "the DOCKER-USER chain is missing: is the Docker engine running with its iptables rules on?".into(),
+        ))
+    }
+}
+
 fn iptables(args: &[&str]) -> Result<bool, CoreError> {
     let out = Command::new("iptables")
         .args(["-w", LOCK_WAIT_SECONDS])

@@ -1,0 +1,195 @@
+//! `slicehub check`'s readiness list for a new host: each thing a class needs from this
+//! machine, whether it is there, and what to do when it is not.
+
+use serde::Serialize;
+use slicehub_core::config::Config;
+use slicehub_core::gpu::{BackendKind, GpuInfo, MigMode};
+use slicehub_core::health::HealthReport;
+use slicehub_core::runtime::disk::DiskSpace;
+use slicehub_core::runtime::firewall;
+
+use crate::deployment::{host_of, is_loopback_name};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Ok,
+    Warn,
+    Fail,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Finding {
+    pub check: &'static str,
+    pub level: Level,
+    pub summary: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+fn ok(check: &'static str, summary: impl Into<String>) -> Finding {
+    Finding { check, level: Level::Ok, summary: summary.into(), fix: None }
+}
+
+fn not_ok(check: &'static str, level: Level, summary: impl Into<String>, fix: impl Into<String>) -> Finding {
+    Finding { check, level, summary: summary.into(), fix: Some(fix.into()) }
+}
+
+const DRIVER_VERSION_FILE: &str = "/proc/driver/nvidia/version";
+
+pub async fn findings(config: &Config, report: &HealthReport, gpus: &[GpuInfo]) -> Vec<Finding> {
+    let real_gpus = report.gpu_backend == BackendKind::Nvml;
+    let mut all = vec![driver(real_gpus)];
+    if real_gpus {
+        all.push(if report.gpu.ok {
+            ok("nvml", report.gpu.summary.clone())
+        } else {
+            not_ok(
+                "nvml",
+                Level::Fail,
+                report.gpu.summary.clone(),
+                "let the portal's user open /dev/nvidiactl and /dev/nvidia*; after a driver upgrade, reboot",
+            )
+        });
+        all.extend(gpus.iter().map(mig_mode));
+        all.push(container_runtime(report));
+    }
+    all.push(storage_driver(report));
+    all.push(firewall_rules(config).await);
+    all.push(disk("data disk", &config.data_dir.to_string_lossy()));
+    all.push(notebook_domain(config).await);
+    all.push(cookies(config));
+    all
+}
+
+fn driver(real_gpus: bool) -> Finding {
+    match std::fs::read_to_string(DRIVER_VERSION_FILE) {
+        Ok(text) => ok("driver", text.lines().next().unwrap_or_default().split_whitespace().collect::<Vec<_>>().join(" ")),
+        Err(_) if real_gpus => not_ok("driver", Level::Fail, "no NVIDIA kernel module loaded", "load the driver (modprobe nvidia) or reboot"),
+        Err(_) => not_ok(
+            "driver",
+            Level::Warn,
+            "no NVIDIA driver: the GPUs are simulated",
+            "on a host with NVIDIA GPUs, install the driver (Debian: nvidia-driver) and reboot",
+        ),
+    }
+}
+
+fn mig_mode(gpu: &GpuInfo) -> Finding {
+    let name = format!("GPU {} {}", gpu.index, gpu.name);
+    match gpu.mig_mode {
+        MigMode::Enabled => ok("mig", format!("{name}: MIG on")),
+        MigMode::Disabled => not_ok(
+            "mig",
+            Level::Warn,
+            format!("{name}: MIG off, so no session is placed on it"),
+            format!("with nothing running on it: nvidia-smi -i {} -mig 1, then reset the GPU or reboot", gpu.index),
+        ),
+        MigMode::Unsupported => not_ok(
+            "mig",
+            Level::Warn,
+            format!("{name}: cannot be partitioned (MIG needs an A100, H100, H200 or B200 class GPU)"),
+            "use MIG-capable GPUs for SliceHub's slices",
+        ),
+    }
+}
+
+fn container_runtime(report: &HealthReport) -> Finding {
+    if !report.engine.reachable || report.engine.nvidia_runtime {
+        return ok("container runtime", "the engine has the NVIDIA runtime");
+    }
+    not_ok(
+        "container runtime",
+        Level::Fail,
+        "the Docker engine has no NVIDIA runtime: containers would start without their GPU",
+        "install nvidia-container-toolkit, run nvidia-ctk runtime configure --runtime=docker, restart Docker",
+    )
+}
+
+fn storage_driver(report: &HealthReport) -> Finding {
+    let engine = &report.engine;
+    if !engine.reachable {
+        let why = engine.reason.clone().unwrap_or_default();
+        return not_ok("docker", Level::Fail, why, "install and start the Docker engine, and let the portal's user use its socket");
+    }
+    let api = engine.api_version.as_deref().unwrap_or("?");
+    let driver = engine.storage_driver.as_deref().unwrap_or("unknown");
+    let disk = engine.disk.map(|d| format!(", {}", d.words())).unwrap_or_default();
+    let summary = format!("API {api}, storage driver {driver}{disk}");
+    let to_overlay2 = "use overlay2 (\"storage-driver\": \"overlay2\" in /etc/docker/daemon.json) on ext4 or xfs";
+    match driver {
+        "vfs" => not_ok("docker", Level::Warn, format!("{summary}: every container copies its whole image"), to_overlay2),
+        "fuse-overlayfs" => not_ok("docker", Level::Warn, format!("{summary}: an overlay in user space, slower to start"), to_overlay2),
+        _ if engine.disk.is_some_and(|d| d.low()) => {
+            not_ok("docker", Level::Warn, summary, "free space on the engine's disk (docker image prune)")
+        }
+        _ => ok("docker", summary),
+    }
+}
+
+async fn firewall_rules(config: &Config) -> Finding {
+    if !config.sessions_host_firewall {
+        return not_ok(
+            "firewall",
+            Level::Warn,
+            "sessions.host_firewall is off: session containers reach this host and the LAN unless you added the rules",
+            "add the rules of README \"Tenant isolation\" yourself, or turn sessions.host_firewall on",
+        );
+    }
+    match tokio::task::spawn_blocking(firewall::probe).await {
+        Ok(Ok(())) => ok("firewall", "iptables can keep session containers off this host and the LAN"),
+        Ok(Err(e)) => not_ok(
+            "firewall",
+            Level::Fail,
+            e.to_string(),
+            "run the portal with CAP_NET_ADMIN (the packaged unit has it) on a Docker engine with its iptables rules on",
+        ),
+        Err(_) => not_ok("firewall", Level::Fail, "the iptables check did not finish", "run slicehub check again"),
+    }
+}
+
+fn disk(check: &'static str, dir: &str) -> Finding {
+    match DiskSpace::of(dir) {
+        Some(space) if space.low() => not_ok(check, Level::Warn, format!("{dir}: {}", space.words()), "free space or move data_dir"),
+        Some(space) => ok(check, format!("{dir}: {}", space.words())),
+        None => not_ok(check, Level::Fail, format!("{dir} cannot be read"), "create data_dir and give it to the portal's user"),
+    }
+}
+
+async fn notebook_domain(config: &Config) -> Finding {
+    let domain = config.server_notebook_domain.trim_end_matches('.');
+    if is_loopback_name(domain) {
+        return ok("notebook domain", format!("*.{domain}: browsers on this machine resolve it themselves (local use only)"));
+    }
+    let name = format!("slicehub-check.{domain}");
+    let lookup = tokio::net::lookup_host((name.as_str(), 443));
+    let resolved = match tokio::time::timeout(std::time::Duration::from_secs(3), lookup).await {
+        Ok(Ok(mut addresses)) => addresses.next().is_some(),
+        _ => false,
+    };
+    match resolved {
+        true => ok("notebook domain", format!("*.{domain} resolves")),
+        false => not_ok(
+            "notebook domain",
+            Level::Fail,
+            format!("{name} does not resolve: no student's notebook would open"),
+            format!("add a wildcard DNS record *.{domain} for the portal's reverse proxy, with a certificate for it"),
+        ),
+    }
+}
+
+fn cookies(config: &Config) -> Finding {
+    let url = config.public_url();
+    if config.server_secure_cookies && url.starts_with("https://") {
+        return ok("cookies", format!("{url}: sign-in cookies only over https"));
+    }
+    if is_loopback_name(&host_of(&url)) {
+        return ok("cookies", format!("{url}: this machine only"));
+    }
+    not_ok(
+        "cookies",
+        Level::Fail,
+        format!("{url}: sign-in cookies and notebook tokens would cross the network in the clear"),
+        "put TLS in front and set server.public_url = \"https://…\" (cookies then get Secure)",
+    )
+}
