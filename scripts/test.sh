@@ -13,11 +13,14 @@ export SLICEHUB_TEST_DATABASE_URL
 docker network prune -f --filter label=org.slicehub.managed=true >/dev/null
 
 # The images the container tests run: a tiny one for jobs (seconds), the real JupyterLab
-# one and the Slurm cluster's (JupyterLab plus Debian's Slurm), built with no registry
-# (a few minutes once; cached after). The Slurm test starts its cluster itself.
+# one and the Slurm cluster's (JupyterLab plus Debian's Slurm), and a clean Debian the
+# package is installed into, built with no registry (a few minutes once; cached after).
+# The Slurm test starts its cluster itself; the package test builds the package and the
+# portal image from it.
 docker/offline/busybox.sh
 docker/offline/build.sh
 docker/offline/slurm.sh
+docker/offline/debian.sh
 
 # The wasm bundle and stylesheet the browser tests load (target/site), built as the run
 # command builds them (release: wasm-opt and all), so the browser tests see what users get.

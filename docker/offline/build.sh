@@ -23,7 +23,7 @@ repo=slicehub/jupyterlab
 alias_tag=$repo:offline
 suite=bookworm
 packages=python3,python3-venv,ca-certificates,tini
-inputs=(offline/build.sh common/slicehub-notebook common/slicehub_auth.py common/jupyterlab-overrides.json common/requirements.txt common/constraints.txt)
+inputs=(offline/build.sh offline/debian-mirror.sh common/slicehub-notebook common/slicehub_auth.py common/jupyterlab-overrides.json common/requirements.txt common/constraints.txt)
 
 start=$EPOCHREALTIME
 arch=$(dpkg --print-architecture 2>/dev/null || echo amd64)
@@ -109,45 +109,6 @@ run() {
   fi
 }
 
-# The Debian mirror this machine's apt uses: the URIs of the first deb stanza (or line) whose
-# suites include a release suite (one without a '-', so not -security or -updates).
-debian_mirror() {
-  if [[ -n ${SLICEHUB_DEBIAN_MIRROR:-} ]]; then
-    echo "$SLICEHUB_DEBIAN_MIRROR"
-    return
-  fi
-  local f
-  for f in /etc/apt/sources.list.d/debian.sources /etc/apt/sources.list.d/*.sources; do
-    [[ -r $f ]] || continue
-    awk '
-      function flush() {
-        if (!found && types ~ / deb( |$)/ && suites ~ / [a-z]+( |$)/ && uri ~ /^(https?|file):/ && enabled != "no") {
-          print uri; found = 1
-        }
-        types = ""; suites = ""; uri = ""; enabled = ""
-      }
-      /^[ \t]*#/ { next }
-      /^[ \t]*$/ { flush(); next }
-      tolower($1) == "types:"   { types = ""; for (i = 2; i <= NF; i++) types = types " " $i }
-      tolower($1) == "suites:"  { suites = ""; for (i = 2; i <= NF; i++) suites = suites " " $i }
-      tolower($1) == "uris:"    { uri = $2 }
-      tolower($1) == "enabled:" { enabled = tolower($2) }
-      END { flush(); exit !found }
-    ' "$f" && return
-  done
-  if [[ -r /etc/apt/sources.list ]]; then
-    awk '
-      $1 == "deb" {
-        i = 2
-        if ($i ~ /^\[/) { while (i <= NF && $i !~ /\]$/) i++; i++ }
-        if ($(i + 1) ~ /^[a-z]+$/ && $i ~ /^(https?|file):/) { print $i; found = 1; exit }
-      }
-      END { exit !found }
-    ' /etc/apt/sources.list && return
-  fi
-  return 1
-}
-
 rootfs=
 mounts=()
 cleanup() {
@@ -185,7 +146,7 @@ else
     run "unpack base" tar -C "$rootfs" --numeric-owner -xpf "$base_tar"
     echo "debootstrap: cached $(basename "$base_tar"), unpacked in $(since "$t")s"
   else
-    mirror=$(debian_mirror) || die "no Debian mirror in /etc/apt/sources.list.d/*.sources or /etc/apt/sources.list; set SLICEHUB_DEBIAN_MIRROR"
+    mirror=$("$here/debian-mirror.sh") || die "no Debian mirror in /etc/apt/sources.list.d/*.sources or /etc/apt/sources.list; set SLICEHUB_DEBIAN_MIRROR"
     apt_proxy=
     eval "$(apt-config shell apt_proxy Acquire::http::Proxy 2>/dev/null || true)"
     if [[ -n $apt_proxy && -z ${http_proxy:-} ]]; then export http_proxy=$apt_proxy; fi

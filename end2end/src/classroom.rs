@@ -43,24 +43,35 @@ impl Classroom {
     /// Creates the accounts (password from [`password_of`]), enrolls them in the course
     /// through a roster import, and signs each in: their session cookies, in order.
     pub async fn enroll(&self, usernames: &[&str]) -> Vec<String> {
-        let mut csv = String::from("username,display name,email\n");
-        for user in usernames {
-            self.portal.cli(
-                &["user", "add", user, "--password-stdin"],
-                &format!("{}\n", password_of(user)),
-            );
-            csv.push_str(&format!("{user},{user},\n"));
-        }
-        let body = format!("code={COURSE}&csv_base64={}", urlencode(&base64(csv.as_bytes())));
-        let resp = post(&client(), &self.portal.url, Some(&self.admin), "import_roster", body).await;
-        assert!(resp.status().is_success(), "{}", resp.text().await.unwrap_or_default());
-        let mut cookies = Vec::with_capacity(usernames.len());
-        for user in usernames {
-            let cookie = sign_in(&client(), &self.portal.url, user, &password_of(user))
-                .await
-                .unwrap_or_else(|| panic!("{user} signs in"));
-            cookies.push(cookie);
-        }
-        cookies
+        enroll(&self.portal.url, &self.admin, usernames, |args, stdin| {
+            self.portal.cli(args, stdin);
+        })
+        .await
     }
+}
+
+/// [`Classroom::enroll`] on the portal at `url`, whose CLI `cli(args, stdin)` runs wherever
+/// that portal lives (here, or in a container).
+pub async fn enroll(
+    url: &str,
+    admin: &str,
+    usernames: &[&str],
+    cli: impl Fn(&[&str], &str),
+) -> Vec<String> {
+    let mut csv = String::from("username,display name,email\n");
+    for user in usernames {
+        cli(&["user", "add", user, "--password-stdin"], &format!("{}\n", password_of(user)));
+        csv.push_str(&format!("{user},{user},\n"));
+    }
+    let body = format!("code={COURSE}&csv_base64={}", urlencode(&base64(csv.as_bytes())));
+    let resp = post(&client(), url, Some(admin), "import_roster", body).await;
+    assert!(resp.status().is_success(), "{}", resp.text().await.unwrap_or_default());
+    let mut cookies = Vec::with_capacity(usernames.len());
+    for user in usernames {
+        let cookie = sign_in(&client(), url, user, &password_of(user))
+            .await
+            .unwrap_or_else(|| panic!("{user} signs in"));
+        cookies.push(cookie);
+    }
+    cookies
 }

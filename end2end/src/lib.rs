@@ -5,6 +5,7 @@ mod browser;
 pub mod classroom;
 pub mod cli;
 pub mod form;
+pub mod jobs;
 pub mod kernel;
 pub mod notebook;
 pub mod raw_http;
