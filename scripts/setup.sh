@@ -18,10 +18,6 @@ case "${1:-}" in
   --package) WITH_PACKAGE=1 ;;
 esac
 
-# The tools are built once per machine; their own release profiles ask for fat LTO and one
-# codegen unit (cargo-leptos: about 10 minutes on 2 cores). Without both they build in
-# a fraction of that and run the same work as fast as makes no difference here.
-export CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
 
 say() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -69,7 +65,7 @@ have debootstrap || apt_install debootstrap
 # 3. cargo-leptos, built with no_downloads. Its published lock pins cargo-util-schemas
 #    0.14.2, which needs a newer rustc than ours, so one package is moved back one patch.
 if ! cargo leptos --version 2>/dev/null | grep -q "$CARGO_LEPTOS_VERSION"; then
-  say "building cargo-leptos $CARGO_LEPTOS_VERSION (about 5 minutes on 2 cores, once)"
+  say "building cargo-leptos $CARGO_LEPTOS_VERSION (about 10 minutes on 2 cores, once)"
   work=$(mktemp -d)
   src=$(crate_source cargo-leptos "$CARGO_LEPTOS_VERSION" "$work")
   (cd "$src" && cargo update -q -p cargo-util-schemas --precise 0.14.1 \

@@ -48,6 +48,7 @@ docker commit \
   --change 'WORKDIR /var/lib/slicehub' \
   --change 'VOLUME /var/lib/slicehub' \
   --change 'ENV LANG=C.UTF-8' \
+  --change 'ENV SLICEHUB_CONFIG=/etc/slicehub/slicehub.toml' \
   --change "LABEL org.slicehub.recipe=$hash" \
   --change 'ENTRYPOINT ["/usr/lib/slicehub/container-entrypoint"]' \
   --change 'CMD ["serve"]' \

@@ -59,7 +59,19 @@ pub async fn findings(config: &Config, report: &HealthReport, gpus: &[GpuInfo]) 
     all.push(disk("data disk", &config.data_dir.to_string_lossy()));
     all.push(notebook_domain(config).await);
     all.push(cookies(config));
+    all.extend(deployment(config));
     all
+}
+
+/// What `serve` refuses or warns about in these settings, before it is started.
+fn deployment(config: &Config) -> Vec<Finding> {
+    match crate::deployment::check(config) {
+        Err(refused) => vec![not_ok("settings", Level::Fail, refused.to_string(), "change the settings named; serve refuses to start")],
+        Ok(warnings) => warnings
+            .into_iter()
+            .map(|w| not_ok("settings", Level::Warn, w, "see the README's section on deploying the notebook domain"))
+            .collect(),
+    }
 }
 
 fn driver(real_gpus: bool) -> Finding {
@@ -82,20 +94,26 @@ fn mig_mode(gpu: &GpuInfo) -> Finding {
         MigMode::Disabled => not_ok(
             "mig",
             Level::Warn,
-            format!("{name}: MIG off, so no session is placed on it"),
-            format!("with nothing running on it: nvidia-smi -i {} -mig 1, then reset the GPU or reboot", gpu.index),
+            format!("{name}: MIG off, so it is one slice: a session gets the whole GPU"),
+            format!(
+                "to share it in MIG slices, with nothing running on it: nvidia-smi -i {} -mig 1, then reset the GPU or reboot",
+                gpu.index
+            ),
         ),
-        MigMode::Unsupported => not_ok(
-            "mig",
-            Level::Warn,
-            format!("{name}: cannot be partitioned (MIG needs an A100, H100, H200 or B200 class GPU)"),
-            "use MIG-capable GPUs for SliceHub's slices",
-        ),
+        MigMode::Unsupported => ok("mig", format!("{name}: no MIG, used whole (a session gets the whole GPU)")),
     }
 }
 
 fn container_runtime(report: &HealthReport) -> Finding {
-    if !report.engine.reachable || report.engine.nvidia_runtime {
+    if !report.engine.reachable {
+        return not_ok(
+            "container runtime",
+            Level::Warn,
+            "cannot tell whether the engine has the NVIDIA runtime: the engine is down",
+            "start the Docker engine, then run slicehub check again",
+        );
+    }
+    if report.engine.nvidia_runtime {
         return ok("container runtime", "the engine has the NVIDIA runtime");
     }
     not_ok(
@@ -136,6 +154,15 @@ async fn firewall_rules(config: &Config) -> Finding {
             "add the rules of README \"Tenant isolation\" yourself, or turn sessions.host_firewall on",
         );
     }
+    if !may_change_firewall() {
+        return not_ok(
+            "firewall",
+            Level::Warn,
+            "not checked: this command runs without CAP_NET_ADMIN (the packaged service has it)",
+            "to check it as the service would: systemd-run --uid=slicehub -p SupplementaryGroups=docker \
+             -p AmbientCapabilities=CAP_NET_ADMIN --pipe --wait slicehub --config /etc/slicehub/slicehub.toml check",
+        );
+    }
     match tokio::task::spawn_blocking(firewall::probe).await {
         Ok(Ok(())) => ok("firewall", "iptables can keep session containers off this host and the LAN"),
         Ok(Err(e)) => not_ok(
@@ -146,6 +173,13 @@ async fn firewall_rules(config: &Config) -> Finding {
         ),
         Err(_) => not_ok("firewall", Level::Fail, "the iptables check did not finish", "run slicehub check again"),
     }
+}
+
+/// Whether this process holds CAP_NET_ADMIN (capability 12) in its effective set.
+fn may_change_firewall() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let effective = status.lines().find_map(|l| l.strip_prefix("CapEff:")).map(str::trim).unwrap_or("0");
+    u64::from_str_radix(effective, 16).is_ok_and(|caps| caps & (1 << 12) != 0)
 }
 
 fn disk(check: &'static str, dir: &str) -> Finding {
@@ -183,13 +217,14 @@ fn cookies(config: &Config) -> Finding {
     if config.server_secure_cookies && url.starts_with("https://") {
         return ok("cookies", format!("{url}: sign-in cookies only over https"));
     }
-    if is_loopback_name(&host_of(&url)) {
+    let open_bind = config.server_public_url.is_empty() && !config.server_bind.ip().is_loopback();
+    if is_loopback_name(&host_of(&url)) && !open_bind {
         return ok("cookies", format!("{url}: this machine only"));
     }
     not_ok(
         "cookies",
         Level::Fail,
-        format!("{url}: sign-in cookies and notebook tokens would cross the network in the clear"),
+        format!("{url} (listening on {}): sign-in cookies and notebook tokens would cross the network in the clear", config.server_bind),
         "put TLS in front and set server.public_url = \"https://…\" (cookies then get Secure)",
     )
 }

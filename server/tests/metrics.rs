@@ -90,6 +90,34 @@ impl Drop for Prometheus {
     }
 }
 
+/// Every `"slicehub_…"` name the portal's metrics code declares.
+fn defined_series() -> Vec<String> {
+    let dir = slicehub_end2end::workspace_root().join("core/src/metrics");
+    let mut names = Vec::new();
+    for file in std::fs::read_dir(&dir).expect("core/src/metrics") {
+        let text = std::fs::read_to_string(file.unwrap().path()).unwrap_or_default();
+        names.extend(text.split('"').filter(|w| w.starts_with("slicehub_") && !w.contains(' ')).map(str::to_string));
+    }
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Every `slicehub_…` series the shipped Grafana dashboard queries (histogram suffixes cut).
+fn dashboard_series() -> Vec<String> {
+    let path = slicehub_end2end::workspace_root().join("docs/grafana/slicehub.json");
+    let dashboard = std::fs::read_to_string(path).expect("the dashboard");
+    let mut series: Vec<String> = dashboard
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| w.starts_with("slicehub_"))
+        .map(|w| w.trim_end_matches("_bucket").trim_end_matches("_sum").trim_end_matches("_count").to_string())
+        .collect();
+    series.sort();
+    series.dedup();
+    assert!(series.len() >= 10, "{series:?}");
+    series
+}
+
 async fn scrape(url: &str, authorization: Option<&str>) -> (u16, String) {
     let mut request = client().get(format!("{url}/metrics"));
     if let Some(value) = authorization {
@@ -130,6 +158,16 @@ async fn prometheus_scrapes_the_portal_and_sees_a_session_start() {
     let (status, body) = scrape(&url, Some(&bearer)).await;
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("slicehub_slices_free{profile=\"1g.10gb\"} 7"), "{body}");
+    // Counters with labels appear at their first event (a panicking loop, say), so the
+    // dashboard's series are checked against what the portal defines, and those that are
+    // already in this scrape against its text.
+    let defined = defined_series();
+    for series in dashboard_series() {
+        assert!(defined.contains(&series), "docs/grafana/slicehub.json reads {series}, which the portal does not define");
+    }
+    for series in defined.iter().filter(|s| body.contains(&format!("# TYPE {s} "))) {
+        assert!(dashboard_series().contains(series) || series.contains("memory_used"), "{series} is on no dashboard panel");
+    }
 
     let prometheus = Prometheus::start(&url);
     prometheus.until("up{job=\"slicehub\"}", &[1.0]).await;

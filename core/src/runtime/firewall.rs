@@ -80,7 +80,7 @@ fn iptables(args: &[&str]) -> Result<bool, CoreError> {
         return Err(CoreError::Engine(
             "iptables needs root (or CAP_NET_ADMIN) to keep session containers off the host; \
              run the portal as root, or set sessions.host_firewall = false and add the rules \
-             yourself (README, \"Network isolation\")"
+             yourself (README, \"Tenant isolation\")"
                 .into(),
         ));
     }
