@@ -16,7 +16,7 @@ pub struct GpuView {
     pub name: String,
     pub uuid: String,
     pub memory: String,
-    /// `MIG enabled`, `MIG disabled` or `no MIG`
+    /// `MIG enabled`, `MIG off: used whole` or `no MIG: used whole`
     pub mig: String,
 }
 

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use slicehub_mig::{Layout, Placement};
 
-use crate::gpu::{GpuBackend, GpuInfo, MigInstance};
+use crate::gpu::{GpuBackend, GpuInfo, MigInstance, MigMode};
 use crate::store::Store;
 use crate::{CoreError, Services};
 
@@ -188,6 +188,23 @@ pub async fn apply_layout(
         .into_iter()
         .find(|g| g.index == gpu_index)
         .ok_or_else(|| CoreError::NotFound(format!("there is no GPU {gpu_index}")))?;
+    if !name.eq_ignore_ascii_case("dynamic") {
+        match info.mig_mode {
+            MigMode::Enabled => {}
+            MigMode::Disabled => {
+                return Err(CoreError::InvalidRequest(format!(
+                    "GPU {gpu_index} has MIG off, so it is used whole: a MIG layout needs MIG on \
+                     (nvidia-smi -i {gpu_index} -mig 1, then a GPU reset)"
+                )))
+            }
+            MigMode::Unsupported => {
+                return Err(CoreError::InvalidRequest(format!(
+                    "GPU {gpu_index} ({}) has no MIG, so it is used whole: it takes no MIG layout",
+                    info.name
+                )))
+            }
+        }
+    }
     // A static layout replaces the GPU's instances: never under a running session. (A
     // claim placed by the serving portal between this check and the change is not
     // excluded; apply layouts when the GPU is drained.)

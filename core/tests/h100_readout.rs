@@ -187,3 +187,31 @@ fn inspect_agrees_with_nvidia_smi_about_the_same_gpu() {
         assert!(instances.is_empty());
     }
 }
+
+/// A GPU with MIG off, read through NVML by `slicehub gpu inspect --json` on a lent H100
+/// and a lent H200 (docs/hardware/whole-gpu, read-only): one whole-GPU slice whose memory is
+/// nvidia-smi's and whose multiprocessors are PyTorch's, equal to the built-in catalog.
+#[test]
+fn a_gpu_with_mig_off_reads_as_one_whole_slice_equal_to_nvidia_smi_and_torch() {
+    for gpu in ["h100", "h200"] {
+        let file = |name: &str| -> String {
+            let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "..", "docs", "hardware", "whole-gpu", gpu, name].iter().collect();
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        };
+        let inspect: serde_json::Value = serde_json::from_str(&file("inspect.json")).unwrap();
+        let read = &inspect["gpus"][0];
+        let catalog: Catalog = serde_json::from_value(read["catalog"].clone()).expect("a valid catalog");
+        assert!(catalog.is_whole(), "{gpu}");
+        let profile = &catalog.profiles()[0];
+        let smi = file("nvidia-smi.csv");
+        let row: Vec<&str> = smi.lines().nth(1).unwrap().split(", ").collect();
+        assert_eq!(row[4], "Disabled", "{gpu}: MIG is off there");
+        assert_eq!(format!("{} MiB", profile.memory_mib), row[3], "{gpu}: memory as nvidia-smi says");
+        let torch = file("torch.txt");
+        let sms = torch.split_whitespace().find_map(|w| w.strip_prefix("multi_processor_count=")).unwrap();
+        assert_eq!(profile.multiprocessors.map(|n| n.to_string()).as_deref(), Some(sms), "{gpu}: SMs as PyTorch counts them");
+        let builtin = Catalog::whole_for_model(read["name"].as_str().unwrap()).unwrap();
+        assert_eq!(builtin.profiles(), catalog.profiles(), "{gpu}: the built-in table is the hardware's");
+        assert_eq!(read["instances"][0]["mig_uuid"], read["uuid"], "{gpu}: the device is the GPU");
+    }
+}

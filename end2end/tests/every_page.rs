@@ -582,3 +582,36 @@ async fn every_page_fits_a_phone_and_passes_axe_for_every_role() {
     browser.check_page("student-password-changed").await;
     browser.close().await;
 }
+
+/// A fleet of MIG and whole GPUs: the GPU page says which are used whole, and the launch
+/// card offers a whole GPU with what it gives and costs; both pages at both widths.
+#[tokio::test]
+async fn a_mixed_fleet_shows_whole_gpus_on_the_gpu_page_and_the_launch_card() {
+    let class = Classroom::start(
+        &built_portal(),
+        &[
+            ("SLICEHUB_GPU_SIMULATED", "1 x H100-80GB, 1 x L40S-48GB, 1 x H100-80GB mig=off"),
+            ("SLICEHUB_SESSIONS_IMAGES", BUSYBOX),
+        ],
+    )
+    .await;
+    let url = class.portal.url.clone();
+    class.portal.cli(
+        &["course", "policy", COURSE, "--images", BUSYBOX, "--profiles", "1g.10gb,l40s.48gb,h100.80gb", "--max-slices", "7"],
+        "",
+    );
+    class.enroll(&["carol"]).await;
+    let browser = Browser::start().await;
+    browser.sign_in(&url, "admin", ADMIN_PASSWORD).await;
+    visit(&browser, &url, "/gpus", ".gpu-section", "admin-gpus-mixed-fleet").await;
+    let page = text(&browser, "main").await;
+    assert!(page.contains("no MIG: used whole") && page.contains("MIG off: used whole"), "{page}");
+    assert!(page.contains("l40s.48gb") && page.contains("h100.80gb"), "{page}");
+    sign_out(&browser).await;
+    browser.sign_in(&url, "carol", &password_of("carol")).await;
+    visit(&browser, &url, "/sessions", "section.launch", "student-launch-mixed-fleet").await;
+    let options = text(&browser, "section.launch select[name=profile]").await;
+    assert!(options.contains("l40s.48gb — 1 free · the whole GPU, 48 GB GPU memory, 7 slice-hours per hour"), "{options}");
+    assert!(options.contains("1g.10gb — 7 free · 10 GB GPU memory, 1 of 7 compute slices"), "{options}");
+    browser.close().await;
+}

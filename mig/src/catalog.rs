@@ -32,6 +32,9 @@ pub struct Profile {
     pub max_instances: u8,
     /// The `+me` variant: the instance also gets the media engines.
     pub media_extensions: bool,
+    /// Streaming multiprocessors of one instance, where known (whole GPUs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multiprocessors: Option<u32>,
 }
 
 impl Profile {
@@ -75,7 +78,12 @@ pub struct Catalog {
     memory_gb: u32,
     model: String,
     profiles: Vec<Profile>,
+    /// One profile that is the whole GPU (no MIG): a GPU without MIG, or with MIG off.
+    whole: bool,
 }
+
+/// The profile id of a whole GPU, apart from every MIG profile id NVML gives.
+pub const WHOLE_PROFILE_ID: u32 = 1000;
 
 /// Unchecked form of a [`Catalog`], as it appears in JSON/TOML.
 #[derive(Debug, Clone, Deserialize)]
@@ -85,19 +93,24 @@ pub struct CatalogData {
     pub memory_gb: u32,
     pub model: String,
     pub profiles: Vec<Profile>,
+    #[serde(default)]
+    pub whole: bool,
 }
 
 impl TryFrom<CatalogData> for Catalog {
     type Error = MigError;
 
     fn try_from(data: CatalogData) -> Result<Self, MigError> {
-        Catalog::new(
-            data.key,
-            data.family,
-            data.memory_gb,
-            data.model,
-            data.profiles,
-        )
+        let catalog = Catalog {
+            key: data.key,
+            family: data.family,
+            memory_gb: data.memory_gb,
+            model: data.model,
+            profiles: data.profiles,
+            whole: data.whole,
+        };
+        catalog.check()?;
+        Ok(catalog)
     }
 }
 
@@ -117,9 +130,50 @@ impl Catalog {
             memory_gb,
             model: model.into(),
             profiles,
+            whole: false,
         };
         catalog.check()?;
         Ok(catalog)
+    }
+
+    /// A GPU used whole: one profile, named like `l40s.48gb`, holding all 8 memory slices
+    /// and all 7 compute slices at start 0, one instance at most. To the allocator, the
+    /// queue and the slice holds it is a static GPU with that one instance.
+    pub fn whole_gpu(
+        key: impl Into<String>,
+        family: impl Into<String>,
+        memory_gb: u32,
+        model: impl Into<String>,
+        memory_mib: u64,
+        multiprocessors: Option<u32>,
+    ) -> Result<Catalog, MigError> {
+        let family = family.into();
+        let profile = Profile {
+            name: whole_profile_name(&family, memory_gb),
+            id: WHOLE_PROFILE_ID,
+            memory_slices: MEMORY_SLICES,
+            compute_slices: COMPUTE_SLICES,
+            memory_mib,
+            starts: vec![0],
+            max_instances: 1,
+            media_extensions: false,
+            multiprocessors,
+        };
+        let catalog = Catalog {
+            key: key.into(),
+            family,
+            memory_gb,
+            model: model.into(),
+            profiles: vec![profile],
+            whole: true,
+        };
+        catalog.check()?;
+        Ok(catalog)
+    }
+
+    /// Whether this GPU is used whole (see [`Catalog::whole_gpu`]).
+    pub fn is_whole(&self) -> bool {
+        self.whole
     }
 
     fn check(&self) -> Result<(), MigError> {
@@ -129,6 +183,9 @@ impl Catalog {
         };
         if self.key.trim().is_empty() {
             return Err(bad("empty key".into()));
+        }
+        if self.whole && (self.profiles.len() != 1 || self.profiles[0].id != WHOLE_PROFILE_ID) {
+            return Err(bad("a whole GPU has exactly one profile, the whole GPU".into()));
         }
         if self.profiles.is_empty() || self.profiles.len() > MAX_PROFILES {
             return Err(bad(format!(
@@ -213,6 +270,34 @@ impl Catalog {
     pub fn builtin() -> &'static [Catalog] {
         static BUILTIN: OnceLock<Vec<Catalog>> = OnceLock::new();
         BUILTIN.get_or_init(catalogs::all)
+    }
+
+    /// The built-in whole-GPU catalogs: GPUs without MIG (L40S, L4, A10, A40, RTX 4090,
+    /// RTX 6000 Ada, T4, V100) and the MIG-capable ones with MIG off.
+    pub fn builtin_whole() -> &'static [Catalog] {
+        static WHOLE: OnceLock<Vec<Catalog>> = OnceLock::new();
+        WHOLE.get_or_init(catalogs::whole::all)
+    }
+
+    /// A built-in whole-GPU catalog by short key (`"L40S-48GB"`, `"H100-80GB"`).
+    pub fn whole_by_key(key: &str) -> Result<&'static Catalog, MigError> {
+        let wanted = normalize_key(key);
+        Catalog::builtin_whole()
+            .iter()
+            .find(|c| normalize_key(&c.key) == wanted)
+            .ok_or_else(|| unknown_whole_model(key))
+    }
+
+    /// The built-in whole-GPU catalog for an NVML product name ("NVIDIA L40S",
+    /// "Tesla V100-SXM2-32GB", "NVIDIA H100 80GB HBM3") or a key.
+    pub fn whole_for_model(name: &str) -> Result<&'static Catalog, MigError> {
+        let (family, memory_gb) = catalogs::whole::identify(name)
+            .or_else(|| catalogs::identify(name))
+            .ok_or_else(|| unknown_whole_model(name))?;
+        Catalog::builtin_whole()
+            .iter()
+            .find(|c| c.family == family && c.memory_gb == memory_gb)
+            .ok_or_else(|| unknown_whole_model(name))
     }
 
     /// A built-in catalog by short key (`"H100-80GB"`, case and separators ignored).
@@ -346,6 +431,23 @@ fn normalize_key(key: &str) -> String {
         .filter(char::is_ascii_alphanumeric)
         .map(|c| c.to_ascii_lowercase())
         .collect()
+}
+
+/// `l40s.48gb`: the family in lower case without separators, then the memory, as MIG
+/// profiles are named after their compute and memory.
+pub fn whole_profile_name(family: &str, memory_gb: u32) -> String {
+    format!("{}.{memory_gb}gb", normalize_key(family))
+}
+
+fn unknown_whole_model(name: &str) -> MigError {
+    MigError::UnknownModel {
+        name: name.to_string(),
+        supported: Catalog::builtin_whole()
+            .iter()
+            .map(|c| c.key.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
 }
 
 fn unknown_model(name: &str) -> MigError {

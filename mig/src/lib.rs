@@ -32,7 +32,10 @@ mod queue;
 mod static_layouts;
 
 pub use allocator::{allocate, allocate_avoiding, allocate_with, Policy};
-pub use catalog::{Catalog, CatalogData, Profile, COMPUTE_SLICES, MAX_PROFILES, MEMORY_SLICES};
+pub use catalog::{
+    whole_profile_name, Catalog, CatalogData, Profile, COMPUTE_SLICES, MAX_PROFILES, MEMORY_SLICES,
+    WHOLE_PROFILE_ID,
+};
 pub use enumerate::{enumerate_layouts, maximal_layouts};
 pub use error::MigError;
 pub use gpu::{release, Action, Decision, GpuState, Mode};

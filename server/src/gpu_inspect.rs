@@ -90,7 +90,10 @@ fn inspect(backend: &dyn GpuBackend, info: GpuInfo) -> GpuReport {
         .map_err(|e| keep("utilization", e))
         .ok();
     let health = backend.health(index).map_err(|e| keep("health", e)).ok();
-    let builtin = Catalog::for_model(&info.name).ok();
+    let builtin = match &catalog {
+        Some(read) if read.is_whole() => Catalog::whole_for_model(&info.name).ok(),
+        _ => Catalog::for_model(&info.name).ok(),
+    };
     let same_as_builtin = match (&catalog, builtin) {
         (Some(read), Some(builtin)) => Some(read.profiles() == builtin.profiles()),
         _ => None,
@@ -116,10 +119,15 @@ fn read_activity(backend: &dyn GpuBackend, gpus: &mut [GpuReport], seconds: u64)
             MigMode::Enabled => None,
             _ => backend.busy_since_last(index, None).ok().flatten(),
         };
+        // A GPU used whole has one instance, the GPU itself: its figure is the GPU's.
+        let busy = |i| match gpu.info.mig_mode {
+            MigMode::Enabled => backend.busy_since_last(index, Some(i)).ok().flatten(),
+            _ => whole,
+        };
         let instances: Vec<(String, Option<u32>)> = gpu
             .instances
             .iter()
-            .map(|i| (format!("{}@{}", i.profile_name, i.placement.start), backend.busy_since_last(index, Some(i)).ok().flatten()))
+            .map(|i| (format!("{}@{}", i.profile_name, i.placement.start), busy(i)))
             .collect();
         (whole, instances)
     };
@@ -189,6 +197,11 @@ fn render_gpu(out: &mut String, gpu: &GpuReport) {
                 p.max_instances,
                 p.starts_text()
             ));
+        }
+        if catalog.is_whole() {
+            let sms = catalog.profiles().first().and_then(|p| p.multiprocessors);
+            let sms = sms.map_or("unknown".to_string(), |n| n.to_string());
+            out.push_str(&format!("  used whole (no MIG): one slice, {sms} multiprocessors\n"));
         }
     }
     if gpu.instances.is_empty() {

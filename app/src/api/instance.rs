@@ -254,7 +254,23 @@ mod board {
                     busy: sample.and_then(|s| s.busy_percent).map(|b| format!("{b}% busy")),
                 }
             })
-            .collect();
+            .collect::<Vec<InstanceView>>();
+        // A GPU used whole has one instance that is always there: it is free while nobody
+        // holds it, whatever its memory slices say.
+        let whole = s.info.mig_mode != MigMode::Enabled;
+        let whole_free = whole && instances.iter().all(|i| i.holder.is_none());
+        let (mode, free, placeable) = if whole {
+            let placeable = match (whole_free, s.drained_by.is_some()) {
+                (true, false) => instances.iter().map(|i| i.profile.clone()).collect(),
+                _ => Vec::new(),
+            };
+            let free = if whole_free { "the whole GPU" } else { "none: in use" };
+            ("none (used whole)".to_string(), free.to_string(), placeable)
+        } else {
+            // A drained GPU places nothing, whatever room it has.
+            let placeable = if s.drained_by.is_some() { Vec::new() } else { s.placeable.clone() };
+            (s.mode.label(), format!("{} of 8 memory slices", s.free_slices), placeable)
+        };
         GpuLayoutView {
             gpu: GpuView {
                 index: s.info.index,
@@ -263,16 +279,15 @@ mod board {
                 memory: gib(s.info.memory_mib),
                 mig: match s.info.mig_mode {
                     MigMode::Enabled => "MIG enabled",
-                    MigMode::Disabled => "MIG disabled",
-                    MigMode::Unsupported => "no MIG",
+                    MigMode::Disabled => "MIG off: used whole",
+                    MigMode::Unsupported => "no MIG: used whole",
                 }
                 .to_string(),
             },
-            mode: s.mode.label(),
+            mode,
             instances,
-            free: format!("{} of 8 memory slices", s.free_slices),
-            // A drained GPU places nothing, whatever room it has.
-            placeable: if s.drained_by.is_some() { Vec::new() } else { s.placeable.clone() },
+            free,
+            placeable,
             error: s.error.clone(),
             drained_by: s.drained_by.clone(),
         }

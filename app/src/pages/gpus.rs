@@ -157,7 +157,7 @@ fn GpuSection(
                                     <th>"Held by"</th>
                                     <th>"Memory used"</th>
                                     <th>"Activity"</th>
-                                    <th>"MIG device"</th>
+                                    <th>"Device"</th>
                                 </tr>
                             </thead>
                             <tbody>{rows}</tbody>

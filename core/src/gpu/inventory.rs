@@ -2,13 +2,16 @@
 
 use slicehub_mig::Catalog;
 
-/// A GPU model the simulated backend can stand in for: a built-in MIG catalog of
-/// `slicehub-mig` and what NVML calls that product.
+use super::MigMode;
+
+/// A GPU model the simulated backend can stand in for: a built-in catalog of
+/// `slicehub-mig` (MIG, or the whole GPU) and what NVML calls that product.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SimulatedModel {
     pub catalog: &'static Catalog,
     pub product_name: &'static str,
     pub memory_mib: u64,
+    pub mig_mode: MigMode,
 }
 
 /// NVML's product name and total memory for each built-in catalog key; the MIG geometry
@@ -20,27 +23,45 @@ const PRODUCTS: &[(&str, &str, u64)] = &[
     ("H100-94GB", "NVIDIA H100 NVL", 95830),
     ("H200-141GB", "NVIDIA H200", 143771),
     ("B200-180GB", "NVIDIA B200", 183359),
+    ("L40S-48GB", "NVIDIA L40S", 46068),
+    ("L4-24GB", "NVIDIA L4", 23034),
+    ("A10-24GB", "NVIDIA A10", 23028),
+    ("A40-48GB", "NVIDIA A40", 46068),
+    ("RTX4090-24GB", "NVIDIA GeForce RTX 4090", 24564),
+    ("RTX6000ADA-48GB", "NVIDIA RTX 6000 Ada Generation", 49140),
+    ("T4-16GB", "Tesla T4", 15360),
+    ("V100-16GB", "Tesla V100-SXM2-16GB", 16160),
+    ("V100-32GB", "Tesla V100-SXM2-32GB", 32768),
 ];
 
+/// `H100-80GB mig=off`: a MIG-capable model used whole.
+const MIG_OFF: &str = "mig=off";
+
 impl SimulatedModel {
-    /// The model for a catalog key such as `H100-80GB` (case and separators ignored).
+    /// The model for a catalog key such as `H100-80GB` or `L40S-48GB` (case and separators
+    /// ignored); `H100-80GB mig=off` is that GPU with MIG off, used whole.
     pub fn by_key(key: &str) -> Option<SimulatedModel> {
-        let catalog = Catalog::by_key(key).ok()?;
-        let (_, product_name, memory_mib) =
-            PRODUCTS.iter().find(|(k, _, _)| *k == catalog.key())?;
-        Some(SimulatedModel {
-            catalog,
-            product_name,
-            memory_mib: *memory_mib,
-        })
+        let key = key.trim();
+        let (key, mig_off) = match key.len().checked_sub(MIG_OFF.len()).and_then(|at| key.get(at..).map(|tail| (at, tail))) {
+            Some((at, tail)) if tail.eq_ignore_ascii_case(MIG_OFF) => (key[..at].trim(), true),
+            _ => (key, false),
+        };
+        let mig = Catalog::by_key(key).ok();
+        let (catalog, mig_mode) = match (mig, mig_off) {
+            (Some(catalog), false) => (catalog, MigMode::Enabled),
+            (Some(_), true) => (Catalog::whole_by_key(key).ok()?, MigMode::Disabled),
+            (None, false) => (Catalog::whole_by_key(key).ok()?, MigMode::Unsupported),
+            (None, true) => return None,
+        };
+        let (_, product_name, memory_mib) = PRODUCTS.iter().find(|(k, _, _)| *k == catalog.key())?;
+        Some(SimulatedModel { catalog, product_name, memory_mib: *memory_mib, mig_mode })
     }
 
-    /// Every model the simulated backend offers, in catalog order.
+    /// Every model the simulated backend offers: the MIG ones, then those without MIG.
     pub fn all() -> Vec<SimulatedModel> {
-        Catalog::builtin()
-            .iter()
-            .filter_map(|c| SimulatedModel::by_key(c.key()))
-            .collect()
+        let mig = Catalog::builtin().iter().filter_map(|c| SimulatedModel::by_key(c.key()));
+        let whole = Catalog::builtin_whole().iter().filter(|c| Catalog::by_key(c.key()).is_err());
+        mig.chain(whole.filter_map(|c| SimulatedModel::by_key(c.key()))).collect()
     }
 
     pub fn key(&self) -> &'static str {
@@ -120,17 +141,33 @@ mod tests {
 
     #[test]
     fn every_builtin_catalog_is_a_simulated_model_whose_product_name_finds_it() {
-        assert_eq!(SimulatedModel::all().len(), Catalog::builtin().len());
-        assert_eq!(PRODUCTS.len(), Catalog::builtin().len());
+        assert_eq!(SimulatedModel::all().len(), PRODUCTS.len());
         for model in SimulatedModel::all() {
-            let found = Catalog::for_model(model.product_name).unwrap();
+            let found = match model.mig_mode {
+                MigMode::Enabled => Catalog::for_model(model.product_name).unwrap(),
+                _ => Catalog::whole_for_model(model.product_name).unwrap(),
+            };
             assert_eq!(found.key(), model.key(), "{}", model.product_name);
             let gb = u64::from(found.memory_gb());
             assert!(
-                (gb * 1000..=gb * 1024).contains(&model.memory_mib),
+                (gb * 920..=gb * 1024).contains(&model.memory_mib),
                 "{}",
                 model.key()
             );
         }
+    }
+
+    #[test]
+    fn cards_without_mig_and_mig_off_are_used_whole() {
+        let inv = parse_inventory("2 x L40S-48GB, 1 x H100-80GB mig=off, 1 x H100-80GB").unwrap();
+        let l40s = inv[0].model;
+        assert_eq!((l40s.mig_mode, l40s.catalog.is_whole()), (MigMode::Unsupported, true));
+        assert_eq!(l40s.product_name, "NVIDIA L40S");
+        let off = inv[1].model;
+        assert_eq!((off.mig_mode, off.catalog.is_whole(), off.key()), (MigMode::Disabled, true, "H100-80GB"));
+        assert_eq!(off.catalog.profiles()[0].name, "h100.80gb");
+        assert_eq!((inv[2].model.mig_mode, inv[2].model.catalog.is_whole()), (MigMode::Enabled, false));
+        let e = parse_inventory("1 x L40S-48GB mig=off").unwrap_err();
+        assert!(e.contains("unknown GPU model"), "MIG cannot be turned off where there is none: {e}");
     }
 }

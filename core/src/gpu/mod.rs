@@ -12,6 +12,7 @@ mod nvml;
 mod simulated;
 mod types;
 mod unavailable;
+pub(crate) mod whole;
 
 pub use blocking::on_gpus;
 pub use detect::{open_backend, open_backend_on, GpuFallback};
@@ -20,6 +21,7 @@ pub use mig_rules::placement_by_name;
 pub use nvml::{catalog_from_readout, NvmlBackend, PlacementReadout, ProfileReadout};
 pub use simulated::{SimulatedBackend, SIMULATED_STATE_FILE};
 pub use unavailable::UnavailableBackend;
+pub use whole::whole_instance;
 pub use types::{BackendKind, GpuHealth, GpuInfo, GpuUtilization, MigInstance, MigMode};
 
 pub use slicehub_mig::{Catalog, Placement, Profile};

@@ -11,7 +11,8 @@ use crate::store::UsageInterval;
 
 const HOUR_MS: i64 = 3_600_000;
 
-/// Compute slices of a MIG profile name: `3g.40gb` → 3, `1g.10gb+me` → 1.
+/// Compute slices of a MIG profile name: `3g.40gb` → 3, `1g.10gb+me` → 1; a whole GPU
+/// (`l40s.48gb`, no `Ng` in front) counts all 7.
 pub fn compute_slices(profile: &str) -> i64 {
     profile
         .split_once('g')

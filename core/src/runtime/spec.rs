@@ -52,7 +52,8 @@ pub struct LaunchRequest {
     pub gpu_uuid: String,
     /// e.g. `3g.40gb@4`
     pub placement: String,
-    /// The MIG device the container may use, `MIG-…`.
+    /// The device the container may use: a MIG device `MIG-…`, or the GPU's own UUID when
+    /// the session has the whole GPU.
     pub mig_uuid: String,
     pub image: String,
     pub workload: Workload,
@@ -132,9 +133,11 @@ impl ContainerSpec {
                 r.session_id
             )));
         }
-        if !r.mig_uuid.starts_with("MIG-") {
+        // A MIG device, or the GPU itself when it is used whole (MIG off or not offered).
+        let whole_gpu = r.mig_uuid.starts_with("GPU-") && r.mig_uuid == r.gpu_uuid;
+        if !r.mig_uuid.starts_with("MIG-") && !whole_gpu {
             return Err(invalid(format!(
-                "{:?} is not a MIG device UUID",
+                "{:?} is not a MIG device UUID nor this session's whole GPU",
                 r.mig_uuid
             )));
         }
@@ -371,6 +374,17 @@ mod tests {
     }
 
     #[test]
+    fn a_whole_gpu_is_given_by_its_own_uuid() {
+        let mut r = request(Workload::Job { argv: vec!["python".into()] }, true);
+        r.mig_uuid = r.gpu_uuid.clone();
+        let spec = ContainerSpec::for_session(&r).unwrap();
+        assert_eq!(spec.env["NVIDIA_VISIBLE_DEVICES"], r.gpu_uuid);
+        assert_eq!(spec.env["CUDA_VISIBLE_DEVICES"], r.gpu_uuid);
+        let device = spec.device_request.expect("the NVIDIA runtime is asked for the GPU");
+        assert_eq!(device.device_ids, [r.gpu_uuid.clone()]);
+    }
+
+    #[test]
     fn bad_requests_are_refused_with_a_reason() {
         let mut r = request(notebook(), false);
         r.session_id = "../etc".to_string();
@@ -383,7 +397,7 @@ mod tests {
         assert!(ContainerSpec::for_session(&r)
             .unwrap_err()
             .to_string()
-            .contains("MIG device UUID"));
+            .contains("MIG device UUID"), "another GPU than the session's is refused");
         let r = request(Workload::Job { argv: vec![] }, false);
         assert!(ContainerSpec::for_session(&r)
             .unwrap_err()

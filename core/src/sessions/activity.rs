@@ -147,10 +147,10 @@ impl Sessions {
                 // With MIG on: the instance's own GPM figure, or nothing (the whole GPU's
                 // counters would mix in the other students'); with MIG off, the session
                 // has the whole GPU.
-                let busy_percent = match instance {
-                    Some((_, busy)) if busy.is_some() => *busy,
-                    Some(_) => None,
-                    None => gpu.filter(|g| !g.mig).and_then(|g| g.whole_busy.or(g.utilization.gpu_percent)),
+                let busy_percent = match (gpu, instance) {
+                    (Some(g), _) if !g.mig => g.whole_busy.or(g.utilization.gpu_percent),
+                    (_, Some((_, busy))) => *busy,
+                    (None, None) | (Some(_), None) => None,
                 };
                 SliceSample {
                     at_ms: now,

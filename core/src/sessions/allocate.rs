@@ -75,7 +75,9 @@ impl Sessions {
             if fleet::drained_by(&self.inner.store, &info.uuid).await?.is_some() {
                 continue;
             }
+            // A whole GPU is a static GPU whose one instance is always there.
             let mode = match fleet::mode(&self.inner.store, &info.uuid).await? {
+                _ if catalog.is_whole() => Mode::Static,
                 GpuMode::Dynamic => Mode::Dynamic,
                 GpuMode::Static(_) => Mode::Static,
             };

@@ -9,7 +9,7 @@ use slicehub_mig::{Layout, Placement};
 
 use super::manager::Sessions;
 use crate::fleet::{self, GpuMode};
-use crate::gpu::{GpuInfo, MigInstance};
+use crate::gpu::{GpuInfo, MigInstance, MigMode};
 use crate::CoreError;
 
 /// How long before a window opens its instances are made.
@@ -35,7 +35,8 @@ impl Sessions {
     pub(super) async fn instances_now(&self) -> Result<Vec<(GpuInfo, Vec<MigInstance>)>, CoreError> {
         self.on_gpus(|gpus| {
             let mut out = Vec::new();
-            for info in gpus.list_gpus()? {
+            // Only GPUs with MIG on have instances to make or remove; one used whole has none.
+            for info in gpus.list_gpus()?.into_iter().filter(|g| g.mig_mode == MigMode::Enabled) {
                 match gpus.instances(info.index) {
                     Ok(instances) => out.push((info, instances)),
                     Err(e) => tracing::warn!(gpu = info.index, error = %e, "GPU unreadable; its instances are left as they are"),

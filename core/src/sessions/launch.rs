@@ -66,8 +66,9 @@ impl Sessions {
         let spec = ContainerSpec::for_session(
             &self.launch_request(&session, &device, &network).await?,
         )?;
+        let what = if device.mig_uuid.starts_with("MIG-") { "MIG device" } else { "whole GPU" };
         let detail = format!(
-            "MIG device {} ready; creating container {} from {}",
+            "{what} {} ready; creating container {} from {}",
             device.mig_uuid, spec.name, session.image
         );
         let gate = self.enter_launch_gate(id).await;
@@ -172,6 +173,14 @@ impl Sessions {
             let mig_uuid = instance.mig_uuid.ok_or_else(|| {
                 CoreError::Gpu(format!("instance {} has no MIG device UUID", placement.label))
             })?;
+            // The GPU itself goes only to the holder of a whole GPU's one slice.
+            let whole = catalog.is_whole() && at.profile_id == slicehub_mig::WHOLE_PROFILE_ID;
+            if !mig_uuid.starts_with("MIG-") && !(whole && mig_uuid == placement.gpu_uuid) {
+                return Err(CoreError::Gpu(format!(
+                    "instance {} of GPU {index} names no MIG device of its own",
+                    placement.label
+                )));
+            }
             Ok(Device {
                 mig_uuid,
                 compute_slices: profile.compute_slices,

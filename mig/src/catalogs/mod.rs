@@ -11,6 +11,7 @@ mod b200_180gb;
 mod h100_80gb;
 mod h100_94gb;
 mod h200_141gb;
+pub(crate) mod whole;
 
 use crate::catalog::{Catalog, Profile};
 
@@ -48,18 +49,15 @@ fn profile(
         starts: starts.to_vec(),
         max_instances,
         media_extensions,
+        multiprocessors: None,
     }
 }
 
 /// (family, nominal GB) for an NVML product name or a catalog key; `None` if not MIG-capable
 /// here or ambiguous (an A100 name without its memory size).
 pub(crate) fn identify(name: &str) -> Option<(&'static str, u32)> {
-    let lower = name.to_ascii_lowercase();
-    let tokens: Vec<&str> = lower
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|t| !t.is_empty())
-        .collect();
-    let family = tokens.iter().find_map(|t| match *t {
+    let tokens = words(name);
+    let family = tokens.iter().find_map(|t| match t.as_str() {
         "a100" | "a800" => Some("A100"),
         "h100" | "h800" => Some("H100"),
         "h200" => Some("H200"),
@@ -75,11 +73,19 @@ pub(crate) fn identify(name: &str) -> Option<(&'static str, u32)> {
     });
     let memory_gb = match (family, memory_gb) {
         (_, Some(gb)) => gb,
-        ("H100", None) if tokens.contains(&"nvl") => 94,
+        ("H100", None) if tokens.iter().any(|t| t == "nvl") => 94,
         ("H100", None) => 80,
         ("H200", None) => 141,
         ("B200", None) => 180,
         _ => return None,
     };
     Some((family, memory_gb))
+}
+
+/// The lower-case words of a product name or key: `NVIDIA A100-SXM4-40GB` → a100, sxm4, 40gb.
+pub(crate) fn words(name: &str) -> Vec<String> {
+    name.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|t| !t.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect()
 }

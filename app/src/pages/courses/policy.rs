@@ -144,7 +144,7 @@ fn PolicyView(
         .filter(|n| {
             page.known_profiles.is_empty()
                 || f.max_slices == n.to_string()
-                || page.known_profiles.iter().any(|p| p.split_once('g').is_some_and(|(c, _)| c == n.to_string()))
+                || page.known_profiles.iter().any(|p| compute_slices(p) == Some(*n))
         })
         .collect();
     let slice_options = offered
@@ -392,3 +392,13 @@ fn focus_field(field: &str) {
 
 #[cfg(not(feature = "hydrate"))]
 fn focus_field(_field: &str) {}
+
+/// Compute slices of a profile name: the `Ng` of a MIG profile (`3g.40gb` → 3), all 7 for
+/// a whole GPU (`l40s.48gb`), as the quotas count them.
+fn compute_slices(profile: &str) -> Option<u32> {
+    let (head, _) = profile.split_once('.')?;
+    match head.strip_suffix('g') {
+        Some(n) => n.parse().ok(),
+        None => Some(7),
+    }
+}

@@ -216,7 +216,10 @@ fn SessionDetails(session: SessionView) -> impl IntoView {
             <div><dt>"Slice"</dt><dd>{s.placement.clone().unwrap_or_else(|| "not placed yet".into())}</dd></div>
             <div class="wide"><dt>"Session"</dt><dd class="mono">{s.id.clone()}</dd></div>
             // Administrators only: students' sessions come without the device.
-            {s.mig_uuid.clone().map(|uuid| view! { <div class="wide"><dt>"MIG device"</dt><dd class="mono">{uuid}</dd></div> })}
+            {s.mig_uuid.clone().map(|uuid| {
+                let what = if uuid.starts_with("MIG-") { "MIG device" } else { "Whole GPU" };
+                view! { <div class="wide"><dt>{what}</dt><dd class="mono">{uuid}</dd></div> }
+            })}
         </dl>
         <ol class="steps session-steps">{steps}</ol>
         {server_log}

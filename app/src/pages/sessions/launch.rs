@@ -41,15 +41,21 @@ fn compute_slices(profile: &str) -> Option<u32> {
 }
 
 /// What a slice size gives and costs: `1g.10gb` → `10 GB GPU memory, 1 of 7 compute
-/// slices, 1 slice-hour per hour` (the memory is left out when the name does not say it).
+/// slices, 1 slice-hour per hour` (the memory is left out when the name does not say it);
+/// a whole GPU (`l40s.48gb`) → `the whole GPU, 48 GB GPU memory, 7 slice-hours per hour`.
 pub fn size_facts(profile: &str) -> Option<String> {
-    let slices = compute_slices(profile)?;
     let memory = profile
         .split_once('.')
         .and_then(|(_, rest)| rest.split_once("gb"))
         .and_then(|(gb, _)| gb.parse::<u32>().ok())
         .map(|gb| format!("{gb} GB GPU memory, "))
         .unwrap_or_default();
+    let head = profile.split('.').next().unwrap_or_default();
+    let mig_name = head.strip_suffix('g').is_some_and(|n| n.parse::<u32>().is_ok());
+    let Some(slices) = compute_slices(profile) else {
+        let whole = !mig_name && !memory.is_empty();
+        return whole.then(|| format!("the whole GPU, {memory}{GPU_SLICES} slice-hours per hour"));
+    };
     let unit = if slices == 1 {
         "slice-hour"
     } else {
@@ -237,6 +243,10 @@ mod tests {
             Some("7 of 7 compute slices, 7 slice-hours per hour")
         );
         assert_eq!(size_facts("whole-gpu"), None);
+        assert_eq!(
+            size_facts("l40s.48gb").as_deref(),
+            Some("the whole GPU, 48 GB GPU memory, 7 slice-hours per hour")
+        );
         assert_eq!(size_facts("9g.90gb"), None);
     }
 

@@ -103,6 +103,7 @@ fn profile(r: &ProfileReadout) -> Result<Profile, String> {
         memory_mib: r.memory_mib,
         starts,
         max_instances,
+        multiprocessors: None,
     })
 }
 

@@ -7,6 +7,7 @@ mod gpm;
 mod instances;
 mod profiles;
 mod raw;
+mod whole;
 
 pub use catalog::{catalog_from_readout, PlacementReadout, ProfileReadout};
 
@@ -19,6 +20,7 @@ use nvml_wrapper::{Device, Nvml};
 use slicehub_mig::{Catalog, Layout, Placement, Profile};
 
 use super::mig_rules::{check_create, mig_error};
+use super::whole::{no_instance, not_sliced, whole_instance};
 use super::{BackendKind, GpuBackend, GpuHealth, GpuInfo, GpuUtilization, MigInstance, MigMode};
 use crate::CoreError;
 use errors::nvml_error;
@@ -37,8 +39,9 @@ pub struct NvmlBackend {
     /// Kept for the life of the process, so GPM samples taken from it can be kept too.
     nvml: &'static Nvml,
     library: String,
-    /// Catalogs read once per GPU: the profiles do not change while the driver is loaded.
-    catalogs: Mutex<HashMap<u32, Catalog>>,
+    /// Catalogs read once per GPU and MIG mode (on or not): the profiles do not change
+    /// while the driver is loaded.
+    catalogs: Mutex<HashMap<(u32, bool), Catalog>>,
     /// Held by every call that lists, creates or destroys instances, so instance handles
     /// stay valid while one call uses them.
     mig: Mutex<()>,
@@ -229,10 +232,12 @@ impl GpuBackend for NvmlBackend {
 
     fn instances(&self, gpu_index: u32) -> Result<Vec<MigInstance>, CoreError> {
         let device = self.device(gpu_index)?;
-        if mig_modes(&device)?.0 != MigMode::Enabled {
-            return Ok(Vec::new());
-        }
         let catalog = self.read_catalog(gpu_index, &device)?;
+        if catalog.is_whole() {
+            let uuid = device.uuid().map_err(|e| nvml_error("UUID", e))?;
+            let used = device.memory_info().ok().map(|m| m.used / (1024 * 1024));
+            return Ok(vec![whole_instance(gpu_index, &catalog, &uuid, used)]);
+        }
         let _held = self.lock_mig();
         self.read_instances(gpu_index, &device, &catalog)
     }
@@ -244,6 +249,9 @@ impl GpuBackend for NvmlBackend {
     ) -> Result<MigInstance, CoreError> {
         let device = self.device(gpu_index)?;
         let catalog = self.read_catalog(gpu_index, &device)?;
+        if catalog.is_whole() {
+            return Err(not_sliced(gpu_index));
+        }
         let profile = profile_of(gpu_index, &catalog, placement)?;
         self.require_mig_enabled(gpu_index, &device)?;
         let _held = self.lock_mig();
@@ -286,6 +294,9 @@ impl GpuBackend for NvmlBackend {
     fn destroy_instance(&self, gpu_index: u32, placement: Placement) -> Result<(), CoreError> {
         let device = self.device(gpu_index)?;
         let catalog = self.read_catalog(gpu_index, &device)?;
+        if catalog.is_whole() {
+            return Err(no_instance(gpu_index));
+        }
         profile_of(gpu_index, &catalog, placement)?;
         let _held = self.lock_mig();
         let what = format!("GPU {gpu_index}: destroy {}", placement.describe(&catalog));
@@ -342,9 +353,9 @@ impl GpuBackend for NvmlBackend {
         if !device.gpm_support().unwrap_or(false) {
             return Ok(None);
         }
-        let (key, sample) = match instance {
+        let (key, sample) = match instance.filter(|i| !i.mig_uuid.as_deref().is_some_and(|u| u.starts_with("GPU-"))) {
             // A MIG device's UUID is new with each instance, so a reused instance id
-            // starts from a fresh sample.
+            // starts from a fresh sample. A whole GPU's one instance is the GPU.
             Some(instance) => (
                 instance.mig_uuid.clone().unwrap_or_else(|| format!("{gpu_index}/{}", instance.gpu_instance_id)),
                 device.gpm_mig_sample(instance.gpu_instance_id),

@@ -60,21 +60,20 @@ impl NvmlBackend {
         gpu_index: u32,
         device: &Device,
     ) -> Result<Catalog, CoreError> {
-        if let Some(catalog) = self
-            .catalogs
-            .lock()
-            .ok()
-            .and_then(|c| c.get(&gpu_index).cloned())
-        {
+        let mode = mig_modes(device)?.0;
+        let key = (gpu_index, mode == MigMode::Enabled);
+        if let Some(catalog) = self.catalogs.lock().ok().and_then(|c| c.get(&key).cloned()) {
             return Ok(catalog);
         }
         let name = device
             .name()
             .map_err(|e| nvml_error(&format!("GPU {gpu_index}: name"), e))?;
-        if mig_modes(device)?.0 == MigMode::Unsupported {
-            return Err(CoreError::NotSupported(format!(
-                "GPU {gpu_index} ({name}) cannot be partitioned with MIG"
-            )));
+        if mode != MigMode::Enabled {
+            let catalog = self.whole_catalog(gpu_index, device, &name, mode)?;
+            if let Ok(mut cache) = self.catalogs.lock() {
+                cache.insert(key, catalog.clone());
+            }
+            return Ok(catalog);
         }
         let memory_mib = device
             .memory_info()
@@ -83,7 +82,7 @@ impl NvmlBackend {
         let readout = self.profile_readout(gpu_index, device)?;
         let catalog = catalog_from_readout(&name, memory_mib, &readout)?;
         if let Ok(mut cache) = self.catalogs.lock() {
-            cache.insert(gpu_index, catalog.clone());
+            cache.insert(key, catalog.clone());
         }
         Ok(catalog)
     }

@@ -12,9 +12,10 @@ use std::sync::{Mutex, MutexGuard};
 use slicehub_mig::{Catalog, Layout, Placement};
 
 use super::mig_rules::check_create;
+use super::whole::{no_instance, not_sliced, whole_instance};
 use super::{
     parse_inventory, BackendKind, GpuBackend, GpuHealth, GpuInfo, GpuUtilization, MigInstance,
-    MigMode, SimulatedModel,
+    SimulatedModel,
 };
 use crate::CoreError;
 use state::{InstanceRecord, Instances};
@@ -96,8 +97,8 @@ fn gpu_info(index: u32, model: &SimulatedModel) -> GpuInfo {
         uuid: format!("GPU-simulated-{index:02}-{}", model.key().to_lowercase()),
         name: model.product_name.to_string(),
         memory_mib: model.memory_mib,
-        mig_mode: MigMode::Enabled,
-        mig_mode_pending: MigMode::Enabled,
+        mig_mode: model.mig_mode,
+        mig_mode_pending: model.mig_mode,
     }
 }
 
@@ -156,6 +157,9 @@ impl GpuBackend for SimulatedBackend {
 
     fn instances(&self, gpu_index: u32) -> Result<Vec<MigInstance>, CoreError> {
         let gpu = self.gpu(gpu_index)?;
+        if gpu.model.catalog.is_whole() {
+            return Ok(vec![whole_instance(gpu_index, gpu.model.catalog, &gpu.info.uuid, Some(0))]);
+        }
         let all = self.current()?;
         Ok(all[gpu_index as usize]
             .iter()
@@ -169,6 +173,9 @@ impl GpuBackend for SimulatedBackend {
         placement: Placement,
     ) -> Result<MigInstance, CoreError> {
         let gpu = self.gpu(gpu_index)?;
+        if gpu.model.catalog.is_whole() {
+            return Err(not_sliced(gpu_index));
+        }
         let mut all = self.current()?;
         let current = &all[gpu_index as usize];
         let existing: Vec<Placement> = current.iter().map(InstanceRecord::placement).collect();
@@ -191,6 +198,9 @@ impl GpuBackend for SimulatedBackend {
 
     fn destroy_instance(&self, gpu_index: u32, placement: Placement) -> Result<(), CoreError> {
         let gpu = self.gpu(gpu_index)?;
+        if gpu.model.catalog.is_whole() {
+            return Err(no_instance(gpu_index));
+        }
         let mut all = self.current()?;
         let current = &all[gpu_index as usize];
         let Some(position) = current.iter().position(|r| r.placement() == placement) else {

@@ -98,6 +98,14 @@ pub(super) fn load(path: &Path, gpus: &[SimulatedGpu], spec: &str) -> Result<Ins
             )));
         }
         let catalog = gpu.model.catalog;
+        if catalog.is_whole() && !record.instances.is_empty() {
+            return Err(bad(format!(
+                "lists {} MIG instance(s) on {}, which the simulated inventory `{spec}` has with MIG off \
+                 (turning MIG off destroys a GPU's instances: remove the file, or turn MIG on again)",
+                record.instances.len(),
+                record.uuid
+            )));
+        }
         Layout::from_placements(
             catalog,
             record.instances.iter().map(InstanceRecord::placement),

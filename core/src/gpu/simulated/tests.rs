@@ -2,6 +2,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::*;
+use crate::gpu::MigMode;
 
 fn state_in(dir: &Path) -> PathBuf {
     dir.join("data").join(SIMULATED_STATE_FILE)
@@ -258,4 +259,25 @@ fn utilization_is_unknown_and_health_ok() {
     assert_eq!(backend.utilization(0).unwrap(), GpuUtilization::default());
     assert!(backend.health(2).unwrap().ok);
     assert!(backend.health(9).is_err());
+}
+
+#[test]
+fn a_gpu_without_mig_or_with_mig_off_is_one_instance_that_is_always_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = SimulatedBackend::open("1 x L4-24GB, 1 x H100-80GB mig=off", state_in(dir.path())).unwrap();
+    let gpus = backend.list_gpus().unwrap();
+    assert_eq!((gpus[0].name.as_str(), gpus[0].mig_mode), ("NVIDIA L4", MigMode::Unsupported));
+    assert_eq!(gpus[1].mig_mode, MigMode::Disabled);
+    for gpu in &gpus {
+        let [instance] = backend.instances(gpu.index).unwrap().try_into().expect("one instance");
+        assert_eq!(instance.mig_uuid.as_deref(), Some(gpu.uuid.as_str()), "the device is the GPU itself");
+        assert_eq!(instance.placement, p(slicehub_mig::WHOLE_PROFILE_ID, 0));
+        let err = backend.create_instance(gpu.index, p(19, 0)).unwrap_err().to_string();
+        assert!(err.contains("used whole"), "{err}");
+        // A hold left from when MIG was on lets go: the instance is gone, not refused.
+        let gone = backend.destroy_instance(gpu.index, p(9, 0)).unwrap_err();
+        assert!(matches!(gone, CoreError::NotFound(_)), "{gone}");
+    }
+    assert_eq!(backend.instances(0).unwrap()[0].profile_name, "l4.24gb");
+    assert!(!state_in(dir.path()).exists(), "nothing written for GPUs used whole");
 }
