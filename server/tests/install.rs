@@ -51,7 +51,7 @@ async fn package() -> &'static PathBuf {
             .current_dir(&root)
             .output()
             .expect("scripts/package-deb.sh runs");
-        let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        let said = said(&out);
         assert!(out.status.success(), "packaging failed: {said}");
         let deb = said
             .lines()
@@ -73,7 +73,7 @@ async fn the_debian_package_is_lintian_clean_serves_as_its_unit_says_and_purges(
         .arg(deb)
         .output()
         .expect("lintian is installed (scripts/setup.sh --test)");
-    let said = format!("{}{}", String::from_utf8_lossy(&lintian.stdout), String::from_utf8_lossy(&lintian.stderr));
+    let said = said(&lintian);
     assert!(lintian.status.success(), "lintian: {said}");
 
     // The host's network and Docker socket; NET_ADMIN, which root has on a host.
@@ -145,7 +145,7 @@ async fn the_portal_image_built_from_the_package_runs_a_session() {
         .arg(deb)
         .output()
         .expect("docker/offline/portal.sh runs");
-    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let said = said(&out);
     assert!(out.status.success(), "{said}");
     let image = said
         .split_whitespace()
@@ -379,7 +379,7 @@ impl Container {
             .expect("docker runs");
         child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
         let out = child.wait_with_output().unwrap();
-        let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        let said = said(&out);
         assert!(out.status.success(), "slicehub {args:?}: {said}");
         said
     }
@@ -393,9 +393,14 @@ impl Drop for Container {
     }
 }
 
+/// What a program printed, standard output then standard error.
+fn said(out: &std::process::Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
 fn docker(args: &[&str]) -> (bool, String) {
     let out = Command::new("docker").args(args).output().expect("docker runs");
-    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let said = said(&out);
     (out.status.success(), said)
 }
 
