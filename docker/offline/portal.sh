@@ -54,4 +54,7 @@ docker commit \
   --change 'CMD ["serve"]' \
   "$builder" "$image" >/dev/null
 docker tag "$image" "$alias_tag"
+# Each package builds a new image: keep only this one.
+docker images "$repo" --format '{{.Repository}}:{{.Tag}}' | grep -v -e ":$hash\$" -e ':offline$' \
+  | xargs -r docker rmi >/dev/null 2>&1 || true
 echo "built: $image (alias $alias_tag) from $(basename "$deb")"
