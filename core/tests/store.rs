@@ -272,7 +272,7 @@ fn released_migrations_are_never_edited() {
         for entry in std::fs::read_dir(root.join(kind)).unwrap() {
             let path = entry.unwrap().path();
             let name = format!("{kind}/{}", path.file_name().unwrap().to_string_lossy());
-            let sum: String = Sha256::digest(std::fs::read(&path).unwrap()).iter().map(|b| format!("{b:02x}")).collect();
+            let sum = hex::encode(Sha256::digest(std::fs::read(&path).unwrap()));
             match pinned.get(name.as_str()) {
                 Some(p) if *p == sum => {}
                 Some(_) => problems.push(format!("{name} was edited: add a new migration instead")),

@@ -29,10 +29,7 @@ pub fn new_session_token() -> Result<String, CoreError> {
 
 /// What the database keeps of a token: its SHA-256, hex.
 pub fn token_sha256(token: &str) -> String {
-    Sha256::digest(token.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex::encode(Sha256::digest(token.as_bytes()))
 }
 
 /// A generated one-time password such as `k7mq-x2rd-9fhw-c4tn`: 16 symbols from 31,

@@ -38,11 +38,7 @@ pub fn listener_proof(token: &str, port: u16, nonce: &str) -> String {
     let key = token_sha256(token);
     let mut mac = Hmac::<Sha256>::new_from_slice(key.as_bytes()).expect("HMAC takes any key length");
     mac.update(format!("{port}:{nonce}").as_bytes());
-    mac.finalize()
-        .into_bytes()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex::encode(mac.finalize().into_bytes())
 }
 
 #[cfg(test)]

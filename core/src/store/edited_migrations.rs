@@ -73,7 +73,7 @@ pub(super) async fn catch_up_edited(pool: &sqlx::AnyPool, kind: DbKind, migrator
             .bind(edit.version)
             .fetch_optional(&mut *tx)
             .await?;
-        if recorded.is_none_or(|(recorded,)| hex(&recorded) != edit.earlier) {
+        if recorded.is_none_or(|(recorded,)| hex::encode(&recorded) != edit.earlier) {
             continue;
         }
         for (column, statement) in edit.catch_up {
@@ -92,8 +92,4 @@ pub(super) async fn catch_up_edited(pool: &sqlx::AnyPool, kind: DbKind, migrator
         tracing::info!(version = edit.version, "caught up a migration edited after it was applied");
     }
     Ok(())
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
