@@ -95,11 +95,9 @@ pub(super) struct Inner {
     pub slurm: Option<crate::slurm::SlurmClient>,
     /// Why each waiting Slurm session waits, as the watcher last read it.
     pub slurm_waits: std::sync::Mutex<std::collections::HashMap<String, super::slurm_pool::SlurmWait>>,
-    /// When the watcher last recorded its running jobs as seen (at most every half minute,
+    /// The watcher's last record of the jobs it saw running (at most every half minute,
     /// not every one-second pass: each record is a database write).
-    pub slurm_seen_recorded_ms: std::sync::atomic::AtomicI64,
-    /// The jobs that record named: one not among them is recorded at once.
-    pub slurm_seen_jobs: std::sync::Mutex<std::collections::HashSet<u64>>,
+    pub slurm_seen: std::sync::Mutex<super::slurm_watch::SeenRecord>,
 }
 
 impl Sessions {
@@ -141,8 +139,7 @@ impl Sessions {
                 jupyter_client: super::jupyter_activity::container_client(),
                 slurm,
                 slurm_waits: std::sync::Mutex::new(std::collections::HashMap::new()),
-                slurm_seen_recorded_ms: std::sync::atomic::AtomicI64::new(0),
-                slurm_seen_jobs: std::sync::Mutex::new(std::collections::HashSet::new()),
+                slurm_seen: std::sync::Mutex::new(Default::default()),
             }),
         }
     }

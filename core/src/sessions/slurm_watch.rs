@@ -3,7 +3,7 @@
 //! sessions whose job ended, failed or lost its node, and cancels the portal's jobs that no
 //! live session owns. Other jobs are never touched.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use super::manager::Sessions;
@@ -107,22 +107,20 @@ impl Sessions {
     /// Records the running jobs as seen, every half minute at most; a job first seen
     /// running is recorded at once.
     async fn record_seen_running(&self, jobs: &HashMap<String, SlurmJob>) {
-        use std::sync::atomic::Ordering;
         let now = now_ms();
-        let recorded = &self.inner.slurm_seen_recorded_ms;
         let running: Vec<(&String, u64)> =
             jobs.iter().filter(|(_, j)| j.phase() == JobPhase::Running).map(|(id, j)| (id, j.id)).collect();
-        let ids: std::collections::HashSet<u64> = running.iter().map(|(_, job)| *job).collect();
-        let fresh = !ids.is_subset(&self.inner.slurm_seen_jobs.lock().unwrap_or_else(|p| p.into_inner()));
-        if !fresh && now - recorded.load(Ordering::Relaxed) < crate::store::SEEN_RUNNING_EVERY_MS / 2 {
+        let ids: HashSet<u64> = running.iter().map(|(_, job)| *job).collect();
+        let due = {
+            let last = self.inner.slurm_seen.lock().unwrap_or_else(|p| p.into_inner());
+            !ids.is_subset(&last.jobs) || now - last.at_ms >= crate::store::SEEN_RUNNING_EVERY_MS / 2
+        };
+        if !due {
             return;
         }
         let sessions: Vec<String> = running.iter().map(|(id, _)| (*id).clone()).collect();
         match self.inner.store.mark_slurm_seen_running(&sessions, now).await {
-            Ok(()) => {
-                recorded.store(now, Ordering::Relaxed);
-                *self.inner.slurm_seen_jobs.lock().unwrap_or_else(|p| p.into_inner()) = ids;
-            }
+            Ok(()) => *self.inner.slurm_seen.lock().unwrap_or_else(|p| p.into_inner()) = SeenRecord { at_ms: now, jobs: ids },
             Err(e) => tracing::warn!(error = %e, "slurm: jobs seen running not recorded"),
         }
     }
@@ -305,4 +303,11 @@ fn node_went(node: &SlurmNode) -> String {
         "" => format!("the Slurm node {} went down", node.name),
         reason => format!("the Slurm node {} went down: {reason}", node.name),
     }
+}
+
+/// When the watcher last wrote down the jobs it saw running, and which.
+#[derive(Debug, Default)]
+pub(super) struct SeenRecord {
+    at_ms: i64,
+    jobs: HashSet<u64>,
 }
