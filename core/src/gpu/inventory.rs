@@ -14,24 +14,24 @@ pub struct SimulatedModel {
     pub mig_mode: MigMode,
 }
 
-/// NVML's product name and total memory for each built-in catalog key; the MIG geometry
-/// itself lives only in the catalog.
-const PRODUCTS: &[(&str, &str, u64)] = &[
-    ("A100-40GB", "NVIDIA A100-SXM4-40GB", 40960),
-    ("A100-80GB", "NVIDIA A100-SXM4-80GB", 81920),
-    ("H100-80GB", "NVIDIA H100 80GB HBM3", 81559),
-    ("H100-94GB", "NVIDIA H100 NVL", 95830),
-    ("H200-141GB", "NVIDIA H200", 143771),
-    ("B200-180GB", "NVIDIA B200", 183359),
-    ("L40S-48GB", "NVIDIA L40S", 46068),
-    ("L4-24GB", "NVIDIA L4", 23034),
-    ("A10-24GB", "NVIDIA A10", 23028),
-    ("A40-48GB", "NVIDIA A40", 46068),
-    ("RTX4090-24GB", "NVIDIA GeForce RTX 4090", 24564),
-    ("RTX6000ADA-48GB", "NVIDIA RTX 6000 Ada Generation", 49140),
-    ("T4-16GB", "Tesla T4", 15360),
-    ("V100-16GB", "Tesla V100-SXM2-16GB", 16160),
-    ("V100-32GB", "Tesla V100-SXM2-32GB", 32768),
+/// NVML's product name for each built-in model. Its total memory is the whole-GPU
+/// catalog's (`slicehub-mig`), which every model has, MIG-capable or not.
+const PRODUCTS: &[(&str, &str)] = &[
+    ("A100-40GB", "NVIDIA A100-SXM4-40GB"),
+    ("A100-80GB", "NVIDIA A100-SXM4-80GB"),
+    ("H100-80GB", "NVIDIA H100 80GB HBM3"),
+    ("H100-94GB", "NVIDIA H100 NVL"),
+    ("H200-141GB", "NVIDIA H200"),
+    ("B200-180GB", "NVIDIA B200"),
+    ("L40S-48GB", "NVIDIA L40S"),
+    ("L4-24GB", "NVIDIA L4"),
+    ("A10-24GB", "NVIDIA A10"),
+    ("A40-48GB", "NVIDIA A40"),
+    ("RTX4090-24GB", "NVIDIA GeForce RTX 4090"),
+    ("RTX6000ADA-48GB", "NVIDIA RTX 6000 Ada Generation"),
+    ("T4-16GB", "Tesla T4"),
+    ("V100-16GB", "Tesla V100-SXM2-16GB"),
+    ("V100-32GB", "Tesla V100-SXM2-32GB"),
 ];
 
 /// `H100-80GB mig=off`: a MIG-capable model used whole.
@@ -41,10 +41,9 @@ impl SimulatedModel {
     /// The model for a catalog key such as `H100-80GB` or `L40S-48GB` (case and separators
     /// ignored); `H100-80GB mig=off` is that GPU with MIG off, used whole.
     pub fn by_key(key: &str) -> Option<SimulatedModel> {
-        let key = key.trim();
-        let (key, mig_off) = match key.len().checked_sub(MIG_OFF.len()).and_then(|at| key.get(at..).map(|tail| (at, tail))) {
-            Some((at, tail)) if tail.eq_ignore_ascii_case(MIG_OFF) => (key[..at].trim(), true),
-            _ => (key, false),
+        let (key, mig_off) = match key.trim().rsplit_once(char::is_whitespace) {
+            Some((model, flag)) if flag.eq_ignore_ascii_case(MIG_OFF) => (model.trim(), true),
+            _ => (key.trim(), false),
         };
         let mig = Catalog::by_key(key).ok();
         let (catalog, mig_mode) = match (mig, mig_off) {
@@ -53,8 +52,10 @@ impl SimulatedModel {
             (None, false) => (Catalog::whole_by_key(key).ok()?, MigMode::Unsupported),
             (None, true) => return None,
         };
-        let (_, product_name, memory_mib) = PRODUCTS.iter().find(|(k, _, _)| *k == catalog.key())?;
-        Some(SimulatedModel { catalog, product_name, memory_mib: *memory_mib, mig_mode })
+        let (_, product_name) = PRODUCTS.iter().find(|(k, _)| *k == catalog.key())?;
+        let whole = Catalog::whole_by_key(catalog.key()).ok()?;
+        let memory_mib = whole.profiles().first()?.memory_mib;
+        Some(SimulatedModel { catalog, product_name, memory_mib, mig_mode })
     }
 
     /// Every model the simulated backend offers: the MIG ones, then those without MIG.
