@@ -6,6 +6,7 @@ pub mod api;
 mod components;
 mod pages;
 mod shell;
+mod slice_size;
 pub mod views;
 
 pub use shell::{shell, App};

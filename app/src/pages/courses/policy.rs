@@ -11,6 +11,7 @@ use crate::api::policy::{course_policy, GrantExtraHours, SaveCoursePolicy};
 use crate::components::form::reset_on_success;
 use crate::components::message::{ErrorMessage, SuccessMessage};
 use crate::pages::LoadError;
+use crate::slice_size::compute_slices;
 use crate::views::{FieldProblemView, PolicyPageView, StudentBudgetRow};
 
 use super::tick_list::{Tick, TickList};
@@ -392,13 +393,3 @@ fn focus_field(field: &str) {
 
 #[cfg(not(feature = "hydrate"))]
 fn focus_field(_field: &str) {}
-
-/// Compute slices of a profile name: the `Ng` of a MIG profile (`3g.40gb` → 3), all 7 for
-/// a whole GPU (`l40s.48gb`), as the quotas count them.
-fn compute_slices(profile: &str) -> Option<u32> {
-    let (head, _) = profile.split_once('.')?;
-    match head.strip_suffix('g') {
-        Some(n) => n.parse().ok(),
-        None => Some(7),
-    }
-}

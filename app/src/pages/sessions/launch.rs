@@ -7,6 +7,7 @@ use crate::api::message;
 use crate::api::sessions::StartSession;
 use crate::components::form::reset_on_success;
 use crate::components::time::{EtaText, LocalTime};
+use crate::slice_size::{slice_size, SliceSize, GPU_SLICES};
 use crate::views::{BudgetView, LaunchCourse, ProfileOption};
 
 /// `1g.10gb — 3 free · 10 GB GPU memory, …`, and why it cannot be picked when the budget
@@ -28,18 +29,6 @@ fn option_label(p: &ProfileOption, within_budget: bool) -> String {
     format!("{} — {free}{facts}{short}", p.name)
 }
 
-/// A GPU has seven compute slices.
-const GPU_SLICES: u32 = 7;
-
-/// Compute slices of a MIG profile name (`3g.40gb` → 3): also the slice-hours it uses per
-/// hour. `None` for a name not of the `Ng.…` form.
-fn compute_slices(profile: &str) -> Option<u32> {
-    profile
-        .split_once('g')
-        .and_then(|(n, _)| n.parse().ok())
-        .filter(|n| (1..=GPU_SLICES).contains(n))
-}
-
 /// What a slice size gives and costs: `1g.10gb` → `10 GB GPU memory, 1 of 7 compute
 /// slices, 1 slice-hour per hour` (the memory is left out when the name does not say it);
 /// a whole GPU (`l40s.48gb`) → `the whole GPU, 48 GB GPU memory, 7 slice-hours per hour`.
@@ -50,11 +39,9 @@ pub fn size_facts(profile: &str) -> Option<String> {
         .and_then(|(gb, _)| gb.parse::<u32>().ok())
         .map(|gb| format!("{gb} GB GPU memory, "))
         .unwrap_or_default();
-    let head = profile.split('.').next().unwrap_or_default();
-    let mig_name = head.strip_suffix('g').is_some_and(|n| n.parse::<u32>().is_ok());
-    let Some(slices) = compute_slices(profile) else {
-        let whole = !mig_name && !memory.is_empty();
-        return whole.then(|| format!("the whole GPU, {memory}{GPU_SLICES} slice-hours per hour"));
+    let slices = match slice_size(profile)? {
+        SliceSize::Whole => return Some(format!("the whole GPU, {memory}{GPU_SLICES} slice-hours per hour")),
+        SliceSize::Mig(slices) => slices,
     };
     let unit = if slices == 1 {
         "slice-hour"
