@@ -46,6 +46,25 @@ impl Clock for ManualClock {
     }
 }
 
+/// The machine's clock, moved ahead by however much a test skipped: time goes on as usual
+/// (timeouts, stuck launches) and a test can still jump past a deadline.
+#[derive(Debug, Default)]
+pub struct SkippingClock {
+    ahead_ms: AtomicI64,
+}
+
+impl SkippingClock {
+    pub fn skip_ms(&self, ms: i64) {
+        self.ahead_ms.fetch_add(ms, Ordering::SeqCst);
+    }
+}
+
+impl Clock for SkippingClock {
+    fn now_ms(&self) -> i64 {
+        SystemClock.now_ms() + self.ahead_ms.load(Ordering::SeqCst)
+    }
+}
+
 /// An instant for files people open elsewhere: `2026-11-30T00:00:00Z`.
 pub fn iso_utc(ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(ms)

@@ -21,6 +21,7 @@ pub mod services;
 pub mod sessions;
 pub mod slurm;
 pub mod store;
+pub mod tasks;
 
 pub use error::CoreError;
 pub use services::Services;

@@ -7,7 +7,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use slicehub_core::auth::{
-    ensure_first_admin, Authenticator, LoginLimits, PasswordHasher, SessionPolicy,
+    ensure_first_admin, Authenticator, LoginLimits, PasswordHasher, LoginPolicy,
 };
 use slicehub_core::clock::SystemClock;
 use slicehub_core::store::Store;
@@ -16,7 +16,7 @@ use slicehub_core::CoreError;
 const LOCALHOST: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
 
 fn authenticator(store: &Store, hasher: &PasswordHasher) -> Authenticator {
-    let policy = SessionPolicy {
+    let policy = LoginPolicy {
         idle_ms: 3_600_000,
         absolute_ms: 86_400_000,
     };

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use slicehub_core::auth::{
     add_user, authorize, reset_password, set_admin, set_disabled, set_password, Action,
-    Authenticator, Caller, Denied, LoginError, LoginLimits, NewUser, PasswordHasher, SessionPolicy,
+    Authenticator, Caller, Denied, LoginError, LoginLimits, NewUser, PasswordHasher, LoginPolicy,
 };
 use slicehub_core::clock::ManualClock;
 use slicehub_core::store::{Store, User};
@@ -48,7 +48,7 @@ impl Fixture {
 
     fn new(store: Store) -> Self {
         let clock = Arc::new(ManualClock::starting_at(T0));
-        let policy = SessionPolicy {
+        let policy = LoginPolicy {
             idle_ms: 480 * MINUTE,
             absolute_ms: 168 * HOUR,
         };
@@ -77,7 +77,7 @@ impl Fixture {
     }
 
     async fn valid(&self, token: &str) -> bool {
-        self.auth.session_user(token).await.unwrap().is_some()
+        self.auth.login_user(token).await.unwrap().is_some()
     }
 }
 
@@ -131,7 +131,7 @@ async fn login_returns_a_token_that_resolves_to_the_user(store: Store) {
     assert_eq!(ok.token.len(), 43);
     assert_eq!(ok.expires_at_ms, T0 + 168 * HOUR);
     assert_eq!(
-        f.auth.session_user(&ok.token).await.unwrap(),
+        f.auth.login_user(&ok.token).await.unwrap(),
         Some(alice.clone())
     );
     match f.auth.caller(Some(&ok.token)).await.unwrap() {
@@ -153,7 +153,7 @@ async fn login_returns_a_token_that_resolves_to_the_user(store: Store) {
         f.auth.caller(Some("forged")).await.unwrap(),
         Caller::Anonymous
     );
-    assert_eq!(f.auth.session_user(&"A".repeat(43)).await.unwrap(), None);
+    assert_eq!(f.auth.login_user(&"A".repeat(43)).await.unwrap(), None);
 
     let audit = f.audit("login.success").await;
     assert_eq!(
@@ -485,7 +485,7 @@ async fn changing_the_password_ends_every_session(store: Store) {
     )
     .await
     .unwrap();
-    assert_eq!(f.store.count_sessions_of_user(alice.id).await.unwrap(), 0);
+    assert_eq!(f.store.count_logins_of_user(alice.id).await.unwrap(), 0);
     assert!(f
         .auth
         .login("alice", "set by the admin", addr(1))
@@ -574,7 +574,7 @@ async fn disabling_ends_sessions_and_refuses_logins(store: Store) {
 
     set_disabled(&f.store, bob.id, true, "admin").await.unwrap();
     assert!(!f.valid(&token).await);
-    assert_eq!(f.store.count_sessions_of_user(bob.id).await.unwrap(), 0);
+    assert_eq!(f.store.count_logins_of_user(bob.id).await.unwrap(), 0);
     assert!(matches!(
         f.auth.login("bob", PASSWORD, addr(1)).await,
         Err(LoginError::WrongCredentials)

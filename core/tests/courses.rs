@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use slicehub_core::auth::{
-    add_user, set_disabled, Authenticator, LoginLimits, NewUser, PasswordHasher, SessionPolicy,
+    add_user, set_disabled, Authenticator, LoginLimits, NewUser, PasswordHasher, LoginPolicy,
 };
 use slicehub_core::clock::SystemClock;
 use slicehub_core::courses::{
@@ -38,7 +38,7 @@ async fn user(store: &Store, hasher: &PasswordHasher, username: &str, is_admin: 
 }
 
 fn authenticator(store: &Store, hasher: &PasswordHasher) -> Authenticator {
-    let policy = SessionPolicy {
+    let policy = LoginPolicy {
         idle_ms: 3_600_000,
         absolute_ms: 86_400_000,
     };
@@ -228,7 +228,7 @@ async fn instructors_reset_only_plain_students_of_their_course(store: Store) {
         .unwrap();
     assert_eq!(reset.id, sam.id);
     assert!(
-        auth.session_user(&sams_login.token).await.unwrap().is_none(),
+        auth.login_user(&sams_login.token).await.unwrap().is_none(),
         "the student's open sessions end with the reset"
     );
     assert!(auth.login("sam", PASSWORD, here).await.is_err(), "the old password no longer works");

@@ -44,7 +44,7 @@ async fn an_engine_restart_keeps_or_cleanly_ends_sessions(store: Store) {
         c.sessions_host_firewall = false;
     })
     .await;
-    lab.sessions.start_background().await;
+    let _tasks = lab.sessions.start_background().await;
     let mut ids = Vec::new();
     for i in 0..5 {
         let student = lab.student(&format!("er-{i}")).await;
@@ -110,7 +110,7 @@ async fn a_stop_during_a_frozen_engine_keeps_the_slice_until_the_container_is_go
         c.sessions_reconcile_seconds = 5;
     })
     .await;
-    lab.sessions.start_background().await;
+    let _tasks = lab.sessions.start_background().await;
     let (alice, bob) = (lab.student("fz-alice").await, lab.student("fz-bob").await);
     let whole_gpu = |user| {
         let mut claim = lab.job(user, &["sleep", "600"]);

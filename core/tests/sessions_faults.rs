@@ -378,7 +378,7 @@ async fn sessions_at_their_time_limit_are_stopped_side_by_side(store: Store) {
     for id in &ids {
         lab.until(id, &[Ready], LONG).await;
     }
-    store.execute_admin("UPDATE gpu_sessions SET deadline_at = ready_at WHERE state = 'ready'").await.unwrap();
+    lab.clock.skip_ms(24 * 3_600_000);
     docker.set(Fault::SlowRemoval);
     let pass = {
         let sessions = lab.sessions.clone();

@@ -204,7 +204,7 @@ async fn a_notebook_server_out_of_memory_says_so_and_frees_its_slice() {
     })
     .await;
     // As in the serving portal: container deaths are followed from the engine's events.
-    lab.sessions.start_background().await;
+    let _tasks = lab.sessions.start_background().await;
     let olga = lab.student("olga").await;
     let session = lab
         .sessions

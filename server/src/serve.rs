@@ -19,6 +19,8 @@ use crate::{api_errors, audit_csv, csrf, form_fields, healthz, metrics, proxy, r
 
 /// How long open requests may take to finish after SIGTERM or Ctrl-C.
 const GRACE: std::time::Duration = std::time::Duration::from_secs(4);
+/// How long the background tasks may take to reach their next pause at shutdown.
+const TASKS_STOP_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
 
 #[derive(Clone, FromRef)]
 pub struct AppState {
@@ -167,7 +169,7 @@ pub async fn run(config: Config) -> Result<(), CliError> {
         gpus = %services.gpus.describe(),
         "SliceHub is listening"
     );
-    services.sessions.start_background().await;
+    let tasks = services.sessions.start_background().await;
     let store = services.store.clone();
     let sessions = services.sessions.clone();
     let shutdown = CancellationToken::new();
@@ -193,6 +195,9 @@ pub async fn run(config: Config) -> Result<(), CliError> {
         }
         () = overdue => tracing::warn!("requests still open {} s after the signal; stopping anyway", GRACE.as_secs()),
     }
+    // In order: the background tasks end (each at its next pause), then the launches and
+    // stops under way, then the database.
+    tasks.shut_down(TASKS_STOP_WITHIN).await;
     sessions.shut_down().await;
     if tokio::time::timeout(std::time::Duration::from_secs(2), store.close()).await.is_err() {
         tracing::warn!("the database did not let go of its connections within 2 s; stopping anyway");

@@ -3,7 +3,7 @@ use std::sync::Arc;
 
 use super::password::{check_new_password, PasswordHasher};
 use super::ratelimit::{LoginLimiter, LoginLimits};
-use super::sessions::SessionPolicy;
+use super::logins::LoginPolicy;
 use super::tokens::{new_session_token, token_sha256};
 use super::validate::{check_text, normalize_username, Lines};
 use crate::clock::{Clock, SystemClock};
@@ -21,7 +21,7 @@ pub struct Authenticator {
     pub(super) store: Store,
     pub(super) hasher: PasswordHasher,
     pub(super) limiter: Arc<LoginLimiter>,
-    pub(super) policy: SessionPolicy,
+    pub(super) policy: LoginPolicy,
     pub(super) clock: Arc<dyn Clock>,
     pub(super) callers: super::callers::RecentCallers,
 }
@@ -60,7 +60,7 @@ impl Authenticator {
     pub fn new(
         store: Store,
         hasher: PasswordHasher,
-        policy: SessionPolicy,
+        policy: LoginPolicy,
         limits: LoginLimits,
         clock: Arc<dyn Clock>,
     ) -> Self {
@@ -79,7 +79,7 @@ impl Authenticator {
         Authenticator::new(
             store,
             PasswordHasher::from_config(config),
-            SessionPolicy::from_config(config),
+            LoginPolicy::from_config(config),
             LoginLimits::default(),
             Arc::new(SystemClock),
         )
@@ -95,7 +95,7 @@ impl Authenticator {
         &self.store
     }
 
-    pub fn policy(&self) -> SessionPolicy {
+    pub fn policy(&self) -> LoginPolicy {
         self.policy
     }
 
@@ -216,13 +216,13 @@ impl Authenticator {
         now: i64,
     ) -> Result<LoginOk, CoreError> {
         self.store
-            .delete_expired_sessions(now, now - self.policy.idle_ms)
+            .delete_expired_logins(now, now - self.policy.idle_ms)
             .await?;
         let token = new_session_token()?;
         let expires_at_ms = now + self.policy.absolute_ms;
         let address = remote_addr.to_string();
         self.store
-            .insert_session(user.id, &token_sha256(&token), now, expires_at_ms, &address)
+            .insert_login(user.id, &token_sha256(&token), now, expires_at_ms, &address)
             .await?;
         Ok(LoginOk {
             token,

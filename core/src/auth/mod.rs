@@ -8,7 +8,7 @@ mod guard;
 mod login;
 mod password;
 mod ratelimit;
-mod sessions;
+mod logins;
 pub(crate) mod tokens;
 mod users;
 pub mod validate;
@@ -21,7 +21,7 @@ pub use password::{
     ARGON2_MEMORY_KIB, MAX_PASSWORD_BYTES, MIN_PASSWORD_CHARS,
 };
 pub use ratelimit::{Attempt, Limit, LoginLimiter, LoginLimits, Pace};
-pub use sessions::{caller_of, SessionPolicy};
+pub use logins::{caller_of, LoginPolicy};
 pub use tokens::{new_session_token, one_time_password, token_sha256, SESSION_TOKEN_LEN};
 pub use users::{
     add_user, reset_password, set_admin, set_disabled, set_password, CreatedUser, NewUser,

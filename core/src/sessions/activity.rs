@@ -9,7 +9,6 @@
 //! core (capped at 100) and its memory, so the path runs end to end without a GPU.
 
 use std::collections::{HashMap, VecDeque};
-use std::time::Duration;
 
 use serde::Serialize;
 
@@ -100,7 +99,7 @@ impl Sessions {
             Ok(out)
         })
         .await?;
-        let now = crate::store::now_ms();
+        let now = self.now_ms();
         // The engine takes about a second per reading whatever is asked, so all of the
         // containers are read at once: a pass lasts one reading, not one per session.
         let readings: HashMap<String, Option<ContainerUsage>> = if simulated {
@@ -215,28 +214,5 @@ impl Sessions {
 
     fn activity_state(&self) -> std::sync::MutexGuard<'_, ActivityState> {
         self.inner.activity.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Samples every `sessions.sample_seconds` and then looks for idle sessions, for as
-    /// long as the process runs.
-    pub(super) fn start_sampling(&self) {
-        let this = self.clone();
-        tokio::spawn(async move {
-            let period = Duration::from_secs(u64::from(this.inner.config.sessions_sample_seconds.max(1)));
-            while !this.pause_or_stop(period).await {
-                super::supervised::pass("sampling", async {
-                    if let Err(e) = this.sample_slices().await {
-                        tracing::warn!(error = %e, "slice sampling pass failed");
-                    }
-                })
-                .await;
-                super::supervised::pass("idle", async {
-                    if let Err(e) = this.cull_idle().await {
-                        tracing::warn!(error = %e, "idle pass failed");
-                    }
-                })
-                .await;
-            }
-        });
     }
 }

@@ -57,7 +57,7 @@ pub struct BookingRequest {
 impl Sessions {
     /// Live bookings with their slots, soonest first.
     pub async fn bookings(&self) -> Result<Vec<Booking>, CoreError> {
-        let now = crate::store::now_ms();
+        let now = self.now_ms();
         let store = &self.inner.store;
         let rows = store.live_bookings(now).await?;
         let mut slots: HashMap<i64, Vec<(String, u8)>> = HashMap::new();
@@ -110,7 +110,7 @@ impl Sessions {
 
     /// Books the slices if they can be guaranteed, and says why not otherwise.
     pub async fn book(&self, req: &BookingRequest) -> Result<i64, CoreError> {
-        let now = crate::store::now_ms();
+        let now = self.now_ms();
         check_request(req, now)?;
         self.require_known_profile(&req.profile).await?;
         let _one_at_a_time = self.inner.allocation.lock().await;

@@ -29,7 +29,7 @@ impl Sessions {
             .iter()
             .map(|gpu| gpu.catalog.profiles().iter().map(|p| i64::from(p.compute_slices)).max().unwrap_or(0))
             .sum();
-        let now = crate::store::now_ms();
+        let now = self.now_ms();
         let booked: i64 = self
             .bookings()
             .await?

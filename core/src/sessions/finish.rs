@@ -7,7 +7,6 @@ use slicehub_mig::Placement;
 use super::manager::Sessions;
 use super::model::{GpuSession, SessionKind, SessionState};
 use super::queue::Placed;
-use crate::store::now_ms;
 use crate::CoreError;
 
 /// Lines of a container's output kept when it is removed.
@@ -115,7 +114,7 @@ impl Sessions {
         // the session reads as over: nobody sees an ended session still charging. A crash
         // in between leaves it `stopping`, and the repair pass runs this again (closing is
         // a no-op the second time).
-        let now = now_ms();
+        let now = self.now_ms();
         store.close_usage(id, stopped_at.map_or(now, |at| at.min(now)), reason).await?;
         store.revoke_notebook_access(id).await?;
         self.publish(store.transition(id, to, reason).await?);

@@ -58,7 +58,7 @@ impl Sessions {
 
     async fn launch(&self, id: &str) -> Result<(), CoreError> {
         let store = &self.inner.store;
-        let placed_ms = crate::store::now_ms();
+        let placed_ms = self.now_ms();
         let session = self.session(id).await?;
         let device = self.device_for(&session).await?;
         store.set_session_mig_uuid(id, &device.mig_uuid).await?;
@@ -126,8 +126,8 @@ impl Sessions {
             SessionKind::Notebook => self.await_jupyter(id, placed_ms).await,
             SessionKind::Job => {
                 let detail = format!("running {}", session.argv.join(" "));
-                if self.publish(store.transition(id, SessionState::Ready, &detail).await?) {
-                    METRICS.ready("job", session.requested_at_ms, placed_ms, crate::store::now_ms());
+                if self.publish(self.mark_ready(&session, &detail).await?) {
+                    METRICS.ready("job", session.requested_at_ms, placed_ms, self.now_ms());
                     self.spawn_job_waiter(id.to_string(), spec.name);
                 }
                 Ok(())
@@ -288,13 +288,12 @@ impl Sessions {
     /// Ready when JupyterLab's status API answers with the session's token; a container
     /// that stops, or no answer in time, fails the session with its last log lines.
     pub(super) async fn await_jupyter(&self, id: &str, placed_ms: i64) -> Result<(), CoreError> {
-        let store = &self.inner.store;
         // Counted from the start of the launch, with the launch's allowance: the queue
         // promised the slice free again by a time that includes both once, whatever the
         // MIG instance and the engine took before.
         let timeout = Duration::from_secs(u64::from(self.inner.config.sessions_ready_timeout_seconds));
         let allowance = Duration::from_millis(super::queue::LAUNCH_ALLOWANCE_MS as u64);
-        let spent = Duration::from_millis(u64::try_from(crate::store::now_ms() - placed_ms).unwrap_or(0));
+        let spent = Duration::from_millis(u64::try_from(self.now_ms() - placed_ms).unwrap_or(0));
         let until = Instant::now() + (timeout + allowance).saturating_sub(spent).min(timeout);
         loop {
             let session = self.session(id).await?;
@@ -319,8 +318,8 @@ impl Sessions {
             if let Some(address) = &session.notebook_address {
                 if answers_ok(address, &path, &session.token).await {
                     let detail = format!("JupyterLab answers at {}", session.base_url());
-                    if self.publish(store.transition(id, SessionState::Ready, &detail).await?) {
-                        METRICS.ready("notebook", session.requested_at_ms, placed_ms, crate::store::now_ms());
+                    if self.publish(self.mark_ready(&session, &detail).await?) {
+                        METRICS.ready("notebook", session.requested_at_ms, placed_ms, self.now_ms());
                     }
                     return Ok(());
                 }

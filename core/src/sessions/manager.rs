@@ -5,6 +5,7 @@ use tokio::sync::{broadcast, Mutex};
 use super::model::{GpuSession, SessionEvent, SessionKind, SessionPool};
 use super::policy::policy_of;
 use crate::auth::tokens::new_session_token;
+use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
 use crate::gpu::GpuBackend;
 use crate::runtime::{Engine, EngineHost};
@@ -67,8 +68,6 @@ pub(super) struct Inner {
     /// False while the serving portal picks up the sessions of its last run; claims wait
     /// for it, so none is taken for a launch the restart cut off.
     pub recovered: tokio::sync::watch::Sender<bool>,
-    /// Set when the portal stops: the background loops end at their next pause.
-    pub shutting_down: tokio::sync::watch::Sender<bool>,
     /// Why the last reconcile pass could not put the session networks' firewall rules back.
     pub firewall_problem: std::sync::Mutex<Option<String>>,
     /// Per session, between a launch's container steps and a stop (`launch_gate.rs`).
@@ -98,6 +97,8 @@ pub(super) struct Inner {
     /// The watcher's last record of the jobs it saw running (at most every half minute,
     /// not every one-second pass: each record is a database write).
     pub slurm_seen: std::sync::Mutex<super::slurm_watch::SeenRecord>,
+    /// Where "now" comes from for every time rule (deadlines, idle, quotas, bookings).
+    pub clock: Arc<dyn Clock>,
 }
 
 impl Sessions {
@@ -106,6 +107,17 @@ impl Sessions {
         gpus: Arc<dyn GpuBackend>,
         engine: Arc<Engine>,
         config: Arc<Config>,
+    ) -> Sessions {
+        Sessions::with_clock(store, gpus, engine, config, Arc::new(SystemClock))
+    }
+
+    /// [`Sessions::new`] on another clock (a test's [`crate::clock::ManualClock`]).
+    pub fn with_clock(
+        store: Store,
+        gpus: Arc<dyn GpuBackend>,
+        engine: Arc<Engine>,
+        config: Arc<Config>,
+        clock: Arc<dyn Clock>,
     ) -> Sessions {
         let (events, _) = broadcast::channel(1024);
         let slurm = (!config.slurm_url.is_empty()).then(|| crate::slurm::SlurmClient::new(&config.slurm_url, slurm_identity(&config)));
@@ -127,7 +139,6 @@ impl Sessions {
                 launch_gates: std::sync::Mutex::new(std::collections::HashMap::new()),
                 recovered: tokio::sync::watch::Sender::new(true),
                 firewall_problem: std::sync::Mutex::new(None),
-                shutting_down: tokio::sync::watch::Sender::new(false),
                 dispatches: std::sync::atomic::AtomicBool::new(true),
                 dispatching: Mutex::new(()),
                 dispatch_again: std::sync::atomic::AtomicBool::new(false),
@@ -140,8 +151,14 @@ impl Sessions {
                 slurm,
                 slurm_waits: std::sync::Mutex::new(std::collections::HashMap::new()),
                 slurm_seen: std::sync::Mutex::new(Default::default()),
+                clock,
             }),
         }
+    }
+
+    /// Now, by the session service's clock.
+    pub fn now_ms(&self) -> i64 {
+        self.inner.clock.now_ms()
     }
 
     /// This process never places queued sessions (see `Inner::dispatches`).
@@ -187,7 +204,7 @@ impl Sessions {
         self.publish(Some(SessionEvent {
             session_id: session.id.clone(),
             user_id: session.user_id,
-            at_ms: crate::store::now_ms(),
+            at_ms: self.now_ms(),
             state: session.state,
             detail: "idle warning changed".into(),
         }));
@@ -257,7 +274,7 @@ impl Sessions {
                 policy.profiles.join(", ")
             )));
         }
-        let now = crate::store::now_ms();
+        let now = self.now_ms();
         let budget = crate::quotas::budget_at(store, &policy, request.course_id, request.user_id, now).await?;
         if let Some(budget) = budget {
             if !self.budget_starts(&budget, &request.profile) {
@@ -300,7 +317,7 @@ impl Sessions {
         };
         let id = new_session_id()?;
         let token = new_session_token()?;
-        let deadline = now + policy.max_minutes * 60_000;
+        let deadline = super::lifecycle::deadline_at_claim(now, policy.max_minutes);
         let new = NewGpuSession {
             id: &id,
             user_id: request.user_id,

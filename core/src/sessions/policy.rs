@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::idle_rule::IdlePolicy;
+use super::lifecycle::IdlePolicy;
 
 use crate::config::Config;
 use crate::quotas::{compute_slices, parse_clock, parse_date, time_zone, QuotaPeriod, WEEKDAYS};

@@ -12,7 +12,7 @@ use slicehub_mig::{
 use super::allocate::{allocator_states, GpuNow};
 use super::manager::Sessions;
 use super::model::{GpuSession, SessionState, SlicePlacement};
-use crate::store::{now_ms, HeldSlice, QueueWindow, WaitingClaim};
+use crate::store::{HeldSlice, QueueWindow, WaitingClaim};
 use crate::CoreError;
 
 /// Only this many claims, first in line, are given a window (a latest start) at a time;
@@ -128,7 +128,7 @@ impl Sessions {
         let until = match s.state {
             Ready => s.deadline_at_ms + slack,
             Allocating | Creating | Starting => {
-                s.updated_at_ms + self.hold_for_ms(s.deadline_at_ms - s.requested_at_ms)
+                s.updated_at_ms + self.hold_for_ms(super::lifecycle::limit_ms(s))
             }
             _ => s.updated_at_ms + slack,
         };
@@ -140,7 +140,7 @@ impl Sessions {
     pub(super) async fn queue_now(&self, with_typical: bool) -> Result<QueueNow, CoreError> {
         use SessionState::*;
         let store = &self.inner.store;
-        let now = now_ms();
+        let now = self.now_ms();
         let fleet = self.fleet_now().await?;
         let held: Vec<HeldSlice> = store.held_slices().await?;
         let placed: HashMap<String, GpuSession> = store
@@ -366,7 +366,7 @@ impl Sessions {
         }
         let store = &self.inner.store;
         let policy = super::policy::policy_of(store, &self.inner.config, session.course_id).await?;
-        let now = crate::store::now_ms();
+        let now = self.now_ms();
         let Some(budget) = crate::quotas::budget_at(store, &policy, session.course_id, session.user_id, now).await? else {
             return Ok(None);
         };

@@ -5,7 +5,6 @@ use super::launch::launch_failure_words;
 use super::manager::Sessions;
 use super::model::{GpuSession, SessionKind, SessionState};
 use crate::runtime::spec::NOTEBOOK_PORT;
-use crate::store::now_ms;
 use crate::CoreError;
 
 impl Sessions {
@@ -42,7 +41,7 @@ impl Sessions {
         match session.kind {
             SessionKind::Job => {
                 let detail = format!("running {}", session.argv.join(" "));
-                if self.publish(store.transition(id, Ready, &detail).await?) {
+                if self.publish(self.mark_ready(session, &detail).await?) {
                     self.spawn_job_waiter(id.to_string(), name);
                 }
             }
@@ -52,7 +51,7 @@ impl Sessions {
                 let id = id.to_string();
                 tokio::spawn(async move {
                     let _working = working;
-                    if let Err(e) = this.await_jupyter(&id, now_ms()).await {
+                    if let Err(e) = this.await_jupyter(&id, this.now_ms()).await {
                         if let Err(e2) = this.fail(&id, &launch_failure_words(&e)).await {
                             tracing::error!(session = %id, error = %e2, "could not record a failed launch");
                         }

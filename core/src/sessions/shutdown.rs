@@ -13,19 +13,9 @@ const FINISH_WORK_FOR: Duration = Duration::from_secs(3);
 const NETWORKS_FOR: Duration = Duration::from_secs(3);
 
 impl Sessions {
-    /// Waits `period`; `true` when the portal is shutting down instead (the loop ends).
-    pub(super) async fn pause_or_stop(&self, period: Duration) -> bool {
-        let mut stopping = self.inner.shutting_down.subscribe();
-        tokio::select! {
-            _ = tokio::time::sleep(period) => {}
-            _ = stopping.wait_for(|down| *down) => {}
-        }
-        *self.inner.shutting_down.borrow()
-    }
-
-    /// Stops the background work, in order, within a few seconds whatever the engine does.
+    /// Stops the session work after the background tasks ended (`crate::tasks`): nothing
+    /// new is placed, and within a few seconds whatever the engine does.
     pub async fn shut_down(&self) {
-        self.inner.shutting_down.send_replace(true);
         self.inner.dispatches.store(false, std::sync::atomic::Ordering::SeqCst);
         let until = Instant::now() + FINISH_WORK_FOR;
         while !self.inner.in_flight.lock().unwrap_or_else(|e| e.into_inner()).is_empty() && Instant::now() < until {

@@ -9,7 +9,6 @@ use super::readiness::{answers_ok, answers_with};
 use crate::metrics::METRICS;
 use crate::auth::new_session_token;
 use crate::slurm::{listener_proof, notebook_port, notebook_ports, SlurmJob, SlurmNode};
-use crate::store::now_ms;
 use crate::CoreError;
 
 impl Sessions {
@@ -29,7 +28,7 @@ impl Sessions {
             return Ok(()); // the node list of this pass predates the job; the next pass has it
         };
         let _working = self.mark_in_flight(id);
-        let placed_ms = now_ms();
+        let placed_ms = self.now_ms();
         // From wherever it is (a restart may have cut the steps short), step by step.
         let at = |state: SessionState| SessionState::ALL.iter().position(|s| *s == state);
         let before = |state: SessionState| at(session.state) < at(state);
@@ -68,8 +67,8 @@ impl Sessions {
         }
         match session.kind {
             SessionKind::Job => {
-                if self.publish(store.transition(id, Ready, &detail).await?) {
-                    METRICS.ready("job", session.requested_at_ms, placed_ms, now_ms());
+                if self.publish(self.mark_ready(&session, &detail).await?) {
+                    METRICS.ready("job", session.requested_at_ms, placed_ms, self.now_ms());
                 }
             }
             SessionKind::Notebook => {
@@ -105,10 +104,10 @@ impl Sessions {
                     match recorded {
                         Ok(()) => {
                             let detail = format!("JupyterLab answers at {}", session.base_url());
-                            match this.inner.store.transition(&id, SessionState::Ready, &detail).await {
+                            match this.mark_ready(&session, &detail).await {
                                 Ok(event) => {
                                     if this.publish(event) {
-                                        METRICS.ready("notebook", session.requested_at_ms, session.updated_at_ms, now_ms());
+                                        METRICS.ready("notebook", session.requested_at_ms, session.updated_at_ms, this.now_ms());
                                     }
                                 }
                                 Err(e) => tracing::warn!(session = %id, error = %e, "slurm: ready not recorded"),

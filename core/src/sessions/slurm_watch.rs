@@ -4,43 +4,17 @@
 //! live session owns. Other jobs are never touched.
 
 use std::collections::{HashMap, HashSet};
-use std::time::Duration;
 
 use super::manager::Sessions;
 use super::model::{GpuSession, SessionKind, SessionState};
 use super::slurm_pool::SlurmWait;
 use crate::slurm::{never_starts, pending_words, JobPhase, SlurmJob, SlurmNode};
-use crate::store::now_ms;
 use crate::CoreError;
-
-/// How often the watcher reads Slurm's jobs.
-const WATCH_EVERY: Duration = Duration::from_secs(1);
 
 /// A session submitted this long ago whose job Slurm does not list is over.
 const SUBMIT_GRACE_MS: i64 = 30_000;
 
 impl Sessions {
-    /// Reads Slurm's jobs every second for as long as the portal runs.
-    pub(super) fn start_slurm_watch(&self) {
-        if self.inner.slurm.is_none() || !self.inner.dispatches.load(std::sync::atomic::Ordering::SeqCst) {
-            return;
-        }
-        let this = self.clone();
-        tokio::spawn(async move {
-            loop {
-                super::supervised::pass("slurm-watch", async {
-                    if let Err(e) = this.watch_slurm_once().await {
-                        tracing::warn!(error = %e, "slurm: jobs not read this time");
-                    }
-                })
-                .await;
-                if this.pause_or_stop(WATCH_EVERY).await {
-                    return;
-                }
-            }
-        });
-    }
-
     /// One pass: every live Slurm session is compared with its job, and the portal's jobs
     /// that no live session owns are cancelled. Other jobs are never touched.
     pub async fn watch_slurm_once(&self) -> Result<(), CoreError> {
@@ -107,7 +81,7 @@ impl Sessions {
     /// Records the running jobs as seen, every half minute at most; a job first seen
     /// running is recorded at once.
     async fn record_seen_running(&self, jobs: &HashMap<String, SlurmJob>) {
-        let now = now_ms();
+        let now = self.now_ms();
         let running: Vec<(&String, u64)> =
             jobs.iter().filter(|(_, j)| j.phase() == JobPhase::Running).map(|(id, j)| (id, j.id)).collect();
         let ids: HashSet<u64> = running.iter().map(|(_, job)| *job).collect();
@@ -159,7 +133,7 @@ impl Sessions {
                     SlurmWait {
                         reason: j.reason.clone(),
                         words: pending_words(&j.reason),
-                        expected_start_ms: j.start_ms.filter(|at| *at > now_ms() - 60_000),
+                        expected_start_ms: j.start_ms.filter(|at| *at > self.now_ms() - 60_000),
                         position: *position,
                         profile: s.profile.clone(),
                         partition: j.partition.clone(),
@@ -178,7 +152,7 @@ impl Sessions {
     ) -> Result<(), CoreError> {
         use SessionState::*;
         let Some(job) = job else {
-            let submitted_long_ago = now_ms() - session.updated_at_ms > SUBMIT_GRACE_MS;
+            let submitted_long_ago = self.now_ms() - session.updated_at_ms > SUBMIT_GRACE_MS;
             if session.state == Stopping || self.is_in_flight(&session.id) || !submitted_long_ago {
                 return Ok(());
             }
@@ -189,7 +163,7 @@ impl Sessions {
             // Slurm forgets a job some minutes after it ended (MinJobAge): charged until it
             // was last seen running, not until this pass (after portal downtime, much later).
             if let Some(seen) = self.inner.store.slurm_seen_running_at(&session.id).await? {
-                self.inner.store.close_usage(&session.id, seen.min(now_ms()), &why).await?;
+                self.inner.store.close_usage(&session.id, seen.min(self.now_ms()), &why).await?;
             }
             return self.fail(&session.id, &why).await;
         };
@@ -284,7 +258,7 @@ impl Sessions {
         // Charged until the job ended, not until the watcher noticed (after portal downtime,
         // much later); the stop's own close then finds the interval closed.
         if let Some(end) = job.end_ms {
-            let now = crate::store::now_ms();
+            let now = self.now_ms();
             self.inner.store.close_usage(&session.id, end.min(now), &reason).await?;
         }
         if job_kind {

@@ -362,6 +362,34 @@ impl Store {
         })
     }
 
+    /// Moves a starting session to `ready` at `ready_at_ms`, with the deadline its time
+    /// limit now runs to.
+    pub async fn mark_ready(
+        &self,
+        id: &str,
+        detail: &str,
+        ready_at_ms: i64,
+        deadline_at_ms: i64,
+    ) -> Result<Option<SessionEvent>, CoreError> {
+        let from = in_list(SessionState::Ready.allowed_from());
+        let mut tx = self.begin_write().await?;
+        let updated: Option<(i64,)> = sqlx::query_as(&format!(
+            "UPDATE gpu_sessions SET state = 'ready', updated_at = $1, ready_at = $1, deadline_at = $2
+             WHERE id = $3 AND state IN ({from}) RETURNING user_id"
+        ))
+        .bind(ready_at_ms)
+        .bind(deadline_at_ms)
+        .bind(id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some((user_id,)) = updated else {
+            return Ok(None);
+        };
+        let event = record_event(&mut tx, id, user_id, ready_at_ms, SessionState::Ready, detail).await?;
+        tx.commit().await?;
+        Ok(Some(event))
+    }
+
     /// [`Store::transition`] from only the given states (each must be allowed before `to`).
     pub async fn transition_from(
         &self,
@@ -392,9 +420,11 @@ impl Store {
         let from = in_list(&from);
         let now = now_ms();
         let mut tx = self.begin_write().await?;
-        // A session's time limit counts from the moment it is ready.
         let extra = match (to, intended) {
-            (SessionState::Ready, _) => ", ready_at = $3, deadline_at = $3 + (deadline_at - requested_at)",
+            // Its moment and deadline come with it (`mark_ready`).
+            (SessionState::Ready, _) => {
+                return Err(CoreError::Database("a session becomes ready only with its deadline (`mark_ready`)".into()))
+            }
             (s, _) if s.is_final() => ", live = 0, ended_at = $3, reason = $4",
             (_, Some(_)) => ", stopping_to = $4, stopping_reason = $5",
             _ => "",

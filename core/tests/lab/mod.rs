@@ -10,6 +10,7 @@ pub mod private_docker;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use slicehub_core::clock::SkippingClock;
 use slicehub_core::config::Config;
 use slicehub_core::gpu::{GpuBackend, SimulatedBackend};
 use slicehub_core::runtime::Engine;
@@ -44,6 +45,8 @@ pub struct Lab {
     pub gpus: Arc<SimulatedBackend>,
     pub engine: Arc<Engine>,
     pub config: Arc<Config>,
+    /// The sessions' clock: real time, unless a test skips ahead.
+    pub clock: Arc<SkippingClock>,
     pub course_id: i64,
     /// The portal instance id its containers and networks are labelled with.
     pub instance: String,
@@ -74,12 +77,14 @@ pub async fn lab_on(
     let course = store.insert_course("CS-101", "Deep Learning").await.unwrap();
     let backend: Arc<dyn GpuBackend> = gpus.clone();
     let config = Arc::new(config);
-    let sessions = Sessions::new(store.clone(), backend, engine.clone(), config.clone());
+    let clock = Arc::new(SkippingClock::default());
+    let sessions = Sessions::with_clock(store.clone(), backend, engine.clone(), config.clone(), clock.clone());
     let instance = sessions.instance_id().await.unwrap();
     Lab {
         instance,
         sessions,
         config,
+        clock,
         store,
         gpus,
         engine,

@@ -1,10 +1,12 @@
+//! The login sessions table (`sessions`): one row per signed-in browser, by token hash.
+
 use super::users::{user_from_row, UserRow, USER_COLUMNS};
 use super::{Store, User};
 use crate::CoreError;
 
 /// A stored login session with its account. Times are epoch milliseconds.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredSession {
+pub struct StoredLogin {
     pub id: i64,
     pub user: User,
     pub created_at_ms: i64,
@@ -13,7 +15,7 @@ pub struct StoredSession {
 }
 
 impl Store {
-    pub async fn insert_session(
+    pub async fn insert_login(
         &self,
         user_id: i64,
         token_sha256: &str,
@@ -36,10 +38,10 @@ impl Store {
         Ok(())
     }
 
-    pub async fn session_by_token_sha256(
+    pub async fn login_by_token_sha256(
         &self,
         token_sha256: &str,
-    ) -> Result<Option<StoredSession>, CoreError> {
+    ) -> Result<Option<StoredLogin>, CoreError> {
         type Row = (
             i64,
             i64,
@@ -65,7 +67,7 @@ impl Store {
         Ok(row.map(
             |(id, created, seen, expires, uid, name, display, email, admin, must, off, at)| {
                 let user: UserRow = (uid, name, display, email, admin, must, off, at);
-                StoredSession {
+                StoredLogin {
                     id,
                     user: user_from_row(user),
                     created_at_ms: created,
@@ -76,7 +78,7 @@ impl Store {
         ))
     }
 
-    pub async fn touch_session(&self, session_id: i64, now_ms: i64) -> Result<(), CoreError> {
+    pub async fn touch_login(&self, session_id: i64, now_ms: i64) -> Result<(), CoreError> {
         sqlx::query("UPDATE user_sessions SET last_seen_at = $1 WHERE id = $2")
             .bind(now_ms)
             .bind(session_id)
@@ -85,7 +87,7 @@ impl Store {
         Ok(())
     }
 
-    pub async fn delete_session(&self, session_id: i64) -> Result<(), CoreError> {
+    pub async fn delete_login(&self, session_id: i64) -> Result<(), CoreError> {
         sqlx::query("DELETE FROM user_sessions WHERE id = $1")
             .bind(session_id)
             .execute(self.pool())
@@ -95,7 +97,7 @@ impl Store {
     }
 
     /// Ends every session of the user; returns how many there were.
-    pub async fn delete_sessions_of_user(&self, user_id: i64) -> Result<u64, CoreError> {
+    pub async fn delete_logins_of_user(&self, user_id: i64) -> Result<u64, CoreError> {
         let done = sqlx::query("DELETE FROM user_sessions WHERE user_id = $1")
             .bind(user_id)
             .execute(self.pool())
@@ -105,7 +107,7 @@ impl Store {
     }
 
     /// Removes sessions past their absolute expiry or idle since before `idle_cutoff_ms`.
-    pub async fn delete_expired_sessions(
+    pub async fn delete_expired_logins(
         &self,
         now_ms: i64,
         idle_cutoff_ms: i64,
@@ -120,7 +122,7 @@ impl Store {
         Ok(done.rows_affected())
     }
 
-    pub async fn count_sessions_of_user(&self, user_id: i64) -> Result<i64, CoreError> {
+    pub async fn count_logins_of_user(&self, user_id: i64) -> Result<i64, CoreError> {
         let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM user_sessions WHERE user_id = $1")
             .bind(user_id)
             .fetch_one(self.pool())

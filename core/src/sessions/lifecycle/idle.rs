@@ -10,10 +10,10 @@ use std::collections::{HashMap, HashSet};
 use serde::Serialize;
 
 use super::idle_rule::{IdleVerdict, IdleWarning, Judged};
-use super::jupyter_activity::jupyter_activity;
-use super::manager::Sessions;
-use super::model::{GpuSession, SessionKind, SessionPool, SessionState};
-use super::policy::{policy_of, CoursePolicy};
+use crate::sessions::jupyter_activity::jupyter_activity;
+use crate::sessions::manager::Sessions;
+use crate::sessions::model::{GpuSession, SessionKind, SessionPool, SessionState};
+use crate::sessions::policy::{policy_of, CoursePolicy};
 use crate::store::IdleRow;
 use crate::CoreError;
 
@@ -41,7 +41,7 @@ impl Sessions {
     /// Something the student did through the proxy that a background poll does not do.
     pub fn note_activity(&self, session_id: &str) {
         let mut seen = self.inner.seen_active.lock().unwrap_or_else(|p| p.into_inner());
-        seen.insert(session_id.to_string(), crate::store::now_ms());
+        seen.insert(session_id.to_string(), self.now_ms());
     }
 
     /// "Keep it running": counts as activity now and clears the warning. Audited.
@@ -49,7 +49,7 @@ impl Sessions {
         if session.state != SessionState::Ready {
             return Err(CoreError::Conflict("Only a running session can be kept running.".into()));
         }
-        let now = crate::store::now_ms();
+        let now = self.now_ms();
         self.note_activity(&session.id);
         let store = &self.inner.store;
         store.save_idle(&session.id, &IdleRow { last_active_at: now, stops_at: None, early: false, stops: true }).await?;
@@ -71,7 +71,7 @@ impl Sessions {
 
     /// One culling pass at the clock's time; returns how many sessions it stopped.
     pub async fn cull_idle(&self) -> Result<usize, CoreError> {
-        let now = crate::store::now_ms();
+        let now = self.now_ms();
         // A deadline that passed while no portal ran was never shown to anyone in time.
         let first_pass = !self.inner.culled_before.swap(true, std::sync::atomic::Ordering::SeqCst);
         let store = &self.inner.store;

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use slicehub_mig::{Layout, Placement};
 
-use super::manager::Sessions;
+use crate::sessions::manager::Sessions;
 use crate::fleet::{self, GpuMode};
 use crate::gpu::{GpuInfo, MigInstance, MigMode};
 use crate::CoreError;

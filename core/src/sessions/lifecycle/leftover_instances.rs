@@ -10,7 +10,7 @@ use slicehub_mig::Placement;
 
 use super::booked_instances::BookedPlacement;
 
-use super::manager::Sessions;
+use crate::sessions::manager::Sessions;
 use crate::fleet::{self, GpuMode};
 use crate::CoreError;
 

@@ -1,3 +1,6 @@
+//! Login sessions of the portal (a signed-in browser): the cookie's token, its idle and
+//! absolute expiry, and the caller it stands for. A GPU session is `crate::sessions`.
+
 use super::guard::Caller;
 use super::login::Authenticator;
 use super::tokens::{token_sha256, SESSION_TOKEN_LEN};
@@ -8,15 +11,15 @@ use crate::CoreError;
 /// How long a login session lasts: it ends after `idle_ms` without a request, and
 /// `absolute_ms` after the login however active it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SessionPolicy {
+pub struct LoginPolicy {
     pub idle_ms: i64,
     pub absolute_ms: i64,
 }
 
-impl SessionPolicy {
+impl LoginPolicy {
     /// From `auth.session_idle_minutes` and `auth.session_absolute_hours`.
     pub fn from_config(config: &Config) -> Self {
-        SessionPolicy {
+        LoginPolicy {
             idle_ms: i64::from(config.auth_session_idle_minutes) * 60_000,
             absolute_ms: i64::from(config.auth_session_absolute_hours) * 3_600_000,
         }
@@ -30,13 +33,13 @@ const TOUCH_EVERY_MS: i64 = 60_000;
 impl Authenticator {
     /// The user a session token belongs to, if the session is still valid; an expired
     /// session, or one of a disabled account, is deleted and yields None.
-    pub async fn session_user(&self, token: &str) -> Result<Option<User>, CoreError> {
+    pub async fn login_user(&self, token: &str) -> Result<Option<User>, CoreError> {
         if token.len() != SESSION_TOKEN_LEN {
             return Ok(None);
         }
         let Some(session) = self
             .store
-            .session_by_token_sha256(&token_sha256(token))
+            .login_by_token_sha256(&token_sha256(token))
             .await?
         else {
             return Ok(None);
@@ -46,11 +49,11 @@ impl Authenticator {
             || now >= session.created_at_ms + self.policy.absolute_ms
             || now >= session.last_seen_at_ms + self.policy.idle_ms;
         if expired || session.user.disabled {
-            self.store.delete_session(session.id).await?;
+            self.store.delete_login(session.id).await?;
             return Ok(None);
         }
         if now - session.last_seen_at_ms >= TOUCH_EVERY_MS {
-            self.store.touch_session(session.id, now).await?;
+            self.store.touch_login(session.id, now).await?;
         }
         Ok(Some(session.user))
     }
@@ -67,7 +70,7 @@ impl Authenticator {
         if let Some(caller) = self.callers.get(token, changes, now) {
             return Ok(caller);
         }
-        let caller = match self.session_user(token).await? {
+        let caller = match self.login_user(token).await? {
             Some(user) => caller_of(&self.store, &user).await?,
             None => Caller::Anonymous,
         };
@@ -82,10 +85,10 @@ impl Authenticator {
         }
         if let Some(session) = self
             .store
-            .session_by_token_sha256(&token_sha256(token))
+            .login_by_token_sha256(&token_sha256(token))
             .await?
         {
-            self.store.delete_session(session.id).await?;
+            self.store.delete_login(session.id).await?;
             let name = &session.user.username;
             self.store.audit(name, "logout", name, "").await?;
         }

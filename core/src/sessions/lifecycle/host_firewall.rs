@@ -7,7 +7,7 @@
 //! reported by `/healthz` and tried again each pass, and the next launch on that network
 //! sets them up again or fails.
 
-use super::manager::Sessions;
+use crate::sessions::manager::Sessions;
 use crate::runtime::{firewall, SessionNetwork};
 use crate::CoreError;
 

@@ -2,9 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use super::manager::Sessions;
-use super::model::SessionState;
-use super::policy::policy_of;
+use crate::sessions::manager::Sessions;
+use crate::sessions::model::SessionState;
+use crate::sessions::policy::policy_of;
 use crate::quotas::budget_at;
 use crate::CoreError;
 

@@ -1,0 +1,47 @@
+//! A running local session whose container stopped or vanished without the engine's death
+//! event reaching the portal (it was down, the event stream broke) ends here, with the
+//! container's exit code when the engine still knows it.
+
+use std::collections::HashSet;
+
+use crate::sessions::manager::Sessions;
+use crate::sessions::model::{SessionPool, SessionState};
+use crate::CoreError;
+
+/// Ends them; how many ended.
+pub(super) async fn pass(sessions: &Sessions) -> Result<usize, CoreError> {
+    let engine = &sessions.inner.engine;
+    let running: HashSet<String> = engine
+        .managed_containers(&sessions.instance_id().await?)
+        .await?
+        .into_iter()
+        .filter(|c| c.running)
+        .filter_map(|c| c.session_id)
+        .collect();
+    let mut ended = 0;
+    for session in sessions.inner.store.gpu_sessions_in(&[SessionState::Ready]).await? {
+        if running.contains(&session.id) || session.pool == SessionPool::Slurm {
+            continue;
+        }
+        // Not running in the list read above, but that list may predate the session's own
+        // launch: only a container that is not running now (or gone) ends it. A running
+        // one reports exit code 0 and would end a job that has just begun.
+        let code = match &session.container {
+            Some(name) => match engine.status(name).await {
+                Ok(Some(status)) if status.running => continue,
+                Ok(Some(status)) => status.exit_code,
+                Ok(None) => None,
+                Err(e) => {
+                    tracing::warn!(session = %session.id, error = %e, "reconcile: container state unreadable");
+                    continue;
+                }
+            },
+            None => None,
+        };
+        match sessions.container_exited(&session.id, code).await {
+            Ok(()) => ended += 1,
+            Err(e) => tracing::warn!(session = %session.id, error = %e, "reconcile: could not end a session whose container is gone"),
+        }
+    }
+    Ok(ended)
+}

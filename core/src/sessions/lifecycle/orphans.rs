@@ -1,0 +1,35 @@
+//! Containers of this portal that no live session owns (a session that ended while the
+//! portal was down, a launch recorded nowhere) are removed.
+
+use crate::sessions::manager::Sessions;
+use crate::CoreError;
+
+/// Removes them; how many went.
+pub(super) async fn pass(sessions: &Sessions) -> Result<usize, CoreError> {
+    let store = &sessions.inner.store;
+    let engine = &sessions.inner.engine;
+    let mut removed = 0;
+    for container in engine.managed_containers(&sessions.instance_id().await?).await? {
+        let owner = match &container.session_id {
+            Some(id) => match store.gpu_session(id).await {
+                Ok(session) => session,
+                Err(e) => {
+                    tracing::warn!(container = %container.name, error = %e, "reconcile: session unreadable");
+                    continue;
+                }
+            },
+            None => None,
+        };
+        if owner.is_some_and(|s| !s.state.is_final()) {
+            continue;
+        }
+        match engine.remove(&container.name).await {
+            Ok(()) => {
+                tracing::info!(container = %container.name, "removed a container no session owns");
+                removed += 1;
+            }
+            Err(e) => tracing::warn!(container = %container.name, error = %e, "reconcile: orphan not removed yet"),
+        }
+    }
+    Ok(removed)
+}
