@@ -1,35 +1,13 @@
 //! `slicehub`: the portal's one binary.
 
-mod accounts_cli;
-mod api_errors;
-mod audit_csv;
-mod backup_cli;
-mod check;
 mod cli;
-mod cookies;
-mod client_addr;
-mod csrf;
 mod deployment;
 mod error;
-mod form_fields;
-mod gpu_inspect;
-mod gpu_layout;
-mod healthz;
-mod metrics;
-mod page_guard;
+mod http;
 mod proxy;
-mod readiness;
-mod security_headers;
-mod routes_cmd;
 mod serve;
-mod session;
-mod session_events;
-mod sessions_cli;
-mod slurm_cli;
 mod startup;
 mod telemetry;
-mod report_csv;
-mod usage_csv;
 
 use clap::Parser;
 use slicehub_core::config::Config;
@@ -68,7 +46,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         // Needs neither the database nor the async runtime.
         Command::Gpu {
             command: GpuCommand::Inspect { json, activity },
-        } => gpu_inspect::run(&config, json, activity),
+        } => cli::gpu_inspect::run(&config, json, activity),
         command => run_async(config, command, config_file(&cli.config)),
     }
 }
@@ -90,31 +68,31 @@ fn run_async(config: Config, command: Command, config_file: Option<std::path::Pa
         match command {
             Command::Serve => serve::run(config).await,
             Command::Migrate => startup::migrate_only(&config).await,
-            Command::Check { json } => check::run(&config, json).await,
+            Command::Check { json } => cli::check::run(&config, json).await,
             Command::Routes => {
-                routes_cmd::run();
+                cli::routes::run();
                 Ok(())
             }
-            Command::User { command } => accounts_cli::user(&config, command).await,
-            Command::Course { command } => accounts_cli::course(&config, command).await,
-            Command::Session { command } => sessions_cli::run(&config, command).await,
-            Command::Backup { dir } => backup_cli::backup(&config, &dir, config_file.as_deref()).await,
-            Command::Restore { dir } => backup_cli::restore(&config, &dir).await,
+            Command::User { command } => cli::accounts::user(&config, command).await,
+            Command::Course { command } => cli::accounts::course(&config, command).await,
+            Command::Session { command } => cli::sessions::run(&config, command).await,
+            Command::Backup { dir } => cli::backup::backup(&config, &dir, config_file.as_deref()).await,
+            Command::Restore { dir } => cli::backup::restore(&config, &dir).await,
             Command::Slurm {
                 command: SlurmCommand::Link { username },
-            } => slurm_cli::link(&config, &username).await,
+            } => cli::slurm::link(&config, &username).await,
             Command::Gpu {
                 command: GpuCommand::Inspect { json, activity },
-            } => gpu_inspect::run(&config, json, activity),
+            } => cli::gpu_inspect::run(&config, json, activity),
             Command::Gpu {
                 command: GpuCommand::Layout { index, layout },
-            } => gpu_layout::run(config, index, &layout).await,
+            } => cli::gpu_layout::run(config, index, &layout).await,
             Command::Gpu {
                 command: GpuCommand::Drain { index },
-            } => gpu_layout::drain(config, index, true).await,
+            } => cli::gpu_layout::drain(config, index, true).await,
             Command::Gpu {
                 command: GpuCommand::Undrain { index },
-            } => gpu_layout::drain(config, index, false).await,
+            } => cli::gpu_layout::drain(config, index, false).await,
         }
     });
     // A GPU or firewall call that hangs holds a blocking thread: the process does not wait

@@ -15,7 +15,9 @@ use tokio_util::sync::CancellationToken;
 use tower_http::trace::TraceLayer;
 
 use crate::error::CliError;
-use crate::{api_errors, audit_csv, csrf, form_fields, healthz, metrics, proxy, report_csv, security_headers, session, session_events, startup, usage_csv};
+use crate::http::handlers::{audit_csv, healthz, metrics, report_csv, session_events, usage_csv};
+use crate::http::{api_errors, caller, csrf, form_fields, security_headers};
+use crate::{proxy, startup};
 
 /// How long open requests may take to finish after SIGTERM or Ctrl-C.
 const GRACE: std::time::Duration = std::time::Duration::from_secs(4);
@@ -91,7 +93,7 @@ pub fn router(services: Services, shutdown: CancellationToken) -> Router {
         .layer(axum::extract::DefaultBodyLimit::max(api_errors::BODY_LIMIT))
         .layer(axum::middleware::from_fn_with_state(
             services.clone(),
-            session::resolve,
+            caller::resolve,
         ))
         .layer(axum::middleware::from_fn(csrf::same_origin_only))
         .layer(axum::middleware::from_fn(security_headers::add))

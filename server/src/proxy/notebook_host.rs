@@ -228,7 +228,7 @@ fn begin(state: &AppState, headers: &HeaderMap, portal: &str, target: &str) -> R
 
 /// The well-formed values of the launch nonce cookie the browser sent (a few at most).
 fn nonce_cookies(headers: &HeaderMap, name: &str) -> Vec<String> {
-    let mut values = crate::cookies::values(headers, name);
+    let mut values = crate::http::cookies::values(headers, name);
     values.retain(|v| is_nonce(v));
     values.truncate(4);
     values
@@ -260,7 +260,7 @@ fn from_own_origin(headers: &HeaderMap, origin: &str) -> bool {
 /// Every value of the grant cookie the request carries: a sibling host may have tossed in
 /// one of its own (with a Domain attribute), so each is checked, not just the first.
 fn grant_cookies(headers: &HeaderMap, name: &str) -> Vec<String> {
-    let mut values = crate::cookies::values(headers, name);
+    let mut values = crate::http::cookies::values(headers, name);
     values.truncate(8);
     values
 }

@@ -10,7 +10,7 @@ use axum::Extension;
 use slicehub_app::api::ssr::{Action, RequestAuth};
 use slicehub_core::auth::validate::excerpt;
 
-use crate::page_guard;
+use crate::http::page_guard;
 use crate::serve::AppState;
 
 pub const PATH: &str = "/courses/{code}/usage.csv";

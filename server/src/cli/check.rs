@@ -2,7 +2,7 @@ use slicehub_core::config::Config;
 use slicehub_core::health;
 
 use crate::error::CliError;
-use crate::readiness::{self, Level};
+use crate::cli::readiness::{self, Level};
 use crate::startup;
 
 /// `slicehub check`: what this machine offers the portal, in words or as JSON.

@@ -16,7 +16,7 @@ pub fn run() {
         .map(|(path, method)| format!("{method} {path}"))
         .collect();
     functions.sort();
-    let endpoints = ["/healthz", crate::metrics::PATH, crate::session_events::PATH, crate::usage_csv::PATH, crate::report_csv::PATH, crate::audit_csv::PATH, "/user/{*rest}"];
+    let endpoints = ["/healthz", crate::http::handlers::metrics::PATH, crate::http::handlers::session_events::PATH, crate::http::handlers::usage_csv::PATH, crate::http::handlers::report_csv::PATH, crate::http::handlers::audit_csv::PATH, "/user/{*rest}"];
     let value = serde_json::json!({
         "pages": pages,
         "server_functions": functions,

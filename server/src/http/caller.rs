@@ -7,7 +7,8 @@ use axum::response::Response;
 use slicehub_app::api::ssr::{session_cookie, Caller, RequestAuth};
 use slicehub_core::Services;
 
-use crate::{client_addr, page_guard};
+use crate::http::client_addr;
+use crate::http::page_guard;
 
 pub async fn resolve(
     State(services): State<Services>,
@@ -17,11 +18,11 @@ pub async fn resolve(
     // Scripts, styles and metrics answer the same to everyone: no session lookup for
     // each of them.
     let path = request.uri().path();
-    let token = if path.starts_with("/pkg/") || path == crate::metrics::PATH {
+    let token = if path.starts_with("/pkg/") || path == crate::http::handlers::metrics::PATH {
         None
     } else {
         let name = session_cookie(services.config.server_secure_cookies);
-        crate::cookies::values(request.headers(), name).into_iter().next()
+        crate::http::cookies::values(request.headers(), name).into_iter().next()
     };
     let caller = match services.auth.caller(token.as_deref()).await {
         Ok(caller) => caller,

@@ -15,7 +15,7 @@ use axum::Extension;
 use slicehub_app::api::ssr::{Action, RequestAuth};
 use slicehub_core::audit_log::{audit_csv_line, AuditForm, AUDIT_CSV_HEADER};
 
-use crate::page_guard;
+use crate::http::page_guard;
 use crate::serve::AppState;
 
 pub const PATH: &str = "/admin/audit.csv";

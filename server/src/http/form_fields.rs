@@ -13,7 +13,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use slicehub_core::auth::validate::{check_text, Lines};
 
-use crate::api_errors::{too_large, BODY_LIMIT};
+use crate::http::api_errors::{too_large, BODY_LIMIT};
 
 /// Fields that are not text kept or shown by the portal: passwords (never stored, any
 /// character allowed, bounded by core) and the roster file (base64 of a file that core

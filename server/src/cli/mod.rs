@@ -1,3 +1,14 @@
+pub mod accounts;
+pub mod backup;
+pub mod check;
+pub mod gpu_inspect;
+pub mod gpu_layout;
+pub mod readiness;
+pub mod routes;
+pub mod sessions;
+pub mod slurm;
+
+
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
