@@ -8,7 +8,7 @@ use crate::auth::tokens::new_session_token;
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
 use crate::gpu::GpuBackend;
-use crate::runtime::{Engine, EngineHost};
+use crate::runtime::{ContainerEngine, EngineHost};
 use crate::store::{NewGpuSession, Store};
 use crate::CoreError;
 
@@ -39,7 +39,7 @@ pub struct Sessions {
 pub(super) struct Inner {
     pub store: Store,
     pub gpus: Arc<dyn GpuBackend>,
-    pub engine: Arc<Engine>,
+    pub engine: Arc<dyn ContainerEngine>,
     pub config: Arc<Config>,
     /// Placement decisions are made one at a time, so each sees what the last one took.
     pub allocation: Mutex<()>,
@@ -105,7 +105,7 @@ impl Sessions {
     pub fn new(
         store: Store,
         gpus: Arc<dyn GpuBackend>,
-        engine: Arc<Engine>,
+        engine: Arc<dyn ContainerEngine>,
         config: Arc<Config>,
     ) -> Sessions {
         Sessions::with_clock(store, gpus, engine, config, Arc::new(SystemClock))
@@ -115,7 +115,7 @@ impl Sessions {
     pub fn with_clock(
         store: Store,
         gpus: Arc<dyn GpuBackend>,
-        engine: Arc<Engine>,
+        engine: Arc<dyn ContainerEngine>,
         config: Arc<Config>,
         clock: Arc<dyn Clock>,
     ) -> Sessions {

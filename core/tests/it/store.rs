@@ -1,0 +1,286 @@
+
+use crate::common;
+
+use slicehub_core::store::{DbKind, Store};
+use slicehub_core::CoreError;
+
+on_both_databases!(
+    migrations_are_idempotent_and_versioned,
+    settings_round_trip_and_overwrite,
+    first_setting_wins_under_concurrency,
+    audit_log_lists_newest_first_and_filters,
+);
+
+async fn migrations_are_idempotent_and_versioned(store: Store) {
+    store
+        .migrate()
+        .await
+        .expect("second run changes nothing and succeeds");
+    let version = store
+        .schema_version()
+        .await
+        .unwrap()
+        .expect("a migration is recorded");
+    assert!(version.starts_with("15 "), "{version}");
+    store.ping().await.unwrap();
+}
+
+async fn settings_round_trip_and_overwrite(store: Store) {
+    assert_eq!(store.setting("instance.name").await.unwrap(), None);
+    store
+        .set_setting("instance.name", "Physics lab")
+        .await
+        .unwrap();
+    assert_eq!(
+        store.setting("instance.name").await.unwrap().as_deref(),
+        Some("Physics lab")
+    );
+    store
+        .set_setting("instance.name", "Physics lab — Ünïcode")
+        .await
+        .unwrap();
+    assert_eq!(
+        store.setting("instance.name").await.unwrap().as_deref(),
+        Some("Physics lab — Ünïcode")
+    );
+}
+
+async fn first_setting_wins_under_concurrency(store: Store) {
+    let tasks: Vec<_> = (0..20)
+        .map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                store
+                    .setting_or_insert("instance.id", &format!("candidate-{i}"))
+                    .await
+                    .unwrap()
+            })
+        })
+        .collect();
+    let mut seen = Vec::new();
+    for task in tasks {
+        seen.push(task.await.unwrap());
+    }
+    seen.dedup();
+    assert_eq!(
+        seen.len(),
+        1,
+        "every caller sees the one stored value: {seen:?}"
+    );
+    assert_eq!(
+        store.setting("instance.id").await.unwrap(),
+        Some(seen[0].clone())
+    );
+}
+
+async fn audit_log_lists_newest_first_and_filters(store: Store) {
+    let a = store
+        .audit("system", "portal.start", "instance", "v0.1")
+        .await
+        .unwrap();
+    let b = store.audit("alice", "login", "alice", "").await.unwrap();
+    let c = store
+        .audit("system", "portal.start", "instance", "v0.2")
+        .await
+        .unwrap();
+    assert!(a < b && b < c);
+
+    let all = store.recent_audit(None, 10).await.unwrap();
+    assert_eq!(all.iter().map(|e| e.id).collect::<Vec<_>>(), vec![c, b, a]);
+    assert!(
+        all[0].at_ms > 1_600_000_000_000,
+        "timestamps are epoch milliseconds"
+    );
+
+    let starts = store.recent_audit(Some("portal.start"), 10).await.unwrap();
+    assert_eq!(
+        starts.iter().map(|e| e.detail.as_str()).collect::<Vec<_>>(),
+        ["v0.2", "v0.1"]
+    );
+    assert_eq!(store.recent_audit(None, 1).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn the_kind_follows_the_url() {
+    let fresh = common::sqlite().await;
+    assert_eq!(fresh.store.kind(), DbKind::Sqlite);
+    if let Some(fresh) = common::postgres().await {
+        assert_eq!(fresh.store.kind(), DbKind::Postgres);
+    }
+}
+
+#[tokio::test]
+async fn an_unreachable_postgres_is_a_clear_error_without_the_password() {
+    // Port 1 on loopback: nothing listens there.
+    let err = match Store::connect("postgres://slicehub:hunter2@127.0.0.1:1/slicehub", 1).await {
+        Err(e) => e,
+        Ok(_) => panic!("connected to nothing"),
+    };
+    assert!(
+        matches!(err, CoreError::DatabaseUnreachable { .. }),
+        "{err}"
+    );
+    let msg = err.to_string();
+    assert!(
+        msg.contains("cannot reach the database at postgres://slicehub:***@127.0.0.1:1"),
+        "{msg}"
+    );
+    assert!(!msg.contains("hunter2"), "{msg}");
+}
+
+#[tokio::test]
+async fn a_sqlite_file_that_cannot_be_created_is_a_clear_error() {
+    let err = match Store::connect("sqlite:///proc/no-such-dir/x.db?mode=rwc", 1).await {
+        Err(e) => e,
+        Ok(_) => panic!("created a database under /proc"),
+    };
+    assert!(err.to_string().contains("/proc/no-such-dir"), "{err}");
+}
+
+/// A database that already has a conflicting `settings` table: the first migration must
+/// fail as a whole, leaving no table of it behind.
+async fn failed_migration_leaves_nothing_half_applied(store: Store) {
+    store
+        .execute_admin("CREATE TABLE settings (unrelated TEXT)")
+        .await
+        .unwrap();
+    let err = store
+        .migrate()
+        .await
+        .expect_err("the conflicting table stops the migration");
+    assert!(matches!(err, CoreError::Migration(_)), "{err}");
+    assert!(
+        err.to_string()
+            .contains("nothing from the failed migration was kept"),
+        "{err}"
+    );
+    assert!(
+        store
+            .execute_admin("SELECT id FROM audit_log")
+            .await
+            .is_err(),
+        "audit_log from the failed migration must not exist"
+    );
+    assert_eq!(store.schema_version().await.ok().flatten(), None);
+}
+
+#[tokio::test]
+async fn failed_migration_leaves_nothing_half_applied_sqlite() {
+    let fresh = common::sqlite_unmigrated().await;
+    failed_migration_leaves_nothing_half_applied(fresh.store.clone()).await;
+}
+
+#[tokio::test]
+async fn failed_migration_leaves_nothing_half_applied_postgres() {
+    if let Some(fresh) = common::postgres_unmigrated().await {
+        failed_migration_leaves_nothing_half_applied(fresh.store.clone()).await;
+    }
+}
+
+/// Migration 0003 or 0012 as first committed: today's text with the later edits undone (a
+/// comment reworded in each, and 0012's last statement added).
+fn as_first_committed(today: &str) -> String {
+    let earlier = today
+        .replace(
+            "-- 1 while nothing is held: before a slice is placed, and once it is given back.",
+            "-- 1 once the slice is given back (holds deleted, a created instance destroyed).",
+        )
+        .replace(
+            "-- cluster; that job's id once Slurm accepted it, and the node it started on.",
+            "-- cluster; and that job's id once Slurm accepted it.",
+        )
+        .replace("ALTER TABLE gpu_sessions ADD COLUMN slurm_node TEXT;\n", "");
+    assert_ne!(earlier, today, "the edits to undo are in the file");
+    earlier
+}
+
+/// A database migrated by an earlier main, whose migration files were edited afterwards
+/// (0003 before 6b2db11, 0012 before 537e267), with data in it: today's binary upgrades it,
+/// keeps the data, and reads sessions (with the column the edit added).
+async fn a_database_of_an_earlier_main_upgrades(fresh: common::Fresh, kind: &str, upto: i64, edited: &str, by_hand: bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for entry in std::fs::read_dir(root.join("migrations").join(kind)).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        let version: i64 = name[..4].parse().unwrap();
+        if version < upto {
+            std::fs::copy(&path, dir.path().join(&name)).unwrap();
+        }
+    }
+    let today = std::fs::read_to_string(root.join("migrations").join(kind).join(edited)).unwrap();
+    std::fs::write(dir.path().join(edited), as_first_committed(&today)).unwrap();
+    sqlx::any::install_default_drivers();
+    let pool = sqlx::AnyPool::connect(&fresh.url).await.unwrap();
+    sqlx::migrate::Migrator::new(dir.path()).await.unwrap().run(&pool).await.expect("the earlier migrations apply");
+    for statement in [
+        "INSERT INTO users (username, display_name, password_hash, created_at, updated_at) VALUES ('old-ann', 'Ann', 'x', 1, 1)",
+        "INSERT INTO courses (code, title, created_at) VALUES ('OLD-1', 'Old course', 1)",
+        "INSERT INTO gpu_sessions (id, user_id, course_id, kind, profile, image, argv, state, live, released, token, requested_at, updated_at, ended_at, deadline_at) \
+         VALUES ('s-old', 1, 1, 'job', '1g.10gb', 'busybox', '[\"true\"]', 'ended', 0, 1, 't', 1, 2, 2, 3)",
+    ] {
+        sqlx::query(statement).execute(&pool).await.unwrap();
+    }
+    if by_hand {
+        // An operator who followed the error message and added the column himself.
+        sqlx::query("ALTER TABLE gpu_sessions ADD COLUMN slurm_node TEXT").execute(&pool).await.unwrap();
+    }
+    pool.close().await;
+
+    fresh.store.migrate().await.expect("today's binary upgrades the earlier database");
+    fresh.store.migrate().await.expect("and again, changing nothing");
+    assert!(fresh.store.schema_version().await.unwrap().unwrap().starts_with("15 "));
+    let old = fresh.store.gpu_session("s-old").await.unwrap().expect("the earlier session is kept");
+    assert_eq!(old.profile, "1g.10gb");
+    assert!(fresh.store.user_by_username("old-ann").await.unwrap().is_some());
+}
+
+#[tokio::test]
+async fn a_database_of_an_earlier_main_upgrades_sqlite() {
+    a_database_of_an_earlier_main_upgrades(common::sqlite_unmigrated().await, "sqlite", 12, "0012_slurm_pool.sql", false).await;
+    a_database_of_an_earlier_main_upgrades(common::sqlite_unmigrated().await, "sqlite", 12, "0012_slurm_pool.sql", true).await;
+    a_database_of_an_earlier_main_upgrades(common::sqlite_unmigrated().await, "sqlite", 3, "0003_gpu_sessions.sql", false).await;
+}
+
+#[tokio::test]
+async fn a_database_of_an_earlier_main_upgrades_postgres() {
+    for (upto, edited, by_hand) in [(12, "0012_slurm_pool.sql", false), (12, "0012_slurm_pool.sql", true), (3, "0003_gpu_sessions.sql", false)] {
+        if let Some(fresh) = common::postgres_unmigrated().await {
+            a_database_of_an_earlier_main_upgrades(fresh, "postgres", upto, edited, by_hand).await;
+        }
+    }
+}
+
+/// Migrations on main are never edited (a database migrated by the old text would refuse to
+/// start): each one's SHA-256 is pinned in `migrations/released.sha256`, and a new one needs
+/// its line there.
+#[test]
+fn released_migrations_are_never_edited() {
+    use sha2::{Digest, Sha256};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../migrations");
+    let pinned = std::fs::read_to_string(root.join("released.sha256")).expect("migrations/released.sha256");
+    let pinned: std::collections::HashMap<&str, &str> = pinned
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .filter_map(|l| l.split_once("  ").map(|(sum, path)| (path.trim(), sum.trim())))
+        .collect();
+    let mut problems: Vec<String> = pinned
+        .keys()
+        .filter(|name| !root.join(name).is_file())
+        .map(|name| format!("{name} is pinned but gone: a released migration is never removed or renamed"))
+        .collect();
+    for kind in ["sqlite", "postgres"] {
+        for entry in std::fs::read_dir(root.join(kind)).unwrap() {
+            let path = entry.unwrap().path();
+            let name = format!("{kind}/{}", path.file_name().unwrap().to_string_lossy());
+            let sum = hex::encode(Sha256::digest(std::fs::read(&path).unwrap()));
+            match pinned.get(name.as_str()) {
+                Some(p) if *p == sum => {}
+                Some(_) => problems.push(format!("{name} was edited: add a new migration instead")),
+                None => problems.push(format!("{name} has no line in migrations/released.sha256 (sha256sum {name})")),
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+

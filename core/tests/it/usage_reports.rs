@@ -1,0 +1,325 @@
+//! Usage reports on SQLite and PostgreSQL against sums computed straight from the ledger
+//! rows, minute by minute: every grouping, intervals cut at the period's edges, intervals
+//! still open, queue waits, end causes, the charts' buckets and the CSV; instructors see
+//! only their courses and GPUs without their UUIDs; bad fields get plain messages.
+
+
+use std::collections::HashMap;
+
+use slicehub_core::auth::Caller;
+use slicehub_core::quotas::{compute_slices, hours};
+use slicehub_core::reports::{memory_gb, report_csv, report_for, usage_report, GroupBy, ReportForm, ReportQuery, UsageReport};
+use slicehub_core::store::{NewUserRow, Role, Store};
+use slicehub_core::CoreError;
+
+const MINUTE: i64 = 60_000;
+
+fn at(text: &str) -> i64 {
+    chrono::DateTime::parse_from_rfc3339(text).unwrap().timestamp_millis()
+}
+
+/// One ledger row as the test wrote it.
+#[derive(Debug, Clone)]
+struct Span {
+    user: &'static str,
+    course: &'static str,
+    gpu: &'static str,
+    profile: &'static str,
+    image: &'static str,
+    requested: i64,
+    started: i64,
+    ended: Option<i64>,
+    reason: &'static str,
+}
+
+const USERS: [&str; 3] = ["ann", "ben", "cat"];
+const COURSES: [&str; 2] = ["CS-101", "MA-201"];
+const GPUS: [&str; 2] = ["GPU-aaaaaaaa-1111", "GPU-bbbbbbbb-2222"];
+const PROFILES: [&str; 4] = ["1g.10gb", "2g.20gb", "3g.40gb", "7g.80gb"];
+const IMAGES: [&str; 2] = ["slicehub/jupyterlab:offline", "slicehub/busybox:offline"];
+const REASONS: [&str; 5] = [
+    "stopped by its owner",
+    "stopped at the course's time limit (60 min)",
+    "quota used up (used 6 of 6 slice-hours this week)",
+    "idle for 60 minutes",
+    "exited with code 0",
+];
+
+/// Wednesday noon; the week runs from Monday 23 November 00:00 UTC.
+fn now() -> i64 {
+    at("2026-11-25T12:00:00Z")
+}
+
+/// Whole-minute spans from Friday before the week to now, some across the week's start,
+/// some still open; a fixed generator so both databases get the same ledger.
+fn spans() -> Vec<Span> {
+    let mut seed: u64 = 7;
+    let mut next = |n: u64| {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((seed >> 33) % n) as i64
+    };
+    let origin = at("2026-11-20T00:00:00Z");
+    let mut out = Vec::new();
+    for i in 0..80 {
+        let started = origin + next(7_800) * MINUTE;
+        let length = (1 + next(300)) * MINUTE;
+        let open = i % 9 == 0;
+        let ended = if open { None } else { Some((started + length).min(now())) };
+        out.push(Span {
+            user: USERS[next(3) as usize],
+            course: COURSES[next(2) as usize],
+            gpu: GPUS[next(2) as usize],
+            profile: PROFILES[next(4) as usize],
+            image: IMAGES[next(2) as usize],
+            requested: started - next(45) * MINUTE,
+            started,
+            ended,
+            reason: if open { "" } else { REASONS[next(5) as usize] },
+        });
+    }
+    // ann's 3g across the week's start: Sunday 23:00 to Monday 01:00 counts one hour.
+    out.push(Span {
+        user: "ann",
+        course: "CS-101",
+        gpu: GPUS[0],
+        profile: "3g.40gb",
+        image: IMAGES[0],
+        requested: at("2026-11-22T22:50:00Z"),
+        started: at("2026-11-22T23:00:00Z"),
+        ended: Some(at("2026-11-23T01:00:00Z")),
+        reason: REASONS[1],
+    });
+    out
+}
+
+/// A plain account's id.
+async fn account(store: &Store, name: &str) -> i64 {
+    let new = NewUserRow { username: name, display_name: name, email: None, password_hash: "x", is_admin: false, must_change_password: false };
+    store.insert_user(&new).await.unwrap().id
+}
+
+struct Ledger {
+    users: HashMap<&'static str, i64>,
+    courses: HashMap<&'static str, i64>,
+}
+
+async fn write_ledger(store: &Store, spans: &[Span]) -> Ledger {
+    let mut users = HashMap::new();
+    for name in USERS {
+        users.insert(name, account(store, name).await);
+    }
+    let mut courses = HashMap::new();
+    for code in COURSES {
+        courses.insert(code, store.insert_course(code, code).await.unwrap().id);
+    }
+    for (i, s) in spans.iter().enumerate() {
+        let (user, course) = (users[s.user], courses[s.course]);
+        let state = if s.ended.is_some() { "ended" } else { "ready" };
+        store
+            .execute_admin(&format!(
+                "INSERT INTO gpu_sessions (id, user_id, course_id, kind, profile, image, argv, state, live,
+                                           token, requested_at, updated_at, deadline_at)
+                 VALUES ('s{i}', {user}, {course}, 'job', '{}', '{}', '[]', '{state}', {}, 't{i}', {}, {}, {})",
+                s.profile,
+                s.image,
+                i64::from(s.ended.is_none()),
+                s.requested,
+                s.started,
+                s.started + 600 * MINUTE
+            ))
+            .await
+            .unwrap();
+        let (ended, reason) = match s.ended {
+            Some(end) => (end.to_string(), format!("'{}'", s.reason.replace('\'', "''"))),
+            None => ("NULL".to_string(), "NULL".to_string()),
+        };
+        store
+            .execute_admin(&format!(
+                "INSERT INTO usage_ledger (session_id, user_id, course_id, gpu_uuid, profile, placement, image, kind,
+                                           started_at, ended_at, end_reason)
+                 VALUES ('s{i}', {user}, {course}, '{}', '{}', 'x', '{}', 'job', {}, {ended}, {reason})",
+                s.gpu, s.profile, s.image, s.started
+            ))
+            .await
+            .unwrap();
+    }
+    Ledger { users, courses }
+}
+
+fn key_of(s: &Span, group: GroupBy) -> String {
+    match group {
+        GroupBy::Course => s.course,
+        GroupBy::User => s.user,
+        GroupBy::Profile => s.profile,
+        GroupBy::Gpu => s.gpu,
+        GroupBy::Image => s.image,
+    }
+    .to_string()
+}
+
+/// Compute-slice-ms and GB-seconds per key, counted one minute at a time: a span holds
+/// its slice in minute `m` when it started at or before it and had not ended.
+fn minute_by_minute(spans: &[Span], q: &ReportQuery, group: GroupBy, now: i64) -> HashMap<String, (i64, i64)> {
+    let mut out: HashMap<String, (i64, i64)> = HashMap::new();
+    let mut minute = q.from_ms;
+    while minute < q.to_ms.min(now) {
+        for s in spans {
+            if s.started <= minute && s.ended.unwrap_or(now) > minute {
+                let e = out.entry(key_of(s, group)).or_default();
+                e.0 += MINUTE * compute_slices(s.profile);
+                e.1 += 60 * memory_gb(s.profile);
+            }
+        }
+        minute += MINUTE;
+    }
+    out
+}
+
+fn week(group: GroupBy) -> ReportQuery {
+    ReportQuery::parse("week", "", "", group.as_str(), now()).unwrap()
+}
+
+async fn reports_add_up_to_the_ledger(store: Store) {
+    let spans = spans();
+    let ledger = write_ledger(&store, &spans).await;
+    let q = week(GroupBy::Course);
+    assert_eq!((q.from_ms, q.to_ms), (at("2026-11-23T00:00:00Z"), at("2026-11-30T00:00:00Z")));
+
+    for group in GroupBy::ALL {
+        let q = week(group);
+        let report = usage_report(&store, &q, None, now()).await.unwrap();
+        let expected = minute_by_minute(&spans, &q, group, now());
+        let got: HashMap<String, (i64, i64)> =
+            report.rows.iter().map(|r| (r.key.clone(), (r.slice_ms, r.memory_gb_s))).collect();
+        let expected_nonzero: HashMap<_, _> = expected.iter().filter(|(_, v)| v.0 > 0).map(|(k, v)| (k.clone(), *v)).collect();
+        let got_nonzero: HashMap<_, _> = got.iter().filter(|(_, v)| v.0 > 0).map(|(k, v)| (k.clone(), *v)).collect();
+        assert_eq!(got_nonzero, expected_nonzero, "{group:?}");
+        // Rows add up to the total, and so do the charts' buckets.
+        assert_eq!(report.rows.iter().map(|r| r.slice_ms).sum::<i64>(), report.total.slice_ms, "{group:?}");
+        assert_eq!(report.rows.iter().map(|r| r.sessions).sum::<i64>(), report.total.sessions, "{group:?}");
+        let charted: i64 = report.by_course.iter().flat_map(|s| &s.values).sum();
+        assert_eq!(charted, report.total.slice_ms, "{group:?}");
+        let per_gpu: i64 = report.by_gpu.iter().flat_map(|s| &s.values).sum();
+        assert_eq!(per_gpu, report.total.slice_ms, "{group:?}");
+        assert_eq!(report.buckets.len(), 7, "a week is drawn as seven days");
+    }
+
+    // The span across the week's start counts its Monday hour only: 3 slice-hours.
+    let by_user = usage_report(&store, &week(GroupBy::User), None, now()).await.unwrap();
+    let cut = ReportQuery { from_ms: at("2026-11-23T00:00:00Z"), to_ms: at("2026-11-23T01:00:00Z"), ..week(GroupBy::User) };
+    let first_hour = usage_report(&store, &cut, None, now()).await.unwrap();
+    let first_hour_expected = minute_by_minute(&spans, &cut, GroupBy::User, now());
+    assert!(first_hour.rows.iter().any(|r| r.key == "ann" && r.slice_ms >= 3 * 60 * MINUTE), "{first_hour:?}");
+    for row in &first_hour.rows {
+        assert_eq!(row.slice_ms, first_hour_expected.get(&row.key).map_or(0, |v| v.0), "{}", row.key);
+    }
+
+    // Sessions, waits and end causes, counted straight from the rows.
+    let inside = |t: i64| (q.from_ms..q.to_ms).contains(&t);
+    let held = |s: &Span| s.ended.unwrap_or(now()).min(q.to_ms) > s.started.max(q.from_ms) || inside(s.started);
+    for row in &by_user.rows {
+        let mine: Vec<&Span> = spans.iter().filter(|s| s.user == row.key).collect();
+        assert_eq!(row.sessions, mine.iter().filter(|s| held(s)).count() as i64, "{}", row.key);
+        let ended = |cause: &str| {
+            mine.iter().filter(|s| s.ended.is_some_and(inside) && s.reason.starts_with(cause)).count() as i64
+        };
+        assert_eq!(row.ended_time_limit, ended("stopped at the course's time limit"), "{}", row.key);
+        assert_eq!(row.ended_quota, ended("quota used up"), "{}", row.key);
+        assert_eq!(row.ended_idle, ended("idle"), "{}", row.key);
+        let mut waits: Vec<i64> = mine.iter().filter(|s| inside(s.started)).map(|s| s.started - s.requested).collect();
+        waits.sort();
+        let rank = |p: usize| waits.get((waits.len() * p).div_ceil(100).max(1) - 1).copied();
+        assert_eq!(row.wait_p50_ms, rank(50), "{}", row.key);
+        assert_eq!(row.wait_p95_ms, rank(95), "{}", row.key);
+    }
+
+    // The sum over one course's users equals that course's row.
+    let by_course = usage_report(&store, &week(GroupBy::Course), None, now()).await.unwrap();
+    let cs = ledger.courses["CS-101"];
+    let cs_users = usage_report(&store, &week(GroupBy::User), Some(&[cs]), now()).await.unwrap();
+    let cs_row = by_course.rows.iter().find(|r| r.key == "CS-101").unwrap();
+    assert_eq!(cs_users.rows.iter().map(|r| r.slice_ms).sum::<i64>(), cs_row.slice_ms);
+    assert_eq!(cs_users.total.slice_ms, cs_row.slice_ms);
+
+    // The CSV carries the page's numbers: a line a row, then the total.
+    let csv = report_csv(&by_user);
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let lines: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(lines.len(), by_user.rows.len() + 1, "{csv}");
+    for (line, row) in lines.iter().zip(by_user.rows.iter().chain([&by_user.total])) {
+        assert_eq!(&line[3], row.key.as_str());
+        assert_eq!(line[4], hours(row.slice_ms));
+        assert_eq!(line[6], row.sessions.to_string());
+        assert_eq!(line[7], row.wait_p50_ms.map(|ms| (ms / 1000).to_string()).unwrap_or_default());
+    }
+    assert_eq!(&lines.last().unwrap()[2], "total");
+    assert_eq!(&lines[0][0], "2026-11-23T00:00:00Z");
+
+    // An instructor of CS-101: only its rows, and GPUs without their UUIDs.
+    let ivy = account(&store, "ivy").await;
+    store.set_member_role(cs, ivy, Role::Instructor).await.unwrap();
+    let caller = Caller::User {
+        id: ivy,
+        username: "ivy".into(),
+        is_admin: false,
+        must_change_password: false,
+        memberships: vec![(cs, Role::Instructor)],
+    };
+    let form = |group: &str, course: &str| ReportForm {
+        period: "week".into(),
+        group: group.into(),
+        course: course.into(),
+        ..ReportForm::default()
+    };
+    let hers = report_for(&store, &caller, &form("course", ""), now()).await.unwrap();
+    assert_eq!(hers.rows.iter().map(|r| r.key.as_str()).collect::<Vec<_>>(), ["CS-101"]);
+    let gpus = report_for(&store, &caller, &form("gpu", "cs-101"), now()).await.unwrap();
+    let shown = render(&gpus);
+    for uuid in GPUS {
+        assert!(!shown.contains(uuid), "an instructor sees a GPU UUID: {shown}");
+    }
+    assert!(gpus.rows.iter().all(|r| r.key.starts_with("GPU ")), "{:?}", gpus.rows);
+    match report_for(&store, &caller, &form("course", "MA-201"), now()).await {
+        Err(CoreError::NoPermission(_)) => {}
+        other => panic!("another course's report: {other:?}"),
+    }
+    let _ = ledger.users;
+}
+
+/// Everything of a report a page or file could show.
+fn render(report: &UsageReport) -> String {
+    format!("{:?}{}", report.rows, report_csv(report))
+}
+
+async fn bad_fields_get_plain_messages(store: Store) {
+    let admin = Caller::User {
+        id: 1,
+        username: "root".into(),
+        is_admin: true,
+        must_change_password: false,
+        memberships: Vec::new(),
+    };
+    let cases = [
+        (("month", "", "", "course"), "Unknown period"),
+        (("week", "", "", "colour"), "Unknown grouping"),
+        (("custom", "2026-11-30", "2026-11-01", "course"), "ends (2026-11-01) before it begins"),
+        (("custom", "2025-01-01", "2026-12-31", "course"), "at most 400 days"),
+        (("custom", "2026-02-30", "2026-03-01", "course"), "is not a date"),
+        (("custom", "", "2026-03-01", "course"), "Choose both"),
+    ];
+    for ((period, from, to, group), words) in cases {
+        let form = ReportForm { period: period.into(), from: from.into(), to: to.into(), group: group.into(), course: String::new() };
+        match report_for(&store, &admin, &form, now()).await {
+            Err(CoreError::InvalidRequest(m)) => assert!(m.contains(words), "{m}"),
+            other => panic!("{form:?}: {other:?}"),
+        }
+    }
+    let form = ReportForm { course: "NOPE-1".into(), ..ReportForm::default() };
+    assert!(matches!(report_for(&store, &admin, &form, now()).await, Err(CoreError::NotFound(_))));
+    // A custom range is whole days, both included.
+    let q = ReportQuery::parse("custom", "2026-11-01", "2026-11-30", "", now()).unwrap();
+    assert_eq!((q.from_ms, q.to_ms), (at("2026-11-01T00:00:00Z"), at("2026-12-01T00:00:00Z")));
+    assert_eq!(q.dates(), ("2026-11-01".to_string(), "2026-11-30".to_string()));
+}
+
+on_both_databases!(reports_add_up_to_the_ledger, bad_fields_get_plain_messages);

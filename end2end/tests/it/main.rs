@@ -1,0 +1,13 @@
+//! The integration tests of `end2end`: one binary, one module per topic.
+
+
+mod accounts;
+mod browser;
+mod course_policy;
+mod event_streams;
+mod every_page;
+mod idle_culling;
+mod notebook;
+mod notebook_isolation;
+mod sessions;
+mod slurm_pages;
