@@ -213,14 +213,13 @@ fn ticket_digest(ticket: &str, nonce: &str) -> String {
 
 /// `https://gpu.example.edu:8443` → (`https://`, `:8443`); no port, no suffix.
 fn origin_parts(public_url: &str) -> (String, String) {
-    let (scheme, rest) = public_url.split_once("://").unwrap_or(("http", public_url));
-    let port = rest
-        .rsplit_once(':')
-        .map(|(_, p)| p)
-        .filter(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
-        .map(|p| format!(":{p}"))
-        .unwrap_or_default();
-    (format!("{scheme}://"), port)
+    match url::Url::parse(public_url) {
+        Ok(url) => (
+            format!("{}://", url.scheme()),
+            url.port().map(|p| format!(":{p}")).unwrap_or_default(),
+        ),
+        Err(_) => ("http://".to_string(), String::new()),
+    }
 }
 
 fn session_of_host(host: &str, domain: &str) -> Option<Option<String>> {

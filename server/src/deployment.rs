@@ -28,14 +28,12 @@ pub fn check(config: &Config) -> Result<Vec<String>, CoreError> {
 }
 
 /// The host of an `http(s)://host[:port][/…]` URL, lower-case, without brackets.
-pub(crate) fn host_of(url: &str) -> String {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split('/').next().unwrap_or_default();
-    let host = match authority.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or_default(),
-        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+pub(crate) fn host_of(text: &str) -> String {
+    let host = match url::Url::parse(text) {
+        Ok(url) => url.host_str().unwrap_or_default().to_string(),
+        Err(_) => String::new(),
     };
-    host.to_ascii_lowercase()
+    host.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase()
 }
 
 pub(crate) fn is_loopback_name(host: &str) -> bool {

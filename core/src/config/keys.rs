@@ -118,12 +118,7 @@ pub static KEYS: &[KeySpec] = &[
         doc: "How browsers reach the portal; notebook hosts use its scheme and port. Empty: http:// and server.bind.",
         apply: |c, v| {
             let v = v.trim().trim_end_matches('/');
-            let ok = v.is_empty()
-                || (v.starts_with("http://") || v.starts_with("https://"))
-                    && v.split_once("://").is_some_and(|(_, rest)| {
-                        !rest.is_empty() && !rest.contains(['/', '?', '#', ' ', '@'])
-                    });
-            if !ok {
+            if !v.is_empty() && !is_origin_url(v) {
                 return Err(());
             }
             c.server_public_url = v.to_string();
@@ -708,5 +703,49 @@ fn whole_number(value: &str, min: u32, max: u32) -> Result<u32, ()> {
         Ok(n)
     } else {
         Err(())
+    }
+}
+
+/// `http(s)://host[:port]` and nothing more: no path, query, fragment or credentials.
+fn is_origin_url(text: &str) -> bool {
+    let Ok(url) = url::Url::parse(text) else {
+        return false;
+    };
+    matches!(url.scheme(), "http" | "https")
+        && url.host_str().is_some_and(|h| !h.is_empty())
+        && url.path() == "/"
+        && !text.ends_with('/')
+        && url.query().is_none()
+        && url.fragment().is_none()
+        && url.username().is_empty()
+        && url.password().is_none()
+        && !text.contains(' ')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_origin_url;
+
+    #[test]
+    fn a_public_url_is_an_origin_and_nothing_more() {
+        for good in ["https://gpu.example.edu", "http://127.0.0.1:3000", "https://[::1]:8443", "https://GPU.example.edu:443"] {
+            assert!(is_origin_url(good), "{good}");
+        }
+        for bad in [
+            "gpu.example.edu",
+            "ftp://gpu.example.edu",
+            "javascript:alert(1)",
+            "https://",
+            "https://gpu.example.edu/portal",
+            "https://gpu.example.edu/",
+            "https://gpu.example.edu?next=evil",
+            "https://gpu.example.edu#top",
+            "https://evil.example@gpu.example.edu",
+            "https://user:pw@gpu.example.edu",
+            "https://gpu example.edu",
+            "https://gpu.example.edu:99999",
+        ] {
+            assert!(!is_origin_url(bad), "{bad}");
+        }
     }
 }

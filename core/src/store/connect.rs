@@ -132,16 +132,16 @@ pub fn sqlite_path(url: &str) -> Option<std::path::PathBuf> {
 }
 
 /// `postgres://user:secret@host/db` → `postgres://user:***@host/db`
-pub fn redact_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let Some((credentials, host)) = rest.split_once('@') else {
-        return url.to_string();
-    };
-    match credentials.split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
-        None => url.to_string(),
+pub fn redact_url(text: &str) -> String {
+    match url::Url::parse(text) {
+        Ok(mut url) if url.password().is_some() => match url.set_password(Some("***")) {
+            Ok(()) => url.to_string(),
+            Err(()) => "(a database URL)".to_string(),
+        },
+        Ok(_) => text.to_string(),
+        // Unreadable as a URL: it may still hold a password, so none of it is shown.
+        Err(_) if text.contains('@') => "(a database URL)".to_string(),
+        Err(_) => text.to_string(),
     }
 }
 

@@ -52,10 +52,18 @@ fn same_origin(headers: &HeaderMap) -> bool {
     }
 }
 
-/// `https://portal.example.edu:8443/path` → `portal.example.edu:8443`
-fn authority(url: &str) -> Option<&str> {
-    let rest = url.split_once("://")?.1;
-    Some(rest.split(['/', '?', '#']).next().unwrap_or(rest))
+/// `https://portal.example.edu:8443/path` → `portal.example.edu:8443`; none for a URL with
+/// credentials in it (browsers never send one).
+fn authority(text: &str) -> Option<String> {
+    let url = url::Url::parse(text).ok()?;
+    if !url.username().is_empty() || url.password().is_some() {
+        return None;
+    }
+    let host = url.host_str()?;
+    Some(match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_string(),
+    })
 }
 
 #[cfg(test)]
@@ -73,6 +81,15 @@ mod tests {
 
     #[test]
     fn same_origin_passes_and_other_origins_do_not() {
+        // The host hidden behind credentials, or a look-alike prefix, is not the portal.
+        for claimed in ["http://127.0.0.1:3000@evil.example", "http://evil.example@127.0.0.1:3000", "http://127.0.0.1:30000", "http://127.0.0.1"] {
+            let h = [("host", "127.0.0.1:3000"), ("origin", claimed)];
+            let mut map = HeaderMap::new();
+            for (k, v) in h {
+                map.insert(k, HeaderValue::from_str(v).unwrap());
+            }
+            assert!(!same_origin(&map), "{claimed}");
+        }
         assert!(same_origin(&headers(&[
             ("host", "127.0.0.1:3000"),
             ("origin", "http://127.0.0.1:3000")
