@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use slicehub_core::config::Config;
 use slicehub_core::gpu::{GpuBackend, NvmlBackend};
-use slicehub_core::runtime::Engine;
+use slicehub_docker::Engine;
 use slicehub_core::sessions::Sessions;
 use slicehub_core::store::Store;
 

@@ -47,7 +47,9 @@ impl Clock for ManualClock {
 }
 
 /// The machine's clock, moved ahead by however much a test skipped: time goes on as usual
-/// (timeouts, stuck launches) and a test can still jump past a deadline.
+/// (timeouts, stuck launches) and a test can still jump past a deadline. The store stamps
+/// its rows with the machine's clock, so after a skip every session between states looks
+/// long stuck and every claim's limit grows by the skip: skip when nothing is under way.
 #[derive(Debug, Default)]
 pub struct SkippingClock {
     ahead_ms: AtomicI64,

@@ -4,7 +4,7 @@ use crate::auth::Authenticator;
 use crate::config::Config;
 use crate::gpu::GpuBackend;
 use crate::notebook_access::NotebookAccess;
-use crate::runtime::Engine;
+use crate::runtime::ContainerEngine;
 use crate::sessions::Sessions;
 use crate::store::Store;
 use crate::CoreError;
@@ -17,7 +17,7 @@ pub struct Services {
     pub gpus: Arc<dyn GpuBackend>,
     /// Why the configured GPU backend was replaced by the simulated one, if it was.
     pub gpu_fallback_reason: Option<crate::gpu::GpuFallback>,
-    pub engine: Arc<Engine>,
+    pub engine: Arc<dyn ContainerEngine>,
     /// Logins, sessions and password changes; shares one hashing limit per process.
     pub auth: Authenticator,
     /// GPU sessions: claims, launches, stops and the reconciler.

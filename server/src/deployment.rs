@@ -17,7 +17,9 @@ pub fn check(config: &Config) -> Result<Vec<String>, CoreError> {
         )));
     }
     let mut warnings = Vec::new();
-    if !is_loopback_name(domain) && registrable(domain) == registrable(&portal_host) {
+    // Both as the URL reader writes hosts (an internationalised name in punycode).
+    let domain_host = host_of(&format!("http://{domain}"));
+    if !is_loopback_name(domain) && registrable(&domain_host) == registrable(&portal_host) {
         warnings.push(format!(
             "server.notebook_domain {domain} shares the registrable domain {} with the portal: a notebook's scripts can set \
              cookies for every site under it. Use a registrable domain of its own for notebooks (e.g. example-notebooks.org).",

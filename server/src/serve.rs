@@ -197,8 +197,9 @@ pub async fn run(config: Config) -> Result<(), CliError> {
         }
         () = overdue => tracing::warn!("requests still open {} s after the signal; stopping anyway", GRACE.as_secs()),
     }
-    // In order: the background tasks end (each at its next pause), then the launches and
-    // stops under way, then the database.
+    // In order: nothing new is placed, the background tasks end (each at its next pause),
+    // the launches and stops under way get a moment, then the database closes.
+    sessions.never_dispatch();
     tasks.shut_down(TASKS_STOP_WITHIN).await;
     sessions.shut_down().await;
     if tokio::time::timeout(std::time::Duration::from_secs(2), store.close()).await.is_err() {

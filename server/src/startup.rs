@@ -3,7 +3,7 @@ use std::sync::Arc;
 use slicehub_core::auth::{ensure_first_admin, Authenticator};
 use slicehub_core::config::{self, Config, ConfigSource};
 use slicehub_core::gpu;
-use slicehub_core::runtime::Engine;
+use slicehub_docker::Engine;
 use slicehub_core::store::Store;
 use slicehub_core::notebook_access::NotebookAccess;
 use slicehub_core::sessions::Sessions;

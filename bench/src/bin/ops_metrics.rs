@@ -15,7 +15,7 @@ use slicehub_core::auth::Authenticator;
 use slicehub_core::config::{Config, GpuBackendChoice};
 use slicehub_core::gpu;
 use slicehub_core::notebook_access::NotebookAccess;
-use slicehub_core::runtime::Engine;
+use slicehub_docker::Engine;
 use slicehub_core::sessions::{ClaimRequest, SessionState, Sessions, Workload};
 use slicehub_core::store::{NewUserRow, Role, Store};
 use slicehub_core::Services;

@@ -711,7 +711,8 @@ fn is_origin_url(text: &str) -> bool {
     let Ok(url) = url::Url::parse(text) else {
         return false;
     };
-    matches!(url.scheme(), "http" | "https")
+    // Literally lower-case http:// or https://: the cookie rules read the prefix as written.
+    (text.starts_with("http://") || text.starts_with("https://"))
         && url.host_str().is_some_and(|h| !h.is_empty())
         && url.path() == "/"
         && !text.ends_with('/')
@@ -733,6 +734,10 @@ mod tests {
         }
         for bad in [
             "gpu.example.edu",
+            "HTTPS://gpu.example.edu",
+            "https:gpu.example.edu",
+            "https:/gpu.example.edu",
+            "https:\\\\gpu.example.edu",
             "ftp://gpu.example.edu",
             "javascript:alert(1)",
             "https://",

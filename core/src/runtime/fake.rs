@@ -11,11 +11,8 @@ use futures_util::StreamExt;
 use tokio::sync::{broadcast, watch};
 
 use super::container_engine::{ContainerEngine, DeathStream};
-use super::launch::Created;
-use super::network::SessionNetwork;
-use super::observe::{ContainerDeath, ContainerStatus, EngineHost, ManagedContainer};
 use super::spec::{ContainerSpec, INSTANCE_LABEL, SESSION_LABEL};
-use super::usage::ContainerUsage;
+use super::types::{ContainerDeath, ContainerStatus, ContainerUsage, Created, EngineHost, EngineStatus, ManagedContainer, SessionNetwork};
 use crate::CoreError;
 
 #[derive(Debug, Clone)]
@@ -25,14 +22,18 @@ struct FakeContainer {
     running: bool,
     exit_code: Option<i64>,
     network: String,
+    /// Its address on its network, given at the first ask.
+    address: Option<String>,
 }
 
 #[derive(Default)]
 struct FakeState {
     containers: BTreeMap<String, FakeContainer>,
+    /// Containers removed while they ran, with the code a waiter then reads (137: killed).
+    removed_running: BTreeMap<String, i64>,
     networks: BTreeSet<String>,
     missing_images: BTreeSet<String>,
-    next_address: u8,
+    next_address: u16,
 }
 
 pub struct FakeEngine {
@@ -70,6 +71,19 @@ impl FakeEngine {
         self.state().containers.get(name).is_some_and(|c| c.running)
     }
 
+    /// What a waiter on the container reads now, if it has stopped or is gone.
+    fn exit_of(&self, name: &str) -> Option<Result<i64, CoreError>> {
+        let state = self.state();
+        match state.containers.get(name) {
+            None => Some(match state.removed_running.get(name) {
+                Some(code) => Ok(*code),
+                None => Err(CoreError::NotFound(format!("container {name} is gone"))),
+            }),
+            Some(c) if !c.running => c.exit_code.map(Ok),
+            Some(_) => None,
+        }
+    }
+
     /// The container's process ends with `code` (it exited, or was killed: 137).
     pub fn exit(&self, name: &str, code: i64) {
         let death = {
@@ -92,8 +106,8 @@ impl FakeEngine {
         self.changes.send_modify(|n| *n += 1);
     }
 
-    /// The container is gone, and no event said so (removed by hand while the portal's
-    /// event stream was down).
+    /// The container is gone and nothing told the portal: no event, and its waiter, if any,
+    /// is not woken (as when the portal's watch of it broke off while it was removed).
     pub fn vanish(&self, name: &str) {
         self.state().containers.remove(name);
     }
@@ -109,6 +123,7 @@ impl FakeEngine {
                 running: true,
                 exit_code: None,
                 network: String::new(),
+                address: None,
             },
         );
     }
@@ -121,6 +136,19 @@ impl FakeEngine {
 
 #[async_trait]
 impl ContainerEngine for FakeEngine {
+    async fn probe(&self) -> EngineStatus {
+        EngineStatus {
+            reachable: true,
+            endpoint: "in-process".into(),
+            version: None,
+            api_version: None,
+            nvidia_runtime: false,
+            storage_driver: None,
+            reason: None,
+            disk: None,
+        }
+    }
+
     async fn create(&self, spec: &ContainerSpec) -> Result<Created, CoreError> {
         let mut state = self.state();
         if state.missing_images.contains(&spec.image) {
@@ -137,6 +165,7 @@ impl ContainerEngine for FakeEngine {
                 running: false,
                 exit_code: None,
                 network: spec.network.clone(),
+                address: None,
             },
         );
         Ok(Created {
@@ -156,7 +185,14 @@ impl ContainerEngine for FakeEngine {
     }
 
     async fn remove(&self, name: &str) -> Result<(), CoreError> {
-        let removed = self.state().containers.remove(name);
+        let removed = {
+            let mut state = self.state();
+            let removed = state.containers.remove(name);
+            if removed.as_ref().is_some_and(|c| c.running) {
+                state.removed_running.insert(name.to_string(), 137);
+            }
+            removed
+        };
         if let Some(container) = removed.filter(|c| c.running) {
             let death = ContainerDeath {
                 name: name.to_string(),
@@ -181,10 +217,8 @@ impl ContainerEngine for FakeEngine {
     async fn wait_exit(&self, name: &str) -> Result<i64, CoreError> {
         let mut changes = self.changes.subscribe();
         loop {
-            match self.state().containers.get(name) {
-                None => return Err(CoreError::NotFound(format!("container {name} is gone"))),
-                Some(c) if !c.running && c.exit_code.is_some() => return Ok(c.exit_code.unwrap_or_default()),
-                Some(_) => {}
+            if let Some(outcome) = self.exit_of(name) {
+                return outcome;
             }
             if changes.changed().await.is_err() {
                 return Err(CoreError::Engine("the fake engine went away".into()));
@@ -222,17 +256,21 @@ impl ContainerEngine for FakeEngine {
     async fn container_deaths(&self, instance: &str) -> Result<DeathStream, CoreError> {
         let instance = instance.to_string();
         let deaths = futures_util::stream::unfold(self.deaths.subscribe(), |mut deaths| async move {
-            loop {
-                match deaths.recv().await {
-                    Ok(death) => return Some((death, deaths)),
-                    Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                    Err(broadcast::error::RecvError::Closed) => return None,
+            match deaths.recv().await {
+                Ok(death) => Some((Ok(death), deaths)),
+                // Deaths were missed: the stream breaks, as the engine's does.
+                Err(broadcast::error::RecvError::Lagged(n)) => {
+                    Some((Err(CoreError::Engine(format!("{n} container deaths were missed"))), deaths))
                 }
+                Err(broadcast::error::RecvError::Closed) => None,
             }
         });
-        Ok(Box::pin(deaths.filter_map(move |(of, death)| {
-            let mine = of == instance;
-            async move { mine.then_some(Ok(death)) }
+        Ok(Box::pin(deaths.filter_map(move |death| {
+            let keep = match &death {
+                Ok((of, _)) => *of == instance,
+                Err(_) => true,
+            };
+            async move { keep.then(|| death.map(|(_, death)| death)) }
         })))
     }
 
@@ -263,11 +301,17 @@ impl ContainerEngine for FakeEngine {
 
     async fn address_on(&self, container: &str, network: &str) -> Result<Option<String>, CoreError> {
         let mut state = self.state();
-        let on = state.containers.get(container).is_some_and(|c| c.running && c.network == network);
-        if !on {
+        let next = state.next_address;
+        let Some(found) = state.containers.get_mut(container).filter(|c| c.running && c.network == network) else {
             return Ok(None);
+        };
+        if let Some(address) = &found.address {
+            return Ok(Some(address.clone()));
         }
-        state.next_address = state.next_address.wrapping_add(1).max(2);
-        Ok(Some(format!("192.0.2.{}", state.next_address)))
+        let n = next.saturating_add(2);
+        let address = format!("198.18.{}.{}", n / 256, n % 256);
+        found.address = Some(address.clone());
+        state.next_address = next.checked_add(1).ok_or_else(|| CoreError::Engine("the fake engine ran out of addresses".into()))?;
+        Ok(Some(address))
     }
 }

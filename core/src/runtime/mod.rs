@@ -1,20 +1,17 @@
-//! The container-engine boundary (Docker through bollard).
+//! The container-engine boundary: what the session service asks of an engine
+//! ([`ContainerEngine`]), the container spec it hands over, and the host firewall of the
+//! session networks. Docker itself is `slicehub-docker`; [`FakeEngine`] runs in process.
 
 mod container_engine;
 pub mod disk;
-mod engine;
 pub mod fake;
 pub mod firewall;
-mod launch;
-mod network;
-mod observe;
-mod usage;
 pub mod spec;
+mod types;
 
 pub use container_engine::{ContainerEngine, DeathStream};
-pub use engine::{Engine, EngineStatus, PROBE_TIMEOUT};
 pub use fake::FakeEngine;
-pub use launch::Created;
-pub use network::SessionNetwork;
-pub use observe::{ContainerDeath, ContainerStatus, EngineHost, ManagedContainer};
-pub use usage::ContainerUsage;
+pub use types::{
+    ContainerDeath, ContainerStatus, ContainerUsage, Created, EngineHost, EngineStatus, ManagedContainer,
+    SessionNetwork, PROBE_TIMEOUT,
+};

@@ -132,16 +132,20 @@ pub fn sqlite_path(url: &str) -> Option<std::path::PathBuf> {
 }
 
 /// `postgres://user:secret@host/db` → `postgres://user:***@host/db`
+///
+/// Split by hand on the last `@`, not by a URL parser: a password as people type it
+/// (`2024/secret`, `a#b`, `p@ss`) makes a parser end the credentials early and find none,
+/// and the redaction must hold whatever the password holds.
 pub fn redact_url(text: &str) -> String {
-    match url::Url::parse(text) {
-        Ok(mut url) if url.password().is_some() => match url.set_password(Some("***")) {
-            Ok(()) => url.to_string(),
-            Err(()) => "(a database URL)".to_string(),
-        },
-        Ok(_) => text.to_string(),
-        // Unreadable as a URL: it may still hold a password, so none of it is shown.
-        Err(_) if text.contains('@') => "(a database URL)".to_string(),
-        Err(_) => text.to_string(),
+    let Some((scheme, rest)) = text.split_once("://") else {
+        return text.to_string();
+    };
+    let Some((credentials, host)) = rest.rsplit_once('@') else {
+        return text.to_string();
+    };
+    match credentials.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+        None => text.to_string(),
     }
 }
 
@@ -155,6 +159,15 @@ mod tests {
             redact_url("postgres://u:s3cret@db:5432/x"),
             "postgres://u:***@db:5432/x"
         );
+        for (url, secret) in [
+            ("postgres://app:2024/secret@db/x", "secret"),
+            ("postgres://app:1234#x@db/x", "1234"),
+            ("postgres://app:p@ss@db/x", "ss"),
+        ] {
+            let shown = redact_url(url);
+            assert!(!shown.contains(secret), "{shown}");
+            assert!(shown.ends_with("@db/x"), "{shown}");
+        }
         assert_eq!(
             redact_url("sqlite://data/slicehub.db"),
             "sqlite://data/slicehub.db"

@@ -7,7 +7,8 @@ use bollard::query_parameters::{
 };
 use futures_util::StreamExt;
 use slicehub_core::runtime::spec::{ContainerSpec, LaunchRequest, Limits, Workload, TOKEN_FILE};
-use slicehub_core::runtime::{Engine, SessionNetwork};
+use slicehub_core::runtime::SessionNetwork;
+use slicehub_docker::Engine;
 
 const IMAGE: &str = "slicehub/busybox:offline";
 const INSTANCE: &str = "i-docker-launch-test";

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::lab::private_docker::PrivateDocker;
 use crate::lab::{lab_on, Lab};
-use slicehub_core::runtime::Engine;
+use slicehub_docker::Engine;
 use slicehub_core::sessions::SessionState;
 use slicehub_core::store::Store;
 use SessionState::*;

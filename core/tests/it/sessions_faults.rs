@@ -16,7 +16,7 @@ use crate::lab::faulty_gpus::FaultyGpus;
 use crate::lab::{lab_on, BUSYBOX};
 use slicehub_core::config::Config;
 use slicehub_core::gpu::{GpuBackend, Placement};
-use slicehub_core::runtime::Engine;
+use slicehub_docker::Engine;
 use slicehub_core::sessions::{SessionState, Sessions};
 use slicehub_core::store::Store;
 use SessionState::*;

@@ -1,5 +1,5 @@
 //! Writes the filled database a release leaves behind, for the upgrade test
-//! (`server/tests/install.rs`): run it with the release's own binary when tagging.
+//! (`server/tests/it/install.rs`): run it with the release's own binary when tagging.
 //!
 //!   release-fixture SLICEHUB_BINARY OUT_DIR [POSTGRES_SERVER_URL]
 //!

@@ -1,7 +1,7 @@
 //! An instructor sets the course policy and a slice-hour quota in the browser (bad values
 //! get per-field messages and keep what was typed), a student sees the budget and is
 //! refused a launch it cannot pay for, and extra time granted shows in the class's table
-//! (its audit row is checked in core/tests/quotas.rs). The instructor then watches the
+//! (its audit row is checked in core/tests/it/quotas.rs). The instructor then watches the
 //! class on its dashboard and stops the student's session with a reason the student reads.
 //! Screenshots of each at 390 and 1280 px, checked by axe.
 

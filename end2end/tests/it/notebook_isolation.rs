@@ -182,7 +182,7 @@ async fn script_on_a_notebook_origin_reaches_neither_the_portal_nor_other_notebo
     browser.close().await;
 
     // The student herself: her notebook still works end to end on its own origin
-    // (end2end/tests/notebook.rs runs a cell, uploads and downloads a file).
+    // (end2end/tests/it/notebook.rs runs a cell, uploads and downloads a file).
     for (cookie, id) in [(&cookies[0], &mal_id), (&cookies[1], &vic_id)] {
         post(&client(), &portal.url, Some(cookie), "stop_session", format!("id={id}")).await;
     }

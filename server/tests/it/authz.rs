@@ -55,7 +55,7 @@ const PAGES: &[(&str, [u16; 6])] = &[
 const ENDPOINTS: &[(&str, [u16; 6])] = &[
     ("/healthz", [200, 200, 200, 200, 200, 200]),
     // Off without `metrics.token`; with it, only the bearer token opens it, never a
-    // login (server/tests/metrics.rs).
+    // login (server/tests/it/metrics.rs).
     ("/metrics", [404, 404, 404, 404, 404, 404]),
     ("/api/sessions/events", [401, 200, 200, 200, 200, 200]),
     ("/courses/{code}/usage.csv", [303, 403, 404, 200, 404, 200]),

@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 use slicehub_core::clock::SkippingClock;
 use slicehub_core::config::Config;
 use slicehub_core::gpu::{GpuBackend, SimulatedBackend};
-use slicehub_core::runtime::{ContainerEngine, Engine, FakeEngine};
+use slicehub_core::runtime::{ContainerEngine, FakeEngine};
+use slicehub_docker::Engine;
 use slicehub_core::sessions::{set_policy, ClaimRequest, GpuSession, PolicyForm, SessionState, Sessions, Workload};
 use slicehub_core::store::{NewUserRow, Role, Store};
 
@@ -44,6 +45,8 @@ pub struct Lab {
     pub store: Store,
     pub gpus: Arc<SimulatedBackend>,
     pub engine: Arc<Engine>,
+    /// The engine the sessions use: `engine`, or the in-process one.
+    pub sessions_engine: Arc<dyn ContainerEngine>,
     pub config: Arc<Config>,
     /// The sessions' clock: real time, unless a test skips ahead.
     pub clock: Arc<SkippingClock>,
@@ -101,7 +104,7 @@ async fn lab_with(
     let backend: Arc<dyn GpuBackend> = gpus.clone();
     let config = Arc::new(config);
     let clock = Arc::new(SkippingClock::default());
-    let sessions = Sessions::with_clock(store.clone(), backend, sessions_engine, config.clone(), clock.clone());
+    let sessions = Sessions::with_clock(store.clone(), backend, sessions_engine.clone(), config.clone(), clock.clone());
     let instance = sessions.instance_id().await.unwrap();
     Lab {
         instance,
@@ -111,6 +114,7 @@ async fn lab_with(
         store,
         gpus,
         engine,
+        sessions_engine,
         course_id: course.id,
         _dir: dir,
     }
@@ -206,8 +210,8 @@ impl Lab {
             let _ = self.sessions.stop(&s.id, "test over").await;
         }
         let instance = self.sessions.instance_id().await.unwrap();
-        for c in self.engine.managed_containers(&instance).await.unwrap() {
-            self.engine.remove(&c.name).await.unwrap();
+        for c in self.sessions_engine.managed_containers(&instance).await.unwrap() {
+            self.sessions_engine.remove(&c.name).await.unwrap();
         }
         self.sessions.remove_idle_networks().await.unwrap();
     }

@@ -1,27 +1,8 @@
-use std::time::Duration;
 
 use bollard::{Docker, API_DEFAULT_VERSION};
-use serde::Serialize;
+use slicehub_core::runtime::{EngineStatus, PROBE_TIMEOUT};
 
-use crate::CoreError;
-
-/// What a probe of the engine found.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct EngineStatus {
-    pub reachable: bool,
-    /// e.g. `unix:///var/run/docker.sock`
-    pub endpoint: String,
-    pub version: Option<String>,
-    /// The API version both sides agreed on.
-    pub api_version: Option<String>,
-    pub nvidia_runtime: bool,
-    /// Where images and containers' layers live, e.g. `overlay2`.
-    pub storage_driver: Option<String>,
-    /// Why the engine could not be used, when it could not.
-    pub reason: Option<String>,
-    /// The engine's disk, when the engine runs on this host.
-    pub disk: Option<super::disk::DiskSpace>,
-}
+use slicehub_core::CoreError;
 
 /// A handle on the Docker engine. Creating one never fails: an engine that is down
 /// or misconfigured is reported by `probe`, so the portal can start without it.
@@ -31,9 +12,6 @@ pub struct Engine {
     negotiated: tokio::sync::OnceCell<Docker>,
     endpoint: String,
 }
-
-/// How long a probe of an outside system (the engine, the Slurm cluster) may take.
-pub const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 
 impl Engine {
     pub fn new(host: &str) -> Engine {
@@ -113,7 +91,7 @@ impl Engine {
                 disk: info
                     .docker_root_dir
                     .filter(|_| !self.endpoint.starts_with("tcp://"))
-                    .and_then(|dir| super::disk::DiskSpace::of(&dir)),
+                    .and_then(|dir| slicehub_core::runtime::disk::DiskSpace::of(&dir)),
             },
         }
     }

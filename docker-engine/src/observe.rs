@@ -12,46 +12,11 @@ use bollard::query_parameters::{
 use futures_util::{Stream, StreamExt};
 
 use super::engine::Engine;
-use super::spec::{INSTANCE_LABEL, SESSION_LABEL};
-use crate::CoreError;
+use slicehub_core::runtime::spec::{INSTANCE_LABEL, SESSION_LABEL};
+use slicehub_core::runtime::{ContainerDeath, ContainerStatus, EngineHost, ManagedContainer};
+use slicehub_core::CoreError;
 
-/// The engine's host, as far as launching containers is concerned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EngineHost {
-    /// A container's CPU limit cannot exceed it.
-    pub cpus: Option<u32>,
-    pub nvidia_runtime: bool,
-}
-
-/// A container as the engine reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ContainerStatus {
-    pub running: bool,
-    pub exit_code: Option<i64>,
-    /// The kernel killed it for using more memory than its limit.
-    pub oom_killed: bool,
-    /// When it stopped (epoch ms), if it has.
-    pub finished_at_ms: Option<i64>,
-}
-
-/// A container carrying SliceHub's label.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ManagedContainer {
-    pub name: String,
-    /// The session label, if the container has one.
-    pub session_id: Option<String>,
-    pub running: bool,
-}
-
-/// A labelled container that stopped running.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ContainerDeath {
-    pub name: String,
-    pub session_id: Option<String>,
-    pub exit_code: Option<i64>,
-}
-
-pub(super) fn not_found(e: &bollard::errors::Error) -> bool {
+pub(crate) fn not_found(e: &bollard::errors::Error) -> bool {
     matches!(
         e,
         bollard::errors::Error::DockerResponseServerError {

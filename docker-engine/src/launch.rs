@@ -11,16 +11,11 @@ use bollard::query_parameters::{
     UploadToContainerOptionsBuilder,
 };
 
-use super::engine::Engine;
-use super::spec::ContainerSpec;
-use crate::CoreError;
+use slicehub_core::runtime::Created;
 
-/// A container the engine created from a spec.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Created {
-    pub id: String,
-    pub name: String,
-}
+use super::engine::Engine;
+use slicehub_core::runtime::spec::ContainerSpec;
+use slicehub_core::CoreError;
 
 impl Engine {
     /// Creates (does not start) the container the spec describes, with its home volume
@@ -99,7 +94,7 @@ impl Engine {
 }
 
 /// The directory a spec file goes into: the container's own volume.
-fn file_dir(file: &super::spec::SpecFile) -> &str {
+fn file_dir(file: &slicehub_core::runtime::spec::SpecFile) -> &str {
     match file.path.rsplit_once('/') {
         Some(("", _)) | None => "/",
         Some((dir, _)) => dir,
@@ -107,7 +102,7 @@ fn file_dir(file: &super::spec::SpecFile) -> &str {
 }
 
 /// One spec file as a tar archive rooted at its directory, with its owner and mode.
-fn file_archive(spec: &ContainerSpec, file: &super::spec::SpecFile) -> Result<Vec<u8>, CoreError> {
+fn file_archive(spec: &ContainerSpec, file: &slicehub_core::runtime::spec::SpecFile) -> Result<Vec<u8>, CoreError> {
     let mut builder = tar::Builder::new(Vec::new());
     let fail = |e: std::io::Error| CoreError::Engine(format!("packing files for {}: {e}", spec.name));
     let name = file.path.rsplit('/').next().unwrap_or_default();
@@ -126,7 +121,7 @@ fn file_archive(spec: &ContainerSpec, file: &super::spec::SpecFile) -> Result<Ve
 /// of each file the spec writes.
 fn mounts(spec: &ContainerSpec) -> Vec<Mount> {
     let mut mounts = vec![Mount {
-        target: Some(super::spec::HOME.to_string()),
+        target: Some(slicehub_core::runtime::spec::HOME.to_string()),
         source: Some(spec.home_volume.clone()),
         typ: Some(MountTypeEnum::VOLUME),
         ..Default::default()

@@ -5,7 +5,14 @@
 //! session runs on unaffected. Needs the Docker engine and `slicehub/busybox:offline`.
 
 
-use crate::common;
+// A binary of its own: it measures the peak memory of its own process, which other
+// modules' tests in one binary would add to.
+#[macro_use]
+#[path = "it/common/mod.rs"]
+mod common;
+#[path = "it/lab/mod.rs"]
+mod lab;
+
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};

@@ -4,28 +4,10 @@
 use bollard::query_parameters::StatsOptionsBuilder;
 use futures_util::StreamExt;
 
+use slicehub_core::runtime::ContainerUsage;
+
 use super::engine::Engine;
-use crate::CoreError;
-
-/// One reading; CPU use is the difference between two of them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ContainerUsage {
-    /// CPU time the container used since it started, nanoseconds.
-    pub cpu_ns: u64,
-    /// The host's CPU time (all CPUs) since boot, nanoseconds.
-    pub system_ns: u64,
-    pub online_cpus: u32,
-    pub memory_bytes: Option<u64>,
-}
-
-impl ContainerUsage {
-    /// Percent of one CPU core used between `earlier` and this reading.
-    pub fn cpu_percent_since(&self, earlier: &ContainerUsage) -> Option<f64> {
-        let used = self.cpu_ns.checked_sub(earlier.cpu_ns)? as f64;
-        let elapsed = self.system_ns.checked_sub(earlier.system_ns)? as f64;
-        (elapsed > 0.0).then(|| used / elapsed * f64::from(self.online_cpus.max(1)) * 100.0)
-    }
-}
+use slicehub_core::CoreError;
 
 impl Engine {
     /// `None` when the container does not exist or is not running.

@@ -7,7 +7,14 @@
 //! Needs the Docker engine, root (iptables) and `slicehub/busybox:offline`.
 
 
-use crate::common;
+// A binary of its own: these tests must not share the host with other modules' portals
+// (see ONE_AT_A_TIME), and cargo runs test binaries one after another.
+#[macro_use]
+#[path = "it/common/mod.rs"]
+mod common;
+#[path = "it/lab/mod.rs"]
+mod lab;
+
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;

@@ -9,31 +9,9 @@ use bollard::models::NetworkCreateRequest;
 use bollard::query_parameters::{InspectContainerOptions, InspectNetworkOptions};
 
 use super::engine::Engine;
-use super::spec::{INSTANCE_LABEL, MANAGED_LABEL};
-use crate::CoreError;
-
-/// One session network: its Docker name and the Linux bridge behind it (the firewall
-/// rules name the bridge).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SessionNetwork {
-    pub name: String,
-    pub bridge: String,
-    pub internet: bool,
-}
-
-impl SessionNetwork {
-    /// `slicehub-INSTANCE-online` (bridge `sh-XXXXXXXXXX-i`) or `…-offline` (`…-x`).
-    /// Interface names hold 15 characters, so the bridge takes 10 of the instance id.
-    pub fn of(instance: &str, internet: bool) -> SessionNetwork {
-        let tail: String = instance.trim_start_matches("i-").chars().take(10).collect();
-        let (word, letter) = if internet { ("online", 'i') } else { ("offline", 'x') };
-        SessionNetwork {
-            name: format!("slicehub-{instance}-{word}"),
-            bridge: format!("sh-{tail}-{letter}"),
-            internet,
-        }
-    }
-}
+use slicehub_core::runtime::spec::{INSTANCE_LABEL, MANAGED_LABEL};
+use slicehub_core::runtime::SessionNetwork;
+use slicehub_core::CoreError;
 
 impl Engine {
     /// Creates the network unless it exists. Callers serialize calls for one name: the
@@ -112,20 +90,5 @@ impl Engine {
             .and_then(|mut networks| networks.remove(network))
             .and_then(|endpoint| endpoint.ip_address)
             .filter(|ip| !ip.is_empty()))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::SessionNetwork;
-
-    #[test]
-    fn names_fit_linux_interface_names_and_name_the_instance() {
-        let online = SessionNetwork::of("i-abcdefghjkmn", true);
-        assert_eq!(online.name, "slicehub-i-abcdefghjkmn-online");
-        assert_eq!(online.bridge, "sh-abcdefghjk-i");
-        let offline = SessionNetwork::of("i-abcdefghjkmn", false);
-        assert_eq!(offline.bridge, "sh-abcdefghjk-x");
-        assert!(online.bridge.len() <= 15 && offline.bridge.len() <= 15);
     }
 }
