@@ -1,8 +1,9 @@
 //! GPU sessions, their events and the memory slices they hold.
 
 use sqlx::any::AnyRow;
-use sqlx::Row;
+use sqlx::FromRow;
 
+use super::gpu_session_row::GpuSessionRow;
 use super::{now_ms, Store};
 use crate::sessions::{GpuSession, SessionEvent, SessionKind, SessionPool, SessionState, SlicePlacement};
 use crate::CoreError;
@@ -49,67 +50,7 @@ pub(super) fn in_list(states: &[SessionState]) -> String {
 }
 
 pub(super) fn session_from(row: &AnyRow) -> Result<GpuSession, CoreError> {
-    let state: String = row.try_get("state")?;
-    let kind: String = row.try_get("kind")?;
-    let argv: String = row.try_get("argv")?;
-    let pool: String = row.try_get("pool")?;
-    let gpu_uuid: Option<String> = row.try_get("gpu_uuid")?;
-    let placement = match (
-        gpu_uuid,
-        row.try_get::<Option<i64>, _>("gpu_index")?,
-        row.try_get::<Option<i64>, _>("profile_id")?,
-        row.try_get::<Option<i64>, _>("start_slice")?,
-        row.try_get::<Option<String>, _>("placement")?,
-    ) {
-        (Some(gpu_uuid), Some(index), Some(profile_id), Some(start), Some(label)) => {
-            Some(SlicePlacement {
-                gpu_uuid,
-                gpu_index: index as u32,
-                profile_id: profile_id as u32,
-                start: start as u8,
-                label,
-            })
-        }
-        _ => None,
-    };
-    Ok(GpuSession {
-        id: row.try_get("id")?,
-        user_id: row.try_get("user_id")?,
-        username: row.try_get("username")?,
-        course_id: row.try_get("course_id")?,
-        course_code: row.try_get("code")?,
-        kind: SessionKind::parse(&kind)
-            .ok_or_else(|| CoreError::Database(format!("unknown session kind {kind:?}")))?,
-        pool: SessionPool::parse(&pool)
-            .ok_or_else(|| CoreError::Database(format!("unknown session pool {pool:?}")))?,
-        slurm_job: row.try_get("slurm_job")?,
-        slurm_node: row.try_get("slurm_node")?,
-        profile: row.try_get("profile")?,
-        image: row.try_get("image")?,
-        argv: if argv.is_empty() {
-            Vec::new()
-        } else {
-            serde_json::from_str(&argv)
-                .map_err(|e| CoreError::Database(format!("stored command is not JSON: {e}")))?
-        },
-        state: SessionState::parse(&state)
-            .ok_or_else(|| CoreError::Database(format!("unknown session state {state:?}")))?,
-        reason: row.try_get("reason")?,
-        placement,
-        created_instance: row.try_get::<i64, _>("created_instance")? == 1,
-        released: row.try_get::<i64, _>("released")? == 1,
-        mig_uuid: row.try_get("mig_uuid")?,
-        container: row.try_get("container")?,
-        notebook_address: row.try_get("notebook_address")?,
-        token: row.try_get("token")?,
-        exit_code: row.try_get("exit_code")?,
-        log_tail: row.try_get("log_tail")?,
-        requested_at_ms: row.try_get("requested_at")?,
-        updated_at_ms: row.try_get("updated_at")?,
-        ready_at_ms: row.try_get("ready_at")?,
-        ended_at_ms: row.try_get("ended_at")?,
-        deadline_at_ms: row.try_get("deadline_at")?,
-    })
+    Ok(GpuSessionRow::from_row(row)?.into())
 }
 
 async fn event_on(

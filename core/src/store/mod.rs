@@ -8,6 +8,7 @@ mod bookings;
 mod connect;
 mod edited_migrations;
 mod courses;
+mod gpu_session_row;
 mod gpu_sessions;
 mod invitations;
 mod metrics_reads;

@@ -5,11 +5,80 @@ use slicehub_core::store::{DbKind, Store};
 use slicehub_core::CoreError;
 
 on_both_databases!(
+    a_damaged_session_row_reads_as_an_error_naming_the_column,
     migrations_are_idempotent_and_versioned,
     settings_round_trip_and_overwrite,
     first_setting_wins_under_concurrency,
     audit_log_lists_newest_first_and_filters,
 );
+
+/// A row edited by hand (or by a newer release) with a value this build does not know is
+/// an error naming the column, never a panic, and the other rows still read.
+async fn a_damaged_session_row_reads_as_an_error_naming_the_column(store: Store) {
+    let course = store.insert_course("CS-101", "Deep Learning").await.unwrap();
+    let user = store
+        .insert_user(&slicehub_core::store::NewUserRow {
+            username: "rowena",
+            display_name: "Rowena",
+            email: None,
+            password_hash: "not-a-real-hash",
+            is_admin: false,
+            must_change_password: false,
+        })
+        .await
+        .unwrap();
+    let damage = [
+        ("state", "'exploded'"),
+        ("kind", "'gpu'"),
+        ("pool", "'kubernetes'"),
+        ("created_instance", "7"),
+        ("argv", "'rm -rf'"),
+    ];
+    let mut read_damaged = Vec::new();
+    for (i, (column, value)) in damage.iter().enumerate() {
+        let id = format!("damaged-{i}");
+        let new = slicehub_core::store::NewGpuSession {
+            id: &id,
+            user_id: user.id,
+            course_id: course.id,
+            kind: slicehub_core::sessions::SessionKind::Job,
+            pool: slicehub_core::sessions::SessionPool::Local,
+            profile: "1g.10gb",
+            image: "busybox",
+            argv: &["true".to_string()],
+            token: "t",
+            deadline_at_ms: 1,
+        };
+        store.insert_gpu_session(&new, 100).await.unwrap();
+        // Some columns are guarded by a CHECK as well: the database refuses the damage.
+        if store.execute_admin(&format!("UPDATE gpu_sessions SET {column} = {value} WHERE id = '{id}'")).await.is_err() {
+            continue;
+        }
+        match store.gpu_session(&id).await {
+            Err(CoreError::Database(words)) => assert!(words.contains(column), "{column}: {words}"),
+            other => panic!("{column} = {value} read as {other:?}"),
+        }
+        read_damaged.push(*column);
+    }
+    for column in ["state", "argv"] {
+        assert!(read_damaged.contains(&column), "{column} damage was refused, not read: {read_damaged:?}");
+    }
+    let intact = slicehub_core::store::NewGpuSession {
+        id: "intact",
+        user_id: user.id,
+        course_id: course.id,
+        kind: slicehub_core::sessions::SessionKind::Notebook,
+        pool: slicehub_core::sessions::SessionPool::Local,
+        profile: "1g.10gb",
+        image: "busybox",
+        argv: &[],
+        token: "t",
+        deadline_at_ms: 1,
+    };
+    store.insert_gpu_session(&intact, 100).await.unwrap();
+    let read = store.gpu_session("intact").await.unwrap().unwrap();
+    assert_eq!((read.kind, read.argv.len(), read.created_instance), (slicehub_core::sessions::SessionKind::Notebook, 0, false));
+}
 
 async fn migrations_are_idempotent_and_versioned(store: Store) {
     store
