@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use slicehub_core::config::Config;
-use slicehub_core::gpu::{GpuBackend, NvmlBackend};
+use slicehub_core::gpu::GpuBackend;
+use slicehub_gpu::NvmlBackend;
 use slicehub_docker::Engine;
 use slicehub_core::sessions::Sessions;
 use slicehub_core::store::Store;

@@ -2,7 +2,6 @@ use std::sync::Arc;
 
 use slicehub_core::auth::{ensure_first_admin, Authenticator};
 use slicehub_core::config::{self, Config, ConfigSource};
-use slicehub_core::gpu;
 use slicehub_docker::Engine;
 use slicehub_core::store::Store;
 use slicehub_core::notebook_access::NotebookAccess;
@@ -70,7 +69,7 @@ pub async fn migrate_only(config: &Config) -> Result<(), CliError> {
 /// Everything the portal needs. The database must work; Docker and NVML may be missing.
 pub async fn build_services(config: Config) -> Result<Services, CliError> {
     let store = open_store(&config).await?;
-    let (gpus, gpu_fallback_reason) = gpu::open_backend(&config)?;
+    let (gpus, gpu_fallback_reason) = slicehub_gpu::open_backend(&config)?;
     match &gpu_fallback_reason {
         Some(why) if why.nvml_failed => {
             tracing::error!(reason = %why.reason, backend = %gpus.describe(), "the GPUs of this machine cannot be used; no session is placed until NVML works");

@@ -13,7 +13,6 @@ use std::time::Instant;
 use slicehub_bench::process::cpu_seconds;
 use slicehub_core::auth::Authenticator;
 use slicehub_core::config::{Config, GpuBackendChoice};
-use slicehub_core::gpu;
 use slicehub_core::notebook_access::NotebookAccess;
 use slicehub_docker::Engine;
 use slicehub_core::sessions::{ClaimRequest, SessionState, Sessions, Workload};
@@ -31,7 +30,7 @@ async fn services(dir: &std::path::Path) -> Services {
     config.sessions_memory_mib_per_memory_slice = 64;
     let store = Store::connect(&format!("sqlite://{}?mode=rwc", dir.join("bench.db").display()), 4).await.unwrap();
     store.migrate().await.unwrap();
-    let (gpus, gpu_fallback_reason) = gpu::open_backend(&config).unwrap();
+    let (gpus, gpu_fallback_reason) = slicehub_gpu::open_backend(&config).unwrap();
     let engine = Arc::new(Engine::new(""));
     let auth = Authenticator::from_config(store.clone(), &config);
     let config = Arc::new(config);

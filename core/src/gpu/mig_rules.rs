@@ -5,7 +5,7 @@ use slicehub_mig::{Catalog, Layout, MigError, Placement};
 use crate::CoreError;
 
 /// Whether `placement` can be created next to `existing` on GPU `gpu_index`.
-pub(crate) fn check_create(
+pub fn check_create(
     gpu_index: u32,
     catalog: &Catalog,
     existing: &[Placement],
@@ -39,7 +39,7 @@ pub fn placement_by_name(
 }
 
 /// A [`MigError`] about GPU `gpu_index` as the boundary reports it.
-pub(crate) fn mig_error(gpu_index: u32, catalog: &Catalog, e: MigError) -> CoreError {
+pub fn mig_error(gpu_index: u32, catalog: &Catalog, e: MigError) -> CoreError {
     match e {
         MigError::UnknownModel { .. }
         | MigError::UnknownProfile { .. }

@@ -1,28 +1,21 @@
-//! The GPU boundary: one trait, with NVML (real hardware) and simulated implementations.
+//! The GPU boundary: one trait, [`GpuBackend`]. Its implementations (NVML on real hardware,
+//! a simulated fleet, a machine whose driver NVML cannot use) are the `slicehub-gpu` crate.
 //!
 //! Every method is synchronous and may block (NVML calls, a state-file write): async callers
 //! go through [`on_gpus`] (off the runtime, with a time limit). Both backends answer with the same errors for the same
 //! situations, so code tested against the simulated backend behaves the same on hardware.
 
 mod blocking;
-mod detect;
 mod inventory;
-mod mig_rules;
-mod nvml;
-mod simulated;
+pub mod mig_rules;
 mod types;
-mod unavailable;
-pub(crate) mod whole;
+pub mod whole;
 
 pub use blocking::on_gpus;
-pub use detect::{open_backend, open_backend_on, GpuFallback};
 pub use inventory::{parse_inventory, InventoryEntry, SimulatedModel};
 pub use mig_rules::placement_by_name;
-pub use nvml::{catalog_from_readout, NvmlBackend, PlacementReadout, ProfileReadout};
-pub use simulated::{SimulatedBackend, SIMULATED_STATE_FILE};
-pub use unavailable::UnavailableBackend;
 pub use whole::whole_instance;
-pub use types::{BackendKind, GpuHealth, GpuInfo, GpuUtilization, MigInstance, MigMode};
+pub use types::{BackendKind, GpuFallback, GpuHealth, GpuInfo, GpuUtilization, MigInstance, MigMode};
 
 pub use slicehub_mig::{Catalog, Placement, Profile};
 

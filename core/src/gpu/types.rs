@@ -71,3 +71,13 @@ impl GpuHealth {
         }
     }
 }
+
+/// Why `auto` does not run on NVML.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuFallback {
+    pub reason: String,
+    /// An NVIDIA driver is installed but NVML failed: the machine has GPUs the portal
+    /// cannot use. It places nothing (not even on simulated GPUs, which would hand out
+    /// sessions without a GPU) and the health report shows it as a problem.
+    pub nvml_failed: bool,
+}

@@ -7,7 +7,8 @@
 
 use std::path::PathBuf;
 
-use slicehub_core::gpu::{catalog_from_readout, Catalog, PlacementReadout, ProfileReadout};
+use slicehub_core::gpu::Catalog;
+use slicehub_gpu::{catalog_from_readout, PlacementReadout, ProfileReadout};
 
 fn recorded(name: &str) -> String {
     let path: PathBuf = [

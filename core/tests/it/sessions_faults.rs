@@ -211,7 +211,7 @@ async fn a_driver_nvml_cannot_use_places_nothing(store: Store) {
     let mut config = (*lab.config).clone();
     config.gpu_backend = slicehub_core::config::GpuBackendChoice::Auto;
     config.gpu_nvml_library = "/nonexistent/libnvidia-ml.so.1".into();
-    let (gpus, why) = slicehub_core::gpu::open_backend_on(&config, true).unwrap();
+    let (gpus, why) = slicehub_gpu::open_backend_on(&config, true).unwrap();
     let why = why.expect("says why NVML is not used");
     assert!(why.nvml_failed && why.reason.contains("no session is placed"), "{why:?}");
     assert!(gpus.list_gpus().is_err(), "no GPU is made up: {}", gpus.describe());
@@ -222,7 +222,7 @@ async fn a_driver_nvml_cannot_use_places_nothing(store: Store) {
     assert!(store.held_slices().await.unwrap().is_empty());
     assert!(store.gpu_sessions_of_user(gus, 10).await.unwrap().is_empty(), "no session row for a refused claim");
     // Without a driver at all, `auto` is the simulated inventory, as on a laptop.
-    let (gpus, why) = slicehub_core::gpu::open_backend_on(&config, false).unwrap();
+    let (gpus, why) = slicehub_gpu::open_backend_on(&config, false).unwrap();
     assert!(!why.unwrap().nvml_failed);
     assert!(!gpus.list_gpus().unwrap().is_empty());
     lab.clean_up().await;
@@ -325,7 +325,7 @@ async fn a_release_acts_on_its_gpu_by_uuid_never_by_index(store: Store) {
     let at = Placement::new(placement.profile_id, placement.start);
 
     let dir = tempfile::tempdir().unwrap();
-    let other = Arc::new(slicehub_core::gpu::SimulatedBackend::open("1 x A100-80GB", dir.path().join("gpus.json")).unwrap());
+    let other = Arc::new(slicehub_gpu::SimulatedBackend::open("1 x A100-80GB", dir.path().join("gpus.json")).unwrap());
     let someone_elses = other.create_instance(0, at).expect("the same placement exists on the other GPU");
     let sessions = Sessions::new(store, other.clone(), lab.engine.clone(), lab.config.clone());
     let ended = sessions.stop(&job.id, "done").await.unwrap();

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use slicehub_core::config::Config;
 use slicehub_core::gpu::{
-    self, BackendKind, Catalog, GpuBackend, GpuHealth, GpuInfo, GpuUtilization, MigInstance,
+    BackendKind, Catalog, GpuBackend, GpuHealth, GpuInfo, GpuUtilization, MigInstance,
     MigMode,
 };
 
@@ -51,7 +51,7 @@ struct Activity {
 }
 
 pub fn run(config: &Config, json: bool, activity: Option<u64>) -> Result<(), CliError> {
-    let (backend, fallback_reason) = gpu::open_backend(config)?;
+    let (backend, fallback_reason) = slicehub_gpu::open_backend(config)?;
     let mut gpus: Vec<GpuReport> = backend
         .list_gpus()?
         .into_iter()

@@ -8,9 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use slicehub_core::gpu::{
-    BackendKind, Catalog, GpuBackend, GpuHealth, GpuInfo, GpuUtilization, MigInstance, Placement, SimulatedBackend,
+    BackendKind, Catalog, GpuBackend, GpuHealth, GpuInfo, GpuUtilization, MigInstance, Placement,
 };
 use slicehub_core::CoreError;
+use slicehub_gpu::SimulatedBackend;
 
 pub struct FaultyGpus {
     inner: Arc<SimulatedBackend>,

@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use slicehub_core::clock::SkippingClock;
 use slicehub_core::config::Config;
-use slicehub_core::gpu::{GpuBackend, SimulatedBackend};
+use slicehub_core::gpu::GpuBackend;
+use slicehub_gpu::SimulatedBackend;
 use slicehub_core::runtime::{ContainerEngine, FakeEngine};
 use slicehub_docker::Engine;
 use slicehub_core::sessions::{set_policy, ClaimRequest, GpuSession, PolicyForm, SessionState, Sessions, Workload};

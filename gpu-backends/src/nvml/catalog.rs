@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use slicehub_mig::{Catalog, Profile};
 
-use crate::CoreError;
+use slicehub_core::CoreError;
 
 /// One GPU-instance profile as NVML reports it (`nvmlDeviceGetGpuInstanceProfileInfoV` and
 /// `nvmlDeviceGetGpuInstancePossiblePlacements_v2`), or as `nvidia-smi mig -lgip/-lgipp` print it.

@@ -1,18 +1,10 @@
 use std::sync::Arc;
 
-use super::{GpuBackend, NvmlBackend, SimulatedBackend, UnavailableBackend, SIMULATED_STATE_FILE};
-use crate::config::{Config, GpuBackendChoice};
-use crate::CoreError;
+use slicehub_core::config::{Config, GpuBackendChoice};
+use slicehub_core::gpu::{GpuBackend, GpuFallback};
+use slicehub_core::CoreError;
 
-/// Why `auto` does not run on NVML.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GpuFallback {
-    pub reason: String,
-    /// An NVIDIA driver is installed but NVML failed: the machine has GPUs the portal
-    /// cannot use. It places nothing (not even on simulated GPUs, which would hand out
-    /// sessions without a GPU) and the health report shows it as a problem.
-    pub nvml_failed: bool,
-}
+use crate::{NvmlBackend, SimulatedBackend, UnavailableBackend, SIMULATED_STATE_FILE};
 
 /// Files that exist wherever an NVIDIA kernel driver is installed and loaded, or its
 /// device nodes were made.

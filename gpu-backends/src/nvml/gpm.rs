@@ -12,7 +12,7 @@ use nvml_wrapper::gpm::{gpm_metrics_get, GpmSample};
 use nvml_wrapper::Nvml;
 
 use super::errors::nvml_error;
-use crate::CoreError;
+use slicehub_core::CoreError;
 
 /// A sample not compared against for this long belongs to something gone (the sampler asks
 /// at least every `sessions.sample_seconds`, at most an hour).

@@ -8,8 +8,8 @@ use slicehub_mig::Catalog;
 
 use super::errors::nvml_error;
 use super::{raw, NvmlBackend};
-use crate::gpu::MigMode;
-use crate::CoreError;
+use slicehub_core::gpu::MigMode;
+use slicehub_core::CoreError;
 
 impl NvmlBackend {
     pub(super) fn whole_catalog(

@@ -19,10 +19,10 @@ use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::{Device, Nvml};
 use slicehub_mig::{Catalog, Layout, Placement, Profile};
 
-use super::mig_rules::{check_create, mig_error};
-use super::whole::{no_instance, not_sliced, whole_instance};
-use super::{BackendKind, GpuBackend, GpuHealth, GpuInfo, GpuUtilization, MigInstance, MigMode};
-use crate::CoreError;
+use slicehub_core::gpu::mig_rules::{check_create, mig_error};
+use slicehub_core::gpu::whole::{no_instance, not_sliced, whole_instance};
+use slicehub_core::gpu::{BackendKind, GpuBackend, GpuHealth, GpuInfo, GpuUtilization, MigInstance, MigMode};
+use slicehub_core::CoreError;
 use errors::nvml_error;
 
 /// Places NVML is looked for when no path is configured; the first is the linker's search.

@@ -14,7 +14,7 @@ use slicehub_mig::{Layout, Placement};
 
 use super::atomic_file::write_atomically;
 use super::SimulatedGpu;
-use crate::CoreError;
+use slicehub_core::CoreError;
 
 const VERSION: u32 = 1;
 

@@ -7,8 +7,8 @@ use slicehub_mig::Catalog;
 
 use super::errors::nvml_error;
 use super::{catalog_from_readout, mig_modes, raw, NvmlBackend, PlacementReadout, ProfileReadout};
-use crate::gpu::MigMode;
-use crate::CoreError;
+use slicehub_core::gpu::MigMode;
+use slicehub_core::CoreError;
 
 impl NvmlBackend {
     /// Every instance profile NVML reports for the device, with its possible placements.

@@ -2,7 +2,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::gpu::MigMode;
+use slicehub_core::gpu::MigMode;
 
 fn state_in(dir: &Path) -> PathBuf {
     dir.join("data").join(SIMULATED_STATE_FILE)
@@ -140,7 +140,7 @@ fn unknown_gpus_and_profiles_are_clear_errors() {
     );
     // A100-40GB has no 1g.20gb (it has 1g.10gb at id 15): the name finds no profile there.
     let catalog = backend.catalog(0).unwrap();
-    let e = crate::gpu::placement_by_name(0, &catalog, "3g.40gb", 4).unwrap_err();
+    let e = slicehub_core::gpu::placement_by_name(0, &catalog, "3g.40gb", 4).unwrap_err();
     assert!(matches!(e, CoreError::InvalidRequest(_)), "{e}");
     assert!(e.to_string().contains("does not exist on A100-40GB"), "{e}");
 }

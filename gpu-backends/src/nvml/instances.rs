@@ -9,8 +9,8 @@ use slicehub_mig::{Catalog, Placement};
 
 use super::errors::nvml_error;
 use super::{mig_modes, raw, NvmlBackend};
-use crate::gpu::{MigInstance, MigMode};
-use crate::CoreError;
+use slicehub_core::gpu::{MigInstance, MigMode};
+use slicehub_core::CoreError;
 
 struct MigDevice {
     compute_instance_id: u32,

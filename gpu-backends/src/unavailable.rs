@@ -3,8 +3,8 @@
 //! permission on `/dev/nvidia*`). Every call answers the reason: nothing is placed,
 //! nothing is released through another backend, and the status page says why.
 
-use super::{BackendKind, Catalog, GpuBackend, GpuHealth, GpuInfo, GpuUtilization, MigInstance, Placement};
-use crate::CoreError;
+use slicehub_core::gpu::{BackendKind, Catalog, GpuBackend, GpuHealth, GpuInfo, GpuUtilization, MigInstance, Placement};
+use slicehub_core::CoreError;
 
 pub struct UnavailableBackend {
     reason: String,

@@ -11,13 +11,13 @@ use std::sync::{Mutex, MutexGuard};
 
 use slicehub_mig::{Catalog, Layout, Placement};
 
-use super::mig_rules::check_create;
-use super::whole::{no_instance, not_sliced, whole_instance};
-use super::{
+use slicehub_core::gpu::mig_rules::check_create;
+use slicehub_core::gpu::whole::{no_instance, not_sliced, whole_instance};
+use slicehub_core::gpu::{
     parse_inventory, BackendKind, GpuBackend, GpuHealth, GpuInfo, GpuUtilization, MigInstance,
     SimulatedModel,
 };
-use crate::CoreError;
+use slicehub_core::CoreError;
 use state::{InstanceRecord, Instances};
 
 /// The state file's name inside `data_dir`.

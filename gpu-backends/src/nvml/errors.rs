@@ -1,7 +1,7 @@
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper_sys::bindings::nvmlReturn_enum_NVML_ERROR_INSUFFICIENT_RESOURCES;
 
-use crate::CoreError;
+use slicehub_core::CoreError;
 
 /// An NVML failure of `what` (e.g. `GPU 0: create 3g.40gb@4`) in the boundary's terms.
 /// nvml-wrapper 0.13 has no variant for NVML_ERROR_INSUFFICIENT_RESOURCES; it arrives as
