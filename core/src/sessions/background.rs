@@ -42,7 +42,7 @@ impl Sessions {
         tasks.spawn("container-deaths", move |stop| this.clone().container_deaths_loop(stop));
         let this = self.clone();
         tasks.spawn("sampling", move |stop| this.clone().sampling_loop(stop));
-        if self.inner.slurm.is_some() && self.inner.dispatches.load(std::sync::atomic::Ordering::SeqCst) {
+        if self.inner.slurm.client.is_some() && self.inner.dispatch.enabled.load(std::sync::atomic::Ordering::SeqCst) {
             let this = self.clone();
             tasks.spawn("slurm-watch", move |stop| this.clone().slurm_watch_loop(stop));
         }

@@ -6,7 +6,6 @@ use slicehub_mig::Placement;
 
 use super::manager::Sessions;
 use super::model::{GpuSession, SessionKind, SessionState};
-use super::queue::Placed;
 use crate::CoreError;
 
 /// Lines of a container's output kept when it is removed.
@@ -189,38 +188,5 @@ impl Sessions {
             }
         }
         self.inner.store.release_slice(&session.id).await
-    }
-
-    /// Tries to place waiting sessions, oldest first, in the background (only in the
-    /// serving portal).
-    pub(super) fn spawn_dispatch(&self) {
-        if !self.inner.dispatches.load(std::sync::atomic::Ordering::SeqCst) {
-            return;
-        }
-        let this = self.clone();
-        tokio::spawn(async move {
-            if let Err(e) = this.dispatch().await {
-                tracing::warn!(error = %e, "could not place queued sessions");
-            }
-        });
-    }
-
-    /// Places every waiting session that may start now (see `queue.rs`) and launches it.
-    /// Returns how many were placed.
-    pub async fn dispatch(&self) -> Result<usize, CoreError> {
-        use std::sync::atomic::Ordering;
-        let Ok(_one_pass) = self.inner.dispatching.try_lock() else {
-            self.inner.dispatch_again.store(true, Ordering::SeqCst);
-            return Ok(0);
-        };
-        let mut placed = 0;
-        loop {
-            self.inner.dispatch_again.store(false, Ordering::SeqCst);
-            // The pass launches what it places.
-            placed += self.serve_queue(None).await?.iter().filter(|(_, outcome)| *outcome == Placed::Yes).count();
-            if !self.inner.dispatch_again.load(Ordering::SeqCst) {
-                return Ok(placed);
-            }
-        }
     }
 }

@@ -72,31 +72,18 @@ pub(super) struct Inner {
     pub firewall_problem: std::sync::Mutex<Option<String>>,
     /// Per session, between a launch's container steps and a stop (`launch_gate.rs`).
     pub launch_gates: std::sync::Mutex<std::collections::HashMap<String, Arc<Mutex<()>>>>,
-    /// Cleared by [`Sessions::never_dispatch`] in short-lived CLI processes, which would
-    /// exit in the middle of a launch they started; the serving portal places the queue.
-    pub dispatches: std::sync::atomic::AtomicBool,
-    /// One queue pass at a time; a request during a pass makes it run once more.
-    pub dispatching: Mutex<()>,
-    pub dispatch_again: std::sync::atomic::AtomicBool,
+    /// The queue's passes (`queue.rs`).
+    pub dispatch: super::queue::DispatchState,
     /// The slice samples of running sessions (`activity`).
     pub activity: std::sync::Mutex<super::activity::ActivityState>,
     /// State changes of all sessions in this process.
     pub all_changes: std::sync::atomic::AtomicU64,
     /// The last queue estimates, with the change count and moment they were made for.
     pub estimates: std::sync::Mutex<Option<super::eta::Remembered>>,
-    /// When the proxy last saw each session's student change something (`idle`).
-    pub seen_active: std::sync::Mutex<std::collections::HashMap<String, i64>>,
-    /// Set by this process's first idle pass.
-    pub culled_before: std::sync::atomic::AtomicBool,
-    /// Reads JupyterLab's kernels and terminals (`idle`); one connection pool.
-    pub jupyter_client: reqwest::Client,
-    /// The Slurm cluster, when `slurm.url` is set (`slurm_pool`).
-    pub slurm: Option<crate::slurm::SlurmClient>,
-    /// Why each waiting Slurm session waits, as the watcher last read it.
-    pub slurm_waits: std::sync::Mutex<std::collections::HashMap<String, super::slurm_pool::SlurmWait>>,
-    /// The watcher's last record of the jobs it saw running (at most every half minute,
-    /// not every one-second pass: each record is a database write).
-    pub slurm_seen: std::sync::Mutex<super::slurm_watch::SeenRecord>,
+    /// What the idle rule keeps between passes (`lifecycle/idle.rs`).
+    pub idle: super::lifecycle::IdleState,
+    /// The Slurm pool's cluster and what its watcher last read (`slurm_pool.rs`).
+    pub slurm: super::slurm_pool::SlurmState,
     /// Where "now" comes from for every time rule (deadlines, idle, quotas, bookings).
     pub clock: Arc<dyn Clock>,
 }
@@ -139,18 +126,12 @@ impl Sessions {
                 launch_gates: std::sync::Mutex::new(std::collections::HashMap::new()),
                 recovered: tokio::sync::watch::Sender::new(true),
                 firewall_problem: std::sync::Mutex::new(None),
-                dispatches: std::sync::atomic::AtomicBool::new(true),
-                dispatching: Mutex::new(()),
-                dispatch_again: std::sync::atomic::AtomicBool::new(false),
+                dispatch: Default::default(),
                 activity: std::sync::Mutex::new(Default::default()),
                 all_changes: std::sync::atomic::AtomicU64::new(0),
                 estimates: std::sync::Mutex::new(None),
-                seen_active: std::sync::Mutex::new(std::collections::HashMap::new()),
-                culled_before: std::sync::atomic::AtomicBool::new(false),
-                jupyter_client: super::jupyter_activity::container_client(),
-                slurm,
-                slurm_waits: std::sync::Mutex::new(std::collections::HashMap::new()),
-                slurm_seen: std::sync::Mutex::new(Default::default()),
+                idle: Default::default(),
+                slurm: super::slurm_pool::SlurmState::new(slurm),
                 clock,
             }),
         }
@@ -161,9 +142,9 @@ impl Sessions {
         self.inner.clock.now_ms()
     }
 
-    /// This process never places queued sessions (see `Inner::dispatches`).
+    /// This process never places queued sessions (see `DispatchState::enabled`).
     pub fn never_dispatch(&self) {
-        self.inner.dispatches.store(false, std::sync::atomic::Ordering::SeqCst);
+        self.inner.dispatch.enabled.store(false, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// How many state changes this user's sessions have had in this process so far.

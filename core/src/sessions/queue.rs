@@ -222,7 +222,8 @@ impl Sessions {
         let _one_at_a_time = self.inner.allocation.lock().await;
         let dispatches = self
             .inner
-            .dispatches
+            .dispatch
+            .enabled
             .load(std::sync::atomic::Ordering::SeqCst);
         if let Some(id) = own {
             // Another pass (for a claim made at the same moment) may have served it.
@@ -441,5 +442,60 @@ impl Sessions {
         } else {
             Placed::NotWaiting
         })
+    }
+}
+
+/// The queue's own state: whether this process places queued sessions, one pass at a
+/// time, and whether a pass was asked for during the one under way.
+pub(super) struct DispatchState {
+    /// Cleared by [`Sessions::never_dispatch`] in short-lived CLI processes, which would
+    /// exit in the middle of a launch they started, and at shutdown.
+    pub enabled: std::sync::atomic::AtomicBool,
+    pub one_pass: tokio::sync::Mutex<()>,
+    pub again: std::sync::atomic::AtomicBool,
+}
+
+impl Default for DispatchState {
+    fn default() -> Self {
+        DispatchState {
+            enabled: std::sync::atomic::AtomicBool::new(true),
+            one_pass: tokio::sync::Mutex::new(()),
+            again: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+}
+
+impl Sessions {
+    /// Tries to place waiting sessions, oldest first, in the background (only in the
+    /// serving portal).
+    pub(super) fn spawn_dispatch(&self) {
+        if !self.inner.dispatch.enabled.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        let this = self.clone();
+        tokio::spawn(async move {
+            if let Err(e) = this.dispatch().await {
+                tracing::warn!(error = %e, "could not place queued sessions");
+            }
+        });
+    }
+
+    /// Places every waiting session that may start now (see `queue.rs`) and launches it.
+    /// Returns how many were placed.
+    pub async fn dispatch(&self) -> Result<usize, CoreError> {
+        use std::sync::atomic::Ordering;
+        let Ok(_one_pass) = self.inner.dispatch.one_pass.try_lock() else {
+            self.inner.dispatch.again.store(true, Ordering::SeqCst);
+            return Ok(0);
+        };
+        let mut placed = 0;
+        loop {
+            self.inner.dispatch.again.store(false, Ordering::SeqCst);
+            // The pass launches what it places.
+            placed += self.serve_queue(None).await?.iter().filter(|(_, outcome)| *outcome == Placed::Yes).count();
+            if !self.inner.dispatch.again.load(Ordering::SeqCst) {
+                return Ok(placed);
+            }
+        }
     }
 }

@@ -16,7 +16,7 @@ impl Sessions {
     /// Stops the session work after the background tasks ended (`crate::tasks`): nothing
     /// new is placed, and within a few seconds whatever the engine does.
     pub async fn shut_down(&self) {
-        self.inner.dispatches.store(false, std::sync::atomic::Ordering::SeqCst);
+        self.inner.dispatch.enabled.store(false, std::sync::atomic::Ordering::SeqCst);
         let until = Instant::now() + FINISH_WORK_FOR;
         while !self.inner.in_flight.lock().unwrap_or_else(|e| e.into_inner()).is_empty() && Instant::now() < until {
             tokio::time::sleep(Duration::from_millis(50)).await;

@@ -32,6 +32,7 @@ impl Sessions {
     pub(super) fn slurm(&self) -> Result<&SlurmClient, CoreError> {
         self.inner
             .slurm
+            .client
             .as_ref()
             .ok_or_else(|| CoreError::Config("this portal has no Slurm cluster configured (slurm.url)".into()))
     }
@@ -72,7 +73,7 @@ impl Sessions {
 
     /// Why each waiting Slurm session waits, as the watcher last read it.
     pub fn slurm_waits(&self) -> HashMap<String, SlurmWait> {
-        self.inner.slurm_waits.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.inner.slurm.waits.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Where a course's jobs go: its partition, and the Slurm account named after it.
@@ -157,7 +158,7 @@ impl Sessions {
     /// Records the file's names the portal has not seen before (at start), bound to the
     /// accounts of those names that exist now.
     pub(super) async fn note_slurm_links(&self) -> Result<(), CoreError> {
-        let Some(slurm) = self.inner.slurm.as_ref() else {
+        let Some(slurm) = self.inner.slurm.client.as_ref() else {
             return Ok(());
         };
         self.inner.store.note_slurm_links(&slurm.linked_portal_names()).await
@@ -166,7 +167,7 @@ impl Sessions {
     /// Sessions of the Slurm pool when the portal has no cluster configured any more: they
     /// cannot be followed, so they end (at start-up).
     pub(super) async fn end_unreachable_slurm_sessions(&self) -> Result<(), CoreError> {
-        if self.inner.slurm.is_some() {
+        if self.inner.slurm.client.is_some() {
             return Ok(());
         }
         for session in self.inner.store.live_slurm_sessions().await? {
@@ -182,7 +183,7 @@ impl Sessions {
     /// Every way a session ends comes here (`tear_down`), so a failed session's job never
     /// runs on.
     pub(super) async fn cancel_slurm_job(&self, session: &GpuSession) -> Result<(), CoreError> {
-        match (session.pool, session.slurm_job, &self.inner.slurm) {
+        match (session.pool, session.slurm_job, &self.inner.slurm.client) {
             (SessionPool::Slurm, Some(job), Some(client)) => match client.cancel(job as u64, &session.username).await {
                 Ok(()) => Ok(()),
                 // The student's token may not be accepted (no such user on the cluster):
@@ -221,4 +222,24 @@ fn availability_in(
     }
     out.sort_by(|a, b| a.profile.cmp(&b.profile));
     out
+}
+
+/// The Slurm pool's own state: the cluster, when `slurm.url` is set, why each waiting
+/// session waits as the watcher last read it, and the watcher's last record of the jobs
+/// it saw running (written at most every half minute, not every one-second pass: each
+/// record is a database write).
+pub(super) struct SlurmState {
+    pub client: Option<SlurmClient>,
+    pub waits: std::sync::Mutex<HashMap<String, SlurmWait>>,
+    pub seen: std::sync::Mutex<super::slurm_watch::SeenRecord>,
+}
+
+impl SlurmState {
+    pub fn new(client: Option<SlurmClient>) -> SlurmState {
+        SlurmState {
+            client,
+            waits: Default::default(),
+            seen: Default::default(),
+        }
+    }
 }

@@ -86,7 +86,7 @@ impl Sessions {
             jobs.iter().filter(|(_, j)| j.phase() == JobPhase::Running).map(|(id, j)| (id, j.id)).collect();
         let ids: HashSet<u64> = running.iter().map(|(_, job)| *job).collect();
         let due = {
-            let last = self.inner.slurm_seen.lock().unwrap_or_else(|p| p.into_inner());
+            let last = self.inner.slurm.seen.lock().unwrap_or_else(|p| p.into_inner());
             !ids.is_subset(&last.jobs) || now - last.at_ms >= crate::store::SEEN_RUNNING_EVERY_MS / 2
         };
         if !due {
@@ -94,7 +94,7 @@ impl Sessions {
         }
         let sessions: Vec<String> = running.iter().map(|(id, _)| (*id).clone()).collect();
         match self.inner.store.mark_slurm_seen_running(&sessions, now).await {
-            Ok(()) => *self.inner.slurm_seen.lock().unwrap_or_else(|p| p.into_inner()) = SeenRecord { at_ms: now, jobs: ids },
+            Ok(()) => *self.inner.slurm.seen.lock().unwrap_or_else(|p| p.into_inner()) = SeenRecord { at_ms: now, jobs: ids },
             Err(e) => tracing::warn!(error = %e, "slurm: jobs seen running not recorded"),
         }
     }
@@ -141,7 +141,7 @@ impl Sessions {
                 )
             })
             .collect();
-        *self.inner.slurm_waits.lock().unwrap_or_else(|p| p.into_inner()) = waits;
+        *self.inner.slurm.waits.lock().unwrap_or_else(|p| p.into_inner()) = waits;
     }
 
     async fn follow_job(

@@ -17,6 +17,26 @@ use crate::sessions::policy::{policy_of, CoursePolicy};
 use crate::store::IdleRow;
 use crate::CoreError;
 
+/// What the idle rule keeps between passes.
+pub(in crate::sessions) struct IdleState {
+    /// When the proxy last saw each session's student change something.
+    pub seen_active: std::sync::Mutex<HashMap<String, i64>>,
+    /// Set by this process's first idle pass.
+    pub culled_before: std::sync::atomic::AtomicBool,
+    /// Reads JupyterLab's kernels and terminals; one connection pool.
+    pub jupyter_client: reqwest::Client,
+}
+
+impl Default for IdleState {
+    fn default() -> Self {
+        IdleState {
+            seen_active: Default::default(),
+            culled_before: Default::default(),
+            jupyter_client: crate::sessions::jupyter_activity::container_client(),
+        }
+    }
+}
+
 /// An idle warning as the pages show it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct IdleNotice {
@@ -40,7 +60,7 @@ fn notice_of(row: IdleRow) -> Option<IdleNotice> {
 impl Sessions {
     /// Something the student did through the proxy that a background poll does not do.
     pub fn note_activity(&self, session_id: &str) {
-        let mut seen = self.inner.seen_active.lock().unwrap_or_else(|p| p.into_inner());
+        let mut seen = self.inner.idle.seen_active.lock().unwrap_or_else(|p| p.into_inner());
         seen.insert(session_id.to_string(), self.now_ms());
     }
 
@@ -73,7 +93,7 @@ impl Sessions {
     pub async fn cull_idle(&self) -> Result<usize, CoreError> {
         let now = self.now_ms();
         // A deadline that passed while no portal ran was never shown to anyone in time.
-        let first_pass = !self.inner.culled_before.swap(true, std::sync::atomic::Ordering::SeqCst);
+        let first_pass = !self.inner.idle.culled_before.swap(true, std::sync::atomic::Ordering::SeqCst);
         let store = &self.inner.store;
         let running = store.gpu_sessions_in(&[SessionState::Ready]).await?;
         let rows = store.idle_rows().await?;
@@ -81,7 +101,7 @@ impl Sessions {
         if rows.keys().any(|id| !live.contains(id.as_str())) {
             store.forget_idle_of_ended().await?;
         }
-        self.inner.seen_active.lock().unwrap_or_else(|p| p.into_inner()).retain(|id, _| live.contains(id.as_str()));
+        self.inner.idle.seen_active.lock().unwrap_or_else(|p| p.into_inner()).retain(|id, _| live.contains(id.as_str()));
         if running.is_empty() {
             return Ok(0);
         }
@@ -94,14 +114,14 @@ impl Sessions {
             .collect();
         // The Slurm pool's own queue (the local queue does not wait for its slices).
         let waiting_on_slurm: HashSet<String> = self.slurm_waits().into_values().map(|w| w.profile).collect();
-        let proxy_seen = self.inner.seen_active.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let proxy_seen = self.inner.idle.seen_active.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let mut policies: HashMap<i64, CoursePolicy> = HashMap::new();
         for session in &running {
             if !policies.contains_key(&session.course_id) {
                 policies.insert(session.course_id, policy_of(store, &self.inner.config, session.course_id).await?);
             }
         }
-        let client = &self.inner.jupyter_client;
+        let client = &self.inner.idle.jupyter_client;
         let jupyter = futures_util::future::join_all(running.iter().map(|s| async {
             match (&s.kind, &s.notebook_address) {
                 (SessionKind::Notebook, Some(address)) => jupyter_activity(client, address, &s.base_url(), &s.token, now).await,
@@ -187,7 +207,7 @@ impl Sessions {
 
     /// Whether the proxy or "Keep it running" saw the session active after `ms`.
     fn seen_after(&self, session_id: &str, ms: i64) -> bool {
-        let seen = self.inner.seen_active.lock().unwrap_or_else(|p| p.into_inner());
+        let seen = self.inner.idle.seen_active.lock().unwrap_or_else(|p| p.into_inner());
         seen.get(session_id).is_some_and(|&at| at > ms)
     }
 

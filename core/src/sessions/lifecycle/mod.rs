@@ -24,6 +24,7 @@ mod usage;
 
 pub use booked_instances::PREPARE_LEAD_MS;
 pub use idle::IdleNotice;
+pub(in crate::sessions) use idle::IdleState;
 pub use idle_rule::{IdlePolicy, IdleVerdict, IdleWarning, Judged};
 pub(in crate::sessions) use time_limit::{deadline_at_claim, limit_ms};
 
