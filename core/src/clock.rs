@@ -14,7 +14,7 @@ pub struct SystemClock;
 
 impl Clock for SystemClock {
     fn now_ms(&self) -> i64 {
-        (time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64
+        chrono::Utc::now().timestamp_millis()
     }
 }
 

@@ -96,7 +96,7 @@ pub fn router(services: Services, shutdown: CancellationToken) -> Router {
             caller::resolve,
         ))
         .layer(axum::middleware::from_fn(csrf::same_origin_only))
-        .layer(axum::middleware::from_fn(security_headers::add))
+        .layer(security_headers::layer())
         .layer(TraceLayer::new_for_http())
         .layer(axum::middleware::from_fn_with_state(
             notebook_hosts,
@@ -113,14 +113,9 @@ fn site_assets(dir: &std::path::Path) -> axum::routing::MethodRouter {
     let files = tower_http::services::ServeDir::new(dir)
         .precompressed_br()
         .precompressed_gzip();
-    axum::routing::get_service(files).layer(axum::middleware::map_response(
-        |mut response: axum::response::Response| async move {
-            response.headers_mut().insert(
-                axum::http::header::CACHE_CONTROL,
-                axum::http::HeaderValue::from_static("no-cache"),
-            );
-            response
-        },
+    axum::routing::get_service(files).layer(tower_http::set_header::SetResponseHeaderLayer::overriding(
+        axum::http::header::CACHE_CONTROL,
+        axum::http::HeaderValue::from_static("no-cache"),
     ))
 }
 

@@ -218,18 +218,8 @@ pub(crate) mod ssr {
 
     /// `Mon 2026-11-30 00:00 UTC`
     fn day_of(ms: i64) -> String {
-        time::OffsetDateTime::from_unix_timestamp(ms / 1000)
-            .map(|t| {
-                format!(
-                    "{} {:04}-{:02}-{:02} {:02}:{:02} UTC",
-                    &t.weekday().to_string()[..3],
-                    t.year(),
-                    u8::from(t.month()),
-                    t.day(),
-                    t.hour(),
-                    t.minute()
-                )
-            })
+        chrono::DateTime::from_timestamp(ms.div_euclid(1000), 0)
+            .map(|t| t.format("%a %Y-%m-%d %H:%M UTC").to_string())
             .unwrap_or_default()
     }
 

@@ -364,9 +364,9 @@ pub(crate) mod ssr_views {
 
     /// `HH:MM:SS UTC` of an epoch-millisecond time.
     pub fn clock_of(ms: i64) -> String {
-        match time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000) {
-            Ok(t) => format!("{:02}:{:02}:{:02} UTC", t.hour(), t.minute(), t.second()),
-            Err(_) => "—".into(),
+        match chrono::DateTime::from_timestamp_millis(ms) {
+            Some(t) => t.format("%H:%M:%S UTC").to_string(),
+            None => "—".into(),
         }
     }
 

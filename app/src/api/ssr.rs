@@ -11,17 +11,11 @@ pub fn services() -> Result<Services, ServerFnError> {
 }
 
 pub fn now_ms() -> i64 {
-    (time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64
+    slicehub_core::clock::Clock::now_ms(&slicehub_core::clock::SystemClock)
 }
 
 pub fn clock() -> String {
-    let now = time::OffsetDateTime::now_utc();
-    format!(
-        "{:02}:{:02}:{:02} UTC",
-        now.hour(),
-        now.minute(),
-        now.second()
-    )
+    chrono::Utc::now().format("%H:%M:%S UTC").to_string()
 }
 
 /// An error answer with `status` and a message meant for the person who clicked.
@@ -122,19 +116,24 @@ pub async fn require(action: Action) -> Result<Caller, ServerFnError> {
     }
 }
 
-/// `Set-Cookie` for a new session (or, with `None`, one that removes the cookie).
+/// A `Set-Cookie` value for every cookie the portal sets: the whole site, not for
+/// scripts, sent on top-level navigation from elsewhere (Lax), `Secure` over https.
+pub fn cookie_header(name: &str, value: &str, max_age_secs: i64, secure: bool) -> String {
+    cookie::Cookie::build((name, value))
+        .path("/")
+        .http_only(true)
+        .same_site(cookie::SameSite::Lax)
+        .max_age(cookie::time::Duration::seconds(max_age_secs))
+        .secure(secure)
+        .build()
+        .to_string()
+}
+
+/// `Set-Cookie` for a new login (or, with `None`, one that removes the cookie).
 pub fn set_session_cookie(token: Option<&str>, max_age_secs: i64, secure: bool) {
-    let name = session_cookie(secure);
     let value = match token {
-        Some(token) => {
-            format!("{name}={token}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age_secs}")
-        }
-        None => format!("{name}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0"),
-    };
-    let value = if secure {
-        format!("{value}; Secure")
-    } else {
-        value
+        Some(token) => cookie_header(session_cookie(secure), token, max_age_secs, secure),
+        None => cookie_header(session_cookie(secure), "", 0, secure),
     };
     if let (Some(response), Ok(header)) = (
         use_context::<ResponseOptions>(),

@@ -99,5 +99,5 @@ impl Store {
 }
 
 pub(crate) fn now_ms() -> i64 {
-    (time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64
+    crate::clock::Clock::now_ms(&crate::clock::SystemClock)
 }

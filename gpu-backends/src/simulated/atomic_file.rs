@@ -5,6 +5,10 @@ use std::path::Path;
 /// Replaces `path` with `bytes` so that a crash leaves either the old or the new content:
 /// write a temporary file beside it, flush it to disk, rename it over `path`, then flush
 /// the directory so the rename itself is durable. Creates the parent directory if missing.
+///
+/// Written with std rather than `tempfile`: the temporary file has a fixed name
+/// (`NAME.tmp`), which is what lets `a_failed_write_changes_nothing` put something in its
+/// way (as root, no permission can).
 pub(super) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,

@@ -14,6 +14,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use axum::Router;
 use slicehub_core::notebook_access::{is_nonce, new_nonce, NotebookAccess, NONCE_SECS};
+use slicehub_app::api::ssr::cookie_header;
 use slicehub_core::sessions::SessionState;
 use tower::ServiceExt;
 
@@ -100,12 +101,11 @@ async fn launch(
             return pages::unavailable(&portal, "The portal cannot open this notebook right now.");
         }
     };
-    let secure = if services.config.server_secure_cookies { "; Secure" } else { "" };
-    let cookie = format!(
-        "{}={}; Path=/; HttpOnly; SameSite=Lax; Max-Age={}{secure}",
+    let cookie = cookie_header(
         services.notebooks.grant_cookie(),
-        entry.grant,
-        entry.max_age_secs
+        &entry.grant,
+        entry.max_age_secs,
+        services.config.server_secure_cookies,
     );
     let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, entry.path)]).into_response();
     let headers = response.headers_mut();
@@ -217,8 +217,7 @@ fn begin(state: &AppState, headers: &HeaderMap, portal: &str, target: &str) -> R
             return pages::unavailable(portal, "The portal cannot open this notebook right now.");
         }
     };
-    let secure = if state.services.config.server_secure_cookies { "; Secure" } else { "" };
-    let cookie = format!("{name}={nonce}; Path=/; HttpOnly; SameSite=Lax; Max-Age={NONCE_SECS}{secure}");
+    let cookie = cookie_header(name, &nonce, NONCE_SECS, state.services.config.server_secure_cookies);
     let mut response = see_other(format!("{portal}{}", with_state(target, &nonce)));
     if let Ok(value) = HeaderValue::from_str(&cookie) {
         response.headers_mut().insert(header::SET_COOKIE, value);
