@@ -26,4 +26,11 @@ docker/offline/debian.sh
 # command builds them (release: wasm-opt and all), so the browser tests see what users get.
 # The server the tests start is the debug one `cargo test` builds below.
 cargo leptos build --release --precompress --frontend-only
-cargo test --workspace --exclude slicehub-frontend --no-fail-fast "$@"
+
+# Every crate but the wasm entry point; with -p/--package, only the crates named (cargo
+# would otherwise ignore -p beside --workspace).
+scope=(--workspace --exclude slicehub-frontend)
+for arg in "$@"; do
+  case "$arg" in -p|--package|-p?*|--package=*) scope=() ;; esac
+done
+cargo test "${scope[@]}" --no-fail-fast "$@"

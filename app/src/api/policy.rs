@@ -218,7 +218,7 @@ pub(crate) mod ssr {
 
     /// `Mon 2026-11-30 00:00 UTC`
     fn day_of(ms: i64) -> String {
-        chrono::DateTime::from_timestamp(ms.div_euclid(1000), 0)
+        chrono::DateTime::from_timestamp(ms / 1000, 0)
             .map(|t| t.format("%a %Y-%m-%d %H:%M UTC").to_string())
             .unwrap_or_default()
     }

@@ -29,11 +29,14 @@ struct FakeContainer {
 #[derive(Default)]
 struct FakeState {
     containers: BTreeMap<String, FakeContainer>,
-    /// Containers removed while they ran, with the code a waiter then reads (137: killed).
-    removed_running: BTreeMap<String, i64>,
+    /// Containers removed while they ran: when (the removal count then) and the code a
+    /// waiter that was already waiting reads (137: killed). A wait begun later finds the
+    /// container gone, as on Docker.
+    removed_running: BTreeMap<String, (u64, i64)>,
+    removals: u64,
     networks: BTreeSet<String>,
     missing_images: BTreeSet<String>,
-    next_address: u16,
+    next_address: u32,
 }
 
 pub struct FakeEngine {
@@ -72,12 +75,14 @@ impl FakeEngine {
     }
 
     /// What a waiter on the container reads now, if it has stopped or is gone.
-    fn exit_of(&self, name: &str) -> Option<Result<i64, CoreError>> {
+    /// What a waiter that began at removal count `since` reads now, if the container has
+    /// stopped or is gone.
+    fn exit_of(&self, name: &str, since: u64) -> Option<Result<i64, CoreError>> {
         let state = self.state();
         match state.containers.get(name) {
             None => Some(match state.removed_running.get(name) {
-                Some(code) => Ok(*code),
-                None => Err(CoreError::NotFound(format!("container {name} is gone"))),
+                Some((at, code)) if *at > since => Ok(*code),
+                _ => Err(CoreError::NotFound(format!("container {name} is gone"))),
             }),
             Some(c) if !c.running => c.exit_code.map(Ok),
             Some(_) => None,
@@ -109,7 +114,9 @@ impl FakeEngine {
     /// The container is gone and nothing told the portal: no event, and its waiter, if any,
     /// is not woken (as when the portal's watch of it broke off while it was removed).
     pub fn vanish(&self, name: &str) {
-        self.state().containers.remove(name);
+        let mut state = self.state();
+        state.containers.remove(name);
+        state.removed_running.remove(name);
     }
 
     /// A running container of `instance` the portal has no record of making (left by a
@@ -157,6 +164,7 @@ impl ContainerEngine for FakeEngine {
         if state.containers.contains_key(&spec.name) {
             return Err(CoreError::Engine(format!("creating {}: the name is in use", spec.name)));
         }
+        state.removed_running.remove(&spec.name);
         state.containers.insert(
             spec.name.clone(),
             FakeContainer {
@@ -189,7 +197,9 @@ impl ContainerEngine for FakeEngine {
             let mut state = self.state();
             let removed = state.containers.remove(name);
             if removed.as_ref().is_some_and(|c| c.running) {
-                state.removed_running.insert(name.to_string(), 137);
+                state.removals += 1;
+                let at = state.removals;
+                state.removed_running.insert(name.to_string(), (at, 137));
             }
             removed
         };
@@ -216,8 +226,9 @@ impl ContainerEngine for FakeEngine {
 
     async fn wait_exit(&self, name: &str) -> Result<i64, CoreError> {
         let mut changes = self.changes.subscribe();
+        let since = self.state().removals;
         loop {
-            if let Some(outcome) = self.exit_of(name) {
+            if let Some(outcome) = self.exit_of(name, since) {
                 return outcome;
             }
             if changes.changed().await.is_err() {
@@ -308,10 +319,57 @@ impl ContainerEngine for FakeEngine {
         if let Some(address) = &found.address {
             return Ok(Some(address.clone()));
         }
-        let n = next.saturating_add(2);
-        let address = format!("198.18.{}.{}", n / 256, n % 256);
+        // 198.18.0.0/15, the benchmarking range: 131,072 addresses, never one twice.
+        if next >= 1 << 17 {
+            return Err(CoreError::Engine("the fake engine ran out of addresses".into()));
+        }
+        let address = format!("198.{}.{}.{}", 18 + next / 65_536, (next / 256) % 256, next % 256);
         found.address = Some(address.clone());
-        state.next_address = next.checked_add(1).ok_or_else(|| CoreError::Engine("the fake engine ran out of addresses".into()))?;
+        state.next_address = next + 1;
         Ok(Some(address))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_waiter_reads_the_exit_or_the_kill_and_a_late_wait_finds_nothing() {
+        let engine = std::sync::Arc::new(FakeEngine::new());
+        engine.add_stray("i-1", "job", Some("s-1"));
+        let waiter = tokio::spawn({
+            let engine = engine.clone();
+            async move { engine.wait_exit("job").await }
+        });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        engine.remove("job").await.unwrap();
+        assert_eq!(waiter.await.unwrap().unwrap(), 137, "killed by the removal");
+        assert!(matches!(engine.wait_exit("job").await, Err(CoreError::NotFound(_))), "gone before the wait began");
+
+        engine.add_stray("i-1", "job", Some("s-2"));
+        engine.exit("job", 3);
+        assert_eq!(engine.wait_exit("job").await.unwrap(), 3, "a new container of the name has its own exit");
+    }
+
+    #[tokio::test]
+    async fn deaths_reach_their_own_instance_only_and_addresses_stay_put() {
+        let engine = FakeEngine::new();
+        let mut deaths = engine.container_deaths("i-1").await.unwrap();
+        engine.add_stray("i-2", "theirs", Some("t"));
+        engine.add_stray("i-1", "mine", Some("m"));
+        engine.exit("theirs", 0);
+        engine.exit("mine", 1);
+        let death = deaths.next().await.unwrap().unwrap();
+        assert_eq!((death.name.as_str(), death.exit_code), ("mine", Some(1)));
+
+        engine.add_stray("i-1", "a", None);
+        engine.add_stray("i-1", "b", None);
+        let a = engine.address_on("a", "").await.unwrap().unwrap();
+        assert_eq!(engine.address_on("a", "").await.unwrap().unwrap(), a);
+        assert_ne!(engine.address_on("b", "").await.unwrap().unwrap(), a);
+        assert_eq!(engine.address_on("a", "elsewhere").await.unwrap(), None);
     }
 }

@@ -140,6 +140,8 @@ pub fn redact_url(text: &str) -> String {
     let Some((scheme, rest)) = text.split_once("://") else {
         return text.to_string();
     };
+    // The last @ of the whole text: an @ in a query makes the line read oddly, but a
+    // password may hold a ? or a /, and must never show.
     let Some((credentials, host)) = rest.rsplit_once('@') else {
         return text.to_string();
     };
@@ -163,6 +165,7 @@ mod tests {
             ("postgres://app:2024/secret@db/x", "secret"),
             ("postgres://app:1234#x@db/x", "1234"),
             ("postgres://app:p@ss@db/x", "ss"),
+            ("postgres://app:p?ss@db/x", "ss"),
         ] {
             let shown = redact_url(url);
             assert!(!shown.contains(secret), "{shown}");

@@ -219,14 +219,16 @@ const CLIENT_CLAIMS: [&str; 7] = [
 /// The Cookie header without the proxy's own cookies (the grant, the launch nonce): the
 /// container never sees them.
 fn without_cookies(headers: &mut HeaderMap, names: &[&str]) {
+    // Read as the portal reads its own cookies (`http::cookies`), so a pair the portal
+    // would take for its grant or nonce is never passed on in another spelling.
     let kept: Vec<String> = headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .map(str::trim)
-        .filter(|pair| !pair.is_empty() && !names.iter().any(|name| pair.starts_with(&format!("{name}="))))
-        .map(str::to_string)
+        .flat_map(cookie::Cookie::split_parse)
+        .filter_map(Result::ok)
+        .filter(|c| !names.contains(&c.name()))
+        .map(|c| format!("{}={}", c.name(), c.value()))
         .collect();
     headers.remove(header::COOKIE);
     if !kept.is_empty() {
