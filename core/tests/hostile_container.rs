@@ -18,7 +18,8 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use crate::lab::{host_service, lab, BUSYBOX};
-use slicehub_core::sessions::{set_policy, ClaimRequest, PolicyForm, SessionState, Workload};
+use slicehub_core::sessions::{ClaimRequest, SessionState, Workload};
+use slicehub_core::courses::{set_policy, PolicyForm};
 
 const START: Duration = Duration::from_secs(60);
 

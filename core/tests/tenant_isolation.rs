@@ -27,7 +27,8 @@ use bollard::query_parameters::{
 use futures_util::StreamExt;
 use crate::lab::{host_service, lab, Lab, BUSYBOX};
 use slicehub_core::runtime::{firewall, SessionNetwork};
-use slicehub_core::sessions::{CoursePolicy, SessionState};
+use slicehub_core::sessions::SessionState;
+use slicehub_core::courses::CoursePolicy;
 
 const LONG: Duration = Duration::from_secs(60);
 
@@ -283,7 +284,7 @@ async fn a_course_without_internet_runs_on_an_internal_network() {
         internet: false,
         ..CoursePolicy::defaults(&lab.config)
     };
-    slicehub_core::sessions::set_policy(&lab.store, &lab.config, lab.course_id, &policy, &["1g.10gb".to_string()], "test")
+    slicehub_core::courses::set_policy(&lab.store, &lab.config, lab.course_id, &policy, &["1g.10gb".to_string()], "test")
         .await
         .unwrap();
     let (host_port, accepted) = host_service();

@@ -8,7 +8,7 @@ use crate::views::BookingsPageView;
 #[server(endpoint = "lab_bookings")]
 pub async fn lab_bookings(code: String) -> Result<BookingsPageView, ServerFnError> {
     use super::ssr::{from_core, require, services, Action, Caller};
-    use slicehub_core::sessions::policy_of;
+    use slicehub_core::courses::policy_of;
     let services = services()?;
     let course = super::courses::ssr::course(&services, &code).await?;
     let caller = require(Action::SetCoursePolicy(course.id)).await?;
@@ -42,7 +42,8 @@ pub async fn book_lab(
     override_running: Option<String>,
 ) -> Result<i64, ServerFnError> {
     use super::ssr::{actor, from_core, require, services, Action, Caller};
-    use slicehub_core::sessions::{policy_of, BookingForm};
+    use slicehub_core::sessions::BookingForm;
+use slicehub_core::courses::policy_of;
     let services = services()?;
     let course = super::courses::ssr::course(&services, &code).await?;
     let caller = require(Action::SetCoursePolicy(course.id)).await?;

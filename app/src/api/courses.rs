@@ -67,7 +67,7 @@ pub async fn open_course(code: String) -> Result<CourseDetail, ServerFnError> {
     use crate::views::MemberRow;
     use slicehub_core::auth::authorize;
     use slicehub_core::quotas::{budget_at, hours, zone_or_utc};
-    use slicehub_core::sessions::policy_of;
+    use slicehub_core::courses::policy_of;
     let services = services()?;
     let course = ssr::course(&services, &code).await?;
     let caller = require(Action::ViewCourse(course.id)).await?;

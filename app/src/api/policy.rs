@@ -11,7 +11,7 @@ pub async fn course_policy(code: String) -> Result<PolicyPageView, ServerFnError
     use super::ssr::{from_core, now_ms, require, services, Action};
     use crate::views::{ImageChoice, PolicyCeilings, StudentBudgetRow};
     use slicehub_core::quotas::budget_at;
-    use slicehub_core::sessions::{policy_of, PolicyForm};
+    use slicehub_core::courses::{policy_of, PolicyForm};
     let services = services()?;
     let course = super::courses::ssr::course(&services, &code).await?;
     require(Action::SetCoursePolicy(course.id)).await?;
@@ -88,7 +88,7 @@ pub async fn save_course_policy(
     job_idle: Option<String>,
 ) -> Result<Vec<FieldProblemView>, ServerFnError> {
     use super::ssr::{actor, from_core, require, services, Action};
-    use slicehub_core::sessions::{admin_limit_problems, set_policy, PolicyForm};
+    use slicehub_core::courses::{admin_limit_problems, set_policy, PolicyForm};
     let services = services()?;
     let course = super::courses::ssr::course(&services, &code).await?;
     let caller = require(Action::SetCoursePolicy(course.id)).await?;
@@ -199,7 +199,7 @@ pub async fn grant_extra_hours(
 #[cfg(feature = "ssr")]
 pub(crate) mod ssr {
     use slicehub_core::quotas::{hours, Budget};
-    use slicehub_core::sessions::PolicyForm;
+    use slicehub_core::courses::PolicyForm;
 
     use crate::views::{BudgetView, PolicyFields};
 

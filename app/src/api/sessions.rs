@@ -10,7 +10,7 @@ use crate::views::{HistoryPage, LaunchCourse, SessionView};
 pub async fn launch_options() -> Result<Vec<LaunchCourse>, ServerFnError> {
     use super::ssr::{from_core, require, services, Action, Caller};
     use crate::views::ProfileOption;
-    use slicehub_core::sessions::policy_of;
+    use slicehub_core::courses::policy_of;
     let caller = require(Action::ListOwnSessions).await?;
     let Caller::User { id, .. } = caller else {
         return Ok(Vec::new());
@@ -474,7 +474,8 @@ pub(crate) mod ssr_views {
         services: &slicehub_core::Services,
         sessions: &[GpuSession],
     ) -> Result<std::collections::HashMap<String, i64>, slicehub_core::CoreError> {
-        use slicehub_core::sessions::{policy_of, SessionState};
+        use slicehub_core::sessions::SessionState;
+use slicehub_core::courses::policy_of;
         let now = super::super::ssr::now_ms();
         let mut ends = std::collections::HashMap::new();
         let mut done = std::collections::HashSet::new();

@@ -6,7 +6,8 @@ use crate::config::Config;
 use std::collections::HashMap;
 
 use crate::quotas::{budget_at, usage_in, zone_or_utc, Budget, PeriodBounds, QuotaPeriod};
-use crate::sessions::{policy_of, queue_position, GpuSession, SessionState};
+use crate::sessions::{queue_position, GpuSession, SessionState};
+use crate::courses::policy_of;
 use crate::store::Store;
 use crate::CoreError;
 

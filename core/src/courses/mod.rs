@@ -1,10 +1,11 @@
 //! Courses and their members: creating courses, assigning instructors, removing
-//! students, resetting a student's password, importing rosters from CSV with a preview, and the instructor's view of the
-//! class.
+//! students, resetting a student's password, importing rosters from CSV with a preview, the
+//! instructor's view of the class, and what the course lets its students run (`policy`).
 
 mod class;
 mod invitations;
 mod manage;
+mod policy;
 mod roster;
 mod roster_csv;
 mod student_password;
@@ -13,6 +14,9 @@ pub use class::{class_view, usage_csv, ClassSession, ClassView, StudentUsage};
 pub use invitations::answer_invitation;
 pub use manage::{
     assign_instructor, check_course_code, check_course_title, create_course, remove_student,
+};
+pub use policy::{
+    admin_limit_problems, policy_of, set_policy, split_list, CoursePolicy, FieldProblem, PolicyForm, Quota,
 };
 pub use roster::{
     apply_roster, one_time_passwords_csv, preview_roster, Importer, RosterApplied, RosterPreview,

@@ -7,7 +7,7 @@ mod period;
 pub use budget::{charged_ms, charged_ms_outside, compute_slices, hours, Budget};
 pub use period::{instant, parse_clock, parse_date, time_zone, zone_or_utc, PeriodBounds, QuotaPeriod, WEEKDAYS};
 
-use crate::sessions::CoursePolicy;
+use crate::courses::CoursePolicy;
 use crate::store::Store;
 use crate::CoreError;
 

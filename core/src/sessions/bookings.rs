@@ -92,7 +92,7 @@ impl Sessions {
             let tail_ms = match tails.get(&course) {
                 Some(&tail) => tail,
                 None => {
-                    let policy = super::policy_of(&self.inner.store, &self.inner.config, course).await?;
+                    let policy = crate::courses::policy_of(&self.inner.store, &self.inner.config, course).await?;
                     *tails.entry(course).or_insert(self.hold_for_minutes(policy.max_minutes))
                 }
             };
@@ -175,7 +175,7 @@ impl Sessions {
                 in_use[hold.gpu] |= mask;
             }
             // The course's sessions started late in the window may run their limit past it.
-            let policy = super::policy_of(&self.inner.store, &self.inner.config, req.course_id).await?;
+            let policy = crate::courses::policy_of(&self.inner.store, &self.inner.config, req.course_id).await?;
             let tail = self.hold_for_minutes(policy.max_minutes);
             for (window, _) in queue.windows.values().filter(|(w, _)| asked.overlaps(w.from_ms - tail, w.until_ms)) {
                 in_use[window.gpu] |= window.mask;

@@ -10,7 +10,7 @@ use super::model::{GpuSession, SessionKind, SessionState};
 use super::readiness::answers_ok;
 use crate::gpu::BackendKind;
 use crate::metrics::METRICS;
-use super::policy::policy_of;
+use crate::courses::policy_of;
 use crate::runtime::firewall;
 use crate::runtime::spec::{ContainerSpec, LaunchRequest, Limits, Workload, NOTEBOOK_PORT};
 use crate::runtime::SessionNetwork;

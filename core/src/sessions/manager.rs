@@ -3,7 +3,7 @@ use std::sync::Arc;
 use tokio::sync::{broadcast, Mutex};
 
 use super::model::{GpuSession, SessionEvent, SessionKind, SessionPool};
-use super::policy::policy_of;
+use crate::courses::policy_of;
 use crate::auth::tokens::new_session_token;
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;

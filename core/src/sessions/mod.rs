@@ -17,7 +17,6 @@ mod launch_gate;
 mod lifecycle;
 mod manager;
 mod model;
-mod policy;
 mod queue;
 mod readiness;
 mod resume;
@@ -37,10 +36,6 @@ pub use lifecycle::{IdleNotice, IdlePolicy, IdleVerdict, IdleWarning, Judged, Re
 pub use manager::{ClaimRequest, Sessions, Workload};
 pub use model::{
     queue_position, GpuSession, SessionEvent, SessionKind, SessionPool, SessionState, SlicePlacement,
-};
-pub use policy::{
-    admin_limit_problems, policy_of, set_policy, split_list, CoursePolicy, FieldProblem, PolicyForm,
-    Quota,
 };
 pub use slurm_pool::SlurmWait;
 pub use search::{find_sessions, SessionFilter, RECENT_DAYS, STATE_FILTERS};

@@ -366,7 +366,7 @@ impl Sessions {
             return Ok(None);
         }
         let store = &self.inner.store;
-        let policy = super::policy::policy_of(store, &self.inner.config, session.course_id).await?;
+        let policy = crate::courses::policy_of(store, &self.inner.config, session.course_id).await?;
         let now = self.now_ms();
         let Some(budget) = crate::quotas::budget_at(store, &policy, session.course_id, session.user_id, now).await? else {
             return Ok(None);

@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use crate::lab::{lab, now_ms, BUSYBOX};
 use slicehub_core::sessions::SessionState::{Ended, Queued, Ready};
-use slicehub_core::sessions::{set_policy, BookingRequest, PolicyForm};
+use slicehub_core::sessions::BookingRequest;
+use slicehub_core::courses::{set_policy, PolicyForm};
 use slicehub_core::store::{Role, Store};
 
 const LAUNCH: Duration = Duration::from_secs(120);
@@ -126,7 +127,7 @@ on_both_databases!(a_booked_lab_gets_its_slices_while_another_course_floods);
 
 async fn booked_lab_time_is_not_charged_when_the_course_says_so(store: Store) {
     use slicehub_core::quotas::budget_at;
-    use slicehub_core::sessions::policy_of;
+    use slicehub_core::courses::policy_of;
     let lab = lab(store, "1 x H100-80GB", |_| {}).await;
     let known = lab.sessions.known_profiles().await.unwrap();
     let day = |days: i64| (chrono::Utc::now() + chrono::Duration::days(days)).format("%Y-%m-%d").to_string();

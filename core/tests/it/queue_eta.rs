@@ -10,7 +10,8 @@ use std::time::Duration;
 use crate::lab::{lab, Lab, BUSYBOX};
 use slicehub_core::gpu::GpuBackend;
 use slicehub_core::sessions::SessionState::{Allocating, Creating, Queued, Ready, Starting};
-use slicehub_core::sessions::{set_policy, PolicyForm, Sessions};
+use slicehub_core::sessions::Sessions;
+use slicehub_core::courses::{set_policy, PolicyForm};
 use slicehub_core::store::{Role, Store};
 
 fn now_ms() -> i64 {

@@ -8,7 +8,8 @@ use std::time::Duration;
 use chrono::{Datelike, Timelike};
 use crate::lab::lab;
 use slicehub_core::quotas::budget_at;
-use slicehub_core::sessions::{policy_of, SessionState, Sessions};
+use slicehub_core::sessions::{SessionState, Sessions};
+use slicehub_core::courses::policy_of;
 use slicehub_core::store::Store;
 
 const LAUNCH: Duration = Duration::from_secs(30);

@@ -134,14 +134,14 @@ async fn bad_claims_get_clear_refusals(store: Store) {
     let msg = refused(lab.sessions.claim(claim).await);
     assert!(msg.contains("does not allow the image \"evil/miner:latest\""), "{msg}");
 
-    let policy = slicehub_core::sessions::CoursePolicy {
+    let policy = slicehub_core::courses::CoursePolicy {
         images: vec![BUSYBOX.into()],
         profiles: vec!["1g.10gb".into()],
         max_minutes: 60,
-        ..slicehub_core::sessions::CoursePolicy::defaults(&lab.config)
+        ..slicehub_core::courses::CoursePolicy::defaults(&lab.config)
     };
     let known = lab.sessions.known_profiles().await.unwrap();
-    slicehub_core::sessions::set_policy(&lab.store, &lab.config, lab.course_id, &policy, &known, "test")
+    slicehub_core::courses::set_policy(&lab.store, &lab.config, lab.course_id, &policy, &known, "test")
         .await
         .unwrap();
     let mut claim = lab.job(erin, &["true"]);
@@ -149,11 +149,11 @@ async fn bad_claims_get_clear_refusals(store: Store) {
     let msg = refused(lab.sessions.claim(claim).await);
     assert!(msg.contains("does not allow the profile \"3g.40gb\""), "{msg}");
 
-    let bad_policy = slicehub_core::sessions::CoursePolicy {
+    let bad_policy = slicehub_core::courses::CoursePolicy {
         profiles: vec!["9g.99gb".into()],
         ..policy.clone()
     };
-    let msg = slicehub_core::sessions::set_policy(&lab.store, &lab.config, lab.course_id, &bad_policy, &known, "test")
+    let msg = slicehub_core::courses::set_policy(&lab.store, &lab.config, lab.course_id, &bad_policy, &known, "test")
         .await
         .unwrap_err()
         .to_string();

@@ -13,7 +13,7 @@ use super::idle_rule::{IdleVerdict, IdleWarning, Judged};
 use crate::sessions::jupyter_activity::jupyter_activity;
 use crate::sessions::manager::Sessions;
 use crate::sessions::model::{GpuSession, SessionKind, SessionPool, SessionState};
-use crate::sessions::policy::{policy_of, CoursePolicy};
+use crate::courses::{policy_of, CoursePolicy};
 use crate::store::IdleRow;
 use crate::CoreError;
 

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use crate::sessions::manager::Sessions;
 use crate::sessions::model::SessionState;
-use crate::sessions::policy::policy_of;
+use crate::courses::policy_of;
 use crate::quotas::budget_at;
 use crate::CoreError;
 

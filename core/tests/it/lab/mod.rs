@@ -16,7 +16,8 @@ use slicehub_core::gpu::GpuBackend;
 use slicehub_gpu::SimulatedBackend;
 use slicehub_core::runtime::{ContainerEngine, FakeEngine};
 use slicehub_docker::Engine;
-use slicehub_core::sessions::{set_policy, ClaimRequest, GpuSession, PolicyForm, SessionState, Sessions, Workload};
+use slicehub_core::sessions::{ClaimRequest, GpuSession, SessionState, Sessions, Workload};
+use slicehub_core::courses::{set_policy, PolicyForm};
 use slicehub_core::store::{NewUserRow, Role, Store};
 
 pub const BUSYBOX: &str = "slicehub/busybox:offline";

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::lifecycle::IdlePolicy;
+use crate::sessions::IdlePolicy;
 
 use crate::config::Config;
 use crate::quotas::{compute_slices, parse_clock, parse_date, time_zone, QuotaPeriod, WEEKDAYS};
