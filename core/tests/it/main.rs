@@ -24,7 +24,6 @@ mod quota_periods;
 mod quotas;
 mod readme_config;
 mod reconcile_race;
-mod sessions_contention;
 mod sessions_faults;
 mod sessions_jobs;
 mod sessions_limit;
