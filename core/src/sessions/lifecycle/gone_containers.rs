@@ -4,23 +4,22 @@
 
 use std::collections::HashSet;
 
+use crate::runtime::ManagedContainer;
 use crate::sessions::manager::Sessions;
 use crate::sessions::model::{SessionPool, SessionState};
 use crate::CoreError;
 
-/// Ends them; how many ended.
-pub(super) async fn pass(sessions: &Sessions) -> Result<usize, CoreError> {
+/// Ends them, given this portal's containers as the pass read them; how many ended.
+pub(super) async fn pass(sessions: &Sessions, containers: &[ManagedContainer]) -> Result<usize, CoreError> {
     let engine = &sessions.inner.engine;
-    let running: HashSet<String> = engine
-        .managed_containers(&sessions.instance_id().await?)
-        .await?
-        .into_iter()
+    let running: HashSet<&str> = containers
+        .iter()
         .filter(|c| c.running)
-        .filter_map(|c| c.session_id)
+        .filter_map(|c| c.session_id.as_deref())
         .collect();
     let mut ended = 0;
     for session in sessions.inner.store.gpu_sessions_in(&[SessionState::Ready]).await? {
-        if running.contains(&session.id) || session.pool == SessionPool::Slurm {
+        if running.contains(session.id.as_str()) || session.pool == SessionPool::Slurm {
             continue;
         }
         // Not running in the list read above, but that list may predate the session's own

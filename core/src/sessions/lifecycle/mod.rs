@@ -28,9 +28,14 @@ pub(in crate::sessions) use idle::IdleState;
 pub use idle_rule::{IdlePolicy, IdleVerdict, IdleWarning, Judged};
 pub(in crate::sessions) use time_limit::{deadline_at_claim, limit_ms};
 
+use std::collections::HashSet;
+
 use serde::Serialize;
 
+use booked_instances::BookedPlacement;
+
 use super::manager::Sessions;
+use crate::runtime::ManagedContainer;
 use crate::CoreError;
 
 /// What one pass changed.
@@ -123,21 +128,15 @@ impl Rule {
 
     /// Runs the rule once at `now`; how many sessions, containers, slices or rules it
     /// changed.
-    async fn pass(self, sessions: &Sessions, now: i64) -> Result<usize, CoreError> {
+    async fn pass(self, sessions: &Sessions, now: i64, reads: &PassReads) -> Result<usize, CoreError> {
         match self {
-            Rule::Orphans => orphans::pass(sessions).await,
-            Rule::GoneContainers => gone_containers::pass(sessions).await,
+            Rule::Orphans => orphans::pass(sessions, reads.containers(sessions).await?).await,
+            Rule::GoneContainers => gone_containers::pass(sessions, reads.containers(sessions).await?).await,
             Rule::Repair => repair::pass(sessions, now).await,
             Rule::HostFirewall => sessions.keep_host_firewall().await,
             Rule::Release => release::pass(sessions).await,
-            Rule::LeftoverInstances => {
-                let kept = sessions.booked_placements_now(now).await?;
-                sessions.destroy_leftover_instances(&kept).await
-            }
-            Rule::BookedInstances => {
-                let wanted = sessions.booked_placements_now(now).await?;
-                sessions.prepare_booked_instances(&wanted).await
-            }
+            Rule::LeftoverInstances => sessions.destroy_leftover_instances(reads.booked(sessions, now).await?).await,
+            Rule::BookedInstances => sessions.prepare_booked_instances(reads.booked(sessions, now).await?).await,
             Rule::Usage => usage::pass(sessions).await,
             Rule::TimeLimit => time_limit::pass(sessions, now).await,
             Rule::Quota => sessions.enforce_quotas_at(now).await,
@@ -163,27 +162,52 @@ impl Rule {
     }
 }
 
+/// What several rules of one pass read, read once at its first need: the containers of
+/// this portal (orphans, gone containers) and the slices booked windows keep (leftover and
+/// booked instances). A read that fails is tried again by the next rule that needs it.
+#[derive(Default)]
+struct PassReads {
+    containers: tokio::sync::OnceCell<Vec<ManagedContainer>>,
+    booked: tokio::sync::OnceCell<HashSet<BookedPlacement>>,
+}
+
+impl PassReads {
+    async fn containers(&self, sessions: &Sessions) -> Result<&[ManagedContainer], CoreError> {
+        let list = self
+            .containers
+            .get_or_try_init(|| async { sessions.inner.engine.managed_containers(&sessions.instance_id().await?).await })
+            .await?;
+        Ok(list)
+    }
+
+    async fn booked(&self, sessions: &Sessions, now: i64) -> Result<&HashSet<BookedPlacement>, CoreError> {
+        self.booked.get_or_try_init(|| sessions.booked_placements_now(now)).await
+    }
+}
+
 impl Sessions {
     /// One pass: every rule of [`ORDER`] at the clock's time. Fails only when every rule
     /// failed (the database or the engine is unreachable as a whole).
     pub async fn reconcile(&self) -> Result<ReconcileReport, CoreError> {
         let mut report = ReconcileReport::default();
-        let mut failed = Vec::new();
+        let reads = PassReads::default();
+        let (mut failures, mut last_failure) = (0, None);
         for rule in ORDER {
-            match rule.pass(self, self.now_ms()).await {
+            match rule.pass(self, self.now_ms(), &reads).await {
                 Ok(n) => *rule.count(&mut report) = n,
-                Err(e) if rule == Rule::HostFirewall => {
-                    tracing::error!(error = %e, "reconcile: session networks' firewall rules cannot be put back; launches set them up again");
-                    failed.push(e);
-                }
                 Err(e) => {
-                    tracing::warn!(rule = rule.name(), error = %e, "reconcile: a rule failed this pass; the next pass tries again");
-                    failed.push(e);
+                    if rule == Rule::HostFirewall {
+                        tracing::error!(error = %e, "reconcile: session networks' firewall rules cannot be put back; launches set them up again");
+                    } else {
+                        tracing::warn!(rule = rule.name(), error = %e, "reconcile: a rule failed this pass; the next pass tries again");
+                    }
+                    failures += 1;
+                    last_failure = Some(e);
                 }
             }
         }
-        match failed.pop() {
-            Some(e) if failed.len() + 1 == ORDER.len() => Err(e),
+        match last_failure {
+            Some(e) if failures == ORDER.len() => Err(e),
             _ => Ok(report),
         }
     }

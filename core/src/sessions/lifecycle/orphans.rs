@@ -1,15 +1,16 @@
 //! Containers of this portal that no live session owns (a session that ended while the
 //! portal was down, a launch recorded nowhere) are removed.
 
+use crate::runtime::ManagedContainer;
 use crate::sessions::manager::Sessions;
 use crate::CoreError;
 
-/// Removes them; how many went.
-pub(super) async fn pass(sessions: &Sessions) -> Result<usize, CoreError> {
+/// Removes them from `containers` (this portal's, as the pass read them); how many went.
+pub(super) async fn pass(sessions: &Sessions, containers: &[ManagedContainer]) -> Result<usize, CoreError> {
     let store = &sessions.inner.store;
     let engine = &sessions.inner.engine;
     let mut removed = 0;
-    for container in engine.managed_containers(&sessions.instance_id().await?).await? {
+    for container in containers {
         let owner = match &container.session_id {
             Some(id) => match store.gpu_session(id).await {
                 Ok(session) => session,
