@@ -435,6 +435,19 @@ mod tests {
     }
 
     #[test]
+    fn a_grant_spelled_otherwise_is_stripped_as_the_portal_would_read_it() {
+        // Whatever spelling the portal takes for its grant (cookies::values trims around
+        // the name), the container never sees.
+        let mut headers = HeaderMap::new();
+        headers.append(header::COOKIE, HeaderValue::from_static("slicehub_notebook =g1;  slicehub_launch= n ;x=1"));
+        let read = crate::http::cookies::values(&headers, "slicehub_notebook");
+        assert_eq!(read, ["g1"], "the portal reads this spelling as the grant");
+        without_cookies(&mut headers, &["slicehub_notebook", "slicehub_launch"]);
+        let left: Vec<_> = headers.get_all(header::COOKIE).iter().map(|v| v.to_str().unwrap().to_string()).collect();
+        assert_eq!(left, ["x=1"]);
+    }
+
+    #[test]
     fn each_session_has_its_own_places_in_flight_and_gives_them_back() {
         let in_flight = InFlight::new(2);
         let a1 = in_flight.take("s-a").expect("first");
