@@ -10,48 +10,13 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use serde::Serialize;
 
-use super::manager::Sessions;
+use super::activity_state::{ActivityState, Series, SliceNow, SliceSample, KEPT_SAMPLES};
+use super::service::Sessions;
 use super::SessionState;
 use crate::gpu::{BackendKind, GpuUtilization, MigInstance, MigMode};
 use crate::runtime::ContainerUsage;
 use crate::CoreError;
-
-pub const KEPT_SAMPLES: usize = 60;
-
-/// One reading of a session's slice.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct SliceSample {
-    pub at_ms: i64,
-    /// Percent busy; `None` where it cannot be read (the first simulated reading, MIG
-    /// instances on NVML).
-    pub busy_percent: Option<u32>,
-    pub memory_mib: Option<u64>,
-}
-
-/// The newest sample of a running session, with where its slice is.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SliceNow {
-    pub session_id: String,
-    pub gpu_index: u32,
-    /// `3g.40gb@4`: the profile and its first memory slice.
-    pub slice: String,
-    pub sample: SliceSample,
-}
-
-struct Series {
-    gpu_index: u32,
-    slice: String,
-    samples: VecDeque<SliceSample>,
-}
-
-#[derive(Default)]
-pub(super) struct ActivityState {
-    series: HashMap<String, Series>,
-    last_usage: HashMap<String, ContainerUsage>,
-    gpus: Vec<(u32, GpuUtilization)>,
-}
 
 /// What one pass reads of one GPU.
 struct GpuReading {
@@ -68,9 +33,9 @@ struct GpuReading {
 impl Sessions {
     /// Samples every ready session's slice once; returns how many were sampled.
     pub async fn sample_slices(&self) -> Result<usize, CoreError> {
-        let running = self.inner.store.gpu_sessions_in(&[SessionState::Ready]).await?;
-        let simulated = self.inner.gpus.kind() == BackendKind::Simulated;
-        let reading: Vec<GpuReading> = self.on_gpus(|gpus| {
+        let running = self.ctx.store.gpu_sessions_in(&[SessionState::Ready]).await?;
+        let simulated = self.ctx.gpus.kind() == BackendKind::Simulated;
+        let reading: Vec<GpuReading> = self.ctx.on_gpus(|gpus| {
             let mut out = Vec::new();
             for info in gpus.list_gpus()? {
                 let index = info.index;
@@ -104,7 +69,7 @@ impl Sessions {
         // containers are read at once: a pass lasts one reading, not one per session.
         let readings: HashMap<String, Option<ContainerUsage>> = if simulated {
             let reads = running.iter().filter_map(|s| Some((s.id.clone(), s.container.clone()?))).map(|(id, container)| async move {
-                let usage = match self.inner.engine.usage(&container).await {
+                let usage = match self.ctx.engine.usage(&container).await {
                     Ok(usage) => usage,
                     Err(e) => {
                         tracing::debug!(session = %id, error = %e, "slice sample: container use not read");
@@ -179,7 +144,7 @@ impl Sessions {
     /// container), GPUs with MIG off (the whole GPU is the slice), and MIG GPUs that keep
     /// GPM samples per instance (Hopper and newer). Elsewhere jobs are never judged idle.
     pub async fn slice_activity_readable(&self) -> bool {
-        self.on_gpus(|gpus| {
+        self.ctx.on_gpus(|gpus| {
             if gpus.kind() == BackendKind::Simulated {
                 return Ok(true);
             }
@@ -213,6 +178,6 @@ impl Sessions {
     }
 
     fn activity_state(&self) -> std::sync::MutexGuard<'_, ActivityState> {
-        self.inner.activity.lock().unwrap_or_else(|p| p.into_inner())
+        self.activity.lock().unwrap_or_else(|p| p.into_inner())
     }
 }

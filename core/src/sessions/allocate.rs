@@ -3,12 +3,12 @@
 //! word on who holds which memory slice.
 
 use serde::Serialize;
-use slicehub_mig::{place_now, Catalog, GpuState, Layout, Mode, Placement, Policy};
+use slicehub_mig::{place_now, Layout, Mode, Placement, Policy};
 
-use super::eta::QueueEstimate;
-use super::manager::Sessions;
+use super::queue_now::GpuNow;
+use super::queue_state::QueueEstimate;
+use super::service::Sessions;
 use crate::fleet::{self, GpuMode};
-use crate::gpu::GpuInfo;
 use crate::store::HeldSlice;
 use crate::CoreError;
 
@@ -23,42 +23,13 @@ pub struct ProfileAvailability {
     pub wait: Option<QueueEstimate>,
 }
 
-/// One GPU with everything a decision needs.
-pub(super) struct GpuNow {
-    pub info: GpuInfo,
-    pub catalog: Catalog,
-    mode: Mode,
-    layout: Layout,
-    held: Vec<Placement>,
-}
-
-impl GpuNow {
-    /// Whether claims create and destroy instances on this GPU (not a static layout).
-    pub(super) fn is_dynamic(&self) -> bool {
-        self.mode == Mode::Dynamic
-    }
-}
-
-/// The GPUs as the pure allocator takes them.
-pub(super) fn allocator_states(fleet_now: &[GpuNow]) -> Vec<GpuState<'_>> {
-    fleet_now
-        .iter()
-        .map(|g| GpuState {
-            catalog: &g.catalog,
-            mode: g.mode,
-            layout: g.layout.clone(),
-            held: g.held.clone(),
-        })
-        .collect()
-}
-
 impl Sessions {
     /// Reads every GPU that takes new sessions (not drained): its instances and mode, and
     /// the slices sessions hold. A GPU that cannot be read, or whose instances overlap,
     /// sits this decision out (logged; its holds stay) while the others serve.
     pub(super) async fn fleet_now(&self) -> Result<Vec<GpuNow>, CoreError> {
-        let held = self.inner.store.held_slices().await?;
-        let read = self.on_gpus(|gpus| {
+        let held = self.ctx.store.held_slices().await?;
+        let read = self.ctx.on_gpus(|gpus| {
             let mut out = Vec::new();
             for info in gpus.list_gpus()? {
                 match gpus.catalog(info.index).and_then(|c| Ok((c, gpus.instances(info.index)?))) {
@@ -72,11 +43,11 @@ impl Sessions {
         let mut fleet_now = Vec::with_capacity(read.len());
         for (info, catalog, instances) in read {
             // A drained GPU takes no new session; those on it run to their end.
-            if fleet::drained_by(&self.inner.store, &info.uuid).await?.is_some() {
+            if fleet::drained_by(&self.ctx.store, &info.uuid).await?.is_some() {
                 continue;
             }
             // A whole GPU is a static GPU whose one instance is always there.
-            let mode = match fleet::mode(&self.inner.store, &info.uuid).await? {
+            let mode = match fleet::mode(&self.ctx.store, &info.uuid).await? {
                 _ if catalog.is_whole() => Mode::Static,
                 GpuMode::Dynamic => Mode::Dynamic,
                 GpuMode::Static(_) => Mode::Static,
@@ -117,7 +88,7 @@ impl Sessions {
         &self,
         profiles: &[String],
     ) -> Result<Vec<ProfileAvailability>, CoreError> {
-        let minutes = i64::from(self.inner.config.sessions_max_minutes);
+        let minutes = i64::from(self.ctx.config.sessions_max_minutes);
         self.availability_for(profiles, minutes, None, false).await
     }
 
@@ -152,7 +123,7 @@ impl Sessions {
 
     fn availability_in(
         &self,
-        queue: &super::queue::QueueNow,
+        queue: &super::queue_now::QueueNow,
         profiles: &[String],
         max_minutes: i64,
         course: Option<i64>,

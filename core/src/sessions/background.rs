@@ -8,7 +8,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use super::manager::Sessions;
+use super::service::Sessions;
 use super::supervised;
 use crate::tasks::{pause, TaskSet};
 
@@ -32,7 +32,7 @@ impl Sessions {
         if let Err(e) = self.note_slurm_links().await {
             tracing::error!(error = %e, "the Slurm users file's new lines are not recorded; they wait for `slicehub slurm link`");
         }
-        self.inner.recovered.send_replace(false);
+        self.ctx.recovered.send_replace(false);
         let mut tasks = TaskSet::new();
         let this = self.clone();
         tasks.spawn("recovery", move |_| this.clone().recover());
@@ -42,7 +42,7 @@ impl Sessions {
         tasks.spawn("container-deaths", move |stop| this.clone().container_deaths_loop(stop));
         let this = self.clone();
         tasks.spawn("sampling", move |stop| this.clone().sampling_loop(stop));
-        if self.inner.slurm.client.is_some() && self.inner.dispatch.enabled.load(std::sync::atomic::Ordering::SeqCst) {
+        if self.ctx.slurm.is_some() && self.queue.enabled.load(std::sync::atomic::Ordering::SeqCst) {
             let this = self.clone();
             tasks.spawn("slurm-watch", move |stop| this.clone().slurm_watch_loop(stop));
         }
@@ -60,12 +60,12 @@ impl Sessions {
             }
         })
         .await;
-        self.inner.recovered.send_replace(true);
+        self.ctx.recovered.send_replace(true);
     }
 
     /// Waits for the recovery; `true` when the stop came first.
     async fn recovered_or_stopped(&self, stop: &CancellationToken) -> bool {
-        let mut recovered = self.inner.recovered.subscribe();
+        let mut recovered = self.ctx.recovered.subscribe();
         tokio::select! {
             _ = recovered.wait_for(|done| *done) => stop.is_cancelled(),
             _ = stop.cancelled() => true,
@@ -76,7 +76,7 @@ impl Sessions {
         if self.recovered_or_stopped(&stop).await {
             return;
         }
-        let period = Duration::from_secs(u64::from(self.inner.config.sessions_reconcile_seconds));
+        let period = Duration::from_secs(u64::from(self.ctx.config.sessions_reconcile_seconds));
         while !pause(&stop, period).await {
             supervised::pass("reconcile", async {
                 match self.reconcile().await {
@@ -111,7 +111,7 @@ impl Sessions {
     async fn follow_container_deaths(&self) {
         loop {
             let deaths = match self.instance_id().await {
-                Ok(instance) => self.inner.engine.container_deaths(&instance).await,
+                Ok(instance) => self.ctx.engine.container_deaths(&instance).await,
                 Err(e) => Err(e),
             };
             match deaths {
@@ -124,7 +124,7 @@ impl Sessions {
                                 if let Some(id) = death.session_id {
                                     let this = self.clone();
                                     tokio::spawn(async move {
-                                        if let Err(e) = this.container_exited(&id, death.exit_code).await {
+                                        if let Err(e) = this.ctx.container_exited(&id, death.exit_code).await {
                                             tracing::warn!(session = %id, error = %e, "could not end a session whose container died");
                                         }
                                     });
@@ -148,7 +148,7 @@ impl Sessions {
         if self.recovered_or_stopped(&stop).await {
             return;
         }
-        let period = Duration::from_secs(u64::from(self.inner.config.sessions_sample_seconds.max(1)));
+        let period = Duration::from_secs(u64::from(self.ctx.config.sessions_sample_seconds.max(1)));
         while !pause(&stop, period).await {
             supervised::pass("sampling", async {
                 if let Err(e) = self.sample_slices().await {

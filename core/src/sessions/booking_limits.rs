@@ -2,7 +2,7 @@
 //! (`limits.booking_days_ahead`) and how many compute-slice-hours its labs may keep in one
 //! calendar week, Monday to Sunday in UTC (`limits.booking_slice_hours_per_week`).
 
-use super::bookings::{Booking, BookingRequest};
+use super::booking_model::{Booking, BookingRequest};
 use crate::quotas::compute_slices;
 use crate::store::WEEK_MS;
 use crate::CoreError;

@@ -7,8 +7,9 @@ use std::collections::HashMap;
 
 use slicehub_mig::{allocate_avoiding, Booked, GpuState, Placement, Policy, Window};
 
-use super::allocate::GpuNow;
-use super::manager::Sessions;
+use super::queue_now::{allocator_states, GpuNow};
+use super::booking_model::{Booking, BookingRequest};
+use super::service::Sessions;
 use crate::store::{BookingRow, NewBooking, WEEK_MS};
 use crate::CoreError;
 
@@ -17,48 +18,11 @@ const HORIZON_MS: i64 = WEEK_MS + 24 * 3_600_000;
 /// A booking window lasts at most this long.
 const MAX_WINDOW_MS: i64 = 12 * 3_600_000;
 
-/// A booking as the pages and the queue read it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Booking {
-    pub row: BookingRow,
-    /// (GPU UUID, memory-slice mask) of each slice kept.
-    pub slots: Vec<(String, u8)>,
-    /// (GPU UUID, instance placement) of each slice kept, in the order of `slots`.
-    pub placements: Vec<(String, Placement)>,
-}
-
-impl Booking {
-    /// Every window: (start, end) in epoch milliseconds.
-    pub fn windows(&self) -> impl Iterator<Item = (i64, i64)> + '_ {
-        (0..self.row.weeks.max(1)).map(|k| (self.row.starts_at + k * WEEK_MS, self.row.ends_at + k * WEEK_MS))
-    }
-
-    fn overlaps(&self, from: i64, until: i64) -> bool {
-        self.windows().any(|(s, e)| s < until && from < e)
-    }
-}
-
-/// What an instructor asks to book.
-#[derive(Debug, Clone)]
-pub struct BookingRequest {
-    pub course_id: i64,
-    pub profile: String,
-    pub slices: u32,
-    pub starts_at_ms: i64,
-    pub ends_at_ms: i64,
-    /// 1: once; up to 26 weekly windows.
-    pub weeks: u32,
-    pub by: String,
-    /// An admin's override: book even where sessions running or promised then are in the
-    /// way (they are never stopped; the course may then get fewer slices at first).
-    pub override_running: bool,
-}
-
 impl Sessions {
     /// Live bookings with their slots, soonest first.
     pub async fn bookings(&self) -> Result<Vec<Booking>, CoreError> {
         let now = self.now_ms();
-        let store = &self.inner.store;
+        let store = &self.ctx.store;
         let rows = store.live_bookings(now).await?;
         let mut slots: HashMap<i64, Vec<(String, u8)>> = HashMap::new();
         let mut placements: HashMap<i64, Vec<(String, Placement)>> = HashMap::new();
@@ -92,7 +56,7 @@ impl Sessions {
             let tail_ms = match tails.get(&course) {
                 Some(&tail) => tail,
                 None => {
-                    let policy = crate::courses::policy_of(&self.inner.store, &self.inner.config, course).await?;
+                    let policy = crate::courses::policy_of(&self.ctx.store, &self.ctx.config, course).await?;
                     *tails.entry(course).or_insert(self.hold_for_minutes(policy.max_minutes))
                 }
             };
@@ -113,11 +77,11 @@ impl Sessions {
         let now = self.now_ms();
         check_request(req, now)?;
         self.require_known_profile(&req.profile).await?;
-        let _one_at_a_time = self.inner.allocation.lock().await;
+        let _one_at_a_time = self.ctx.allocation.lock().await;
         // Labs of the course earlier in the request's first week count too, ended or not.
         let since = super::booking_limits::week_start_ms(req.starts_at_ms);
         let course_bookings: Vec<Booking> = self
-            .inner
+            .ctx
             .store
             .live_bookings(since)
             .await?
@@ -125,7 +89,7 @@ impl Sessions {
             .filter(|row| row.course_id == req.course_id)
             .map(|row| Booking { row, slots: Vec::new(), placements: Vec::new() })
             .collect();
-        let limits = &self.inner.config;
+        let limits = &self.ctx.config;
         super::booking_limits::check_booking_limits(
             req,
             &course_bookings,
@@ -175,7 +139,7 @@ impl Sessions {
                 in_use[hold.gpu] |= mask;
             }
             // The course's sessions started late in the window may run their limit past it.
-            let policy = crate::courses::policy_of(&self.inner.store, &self.inner.config, req.course_id).await?;
+            let policy = crate::courses::policy_of(&self.ctx.store, &self.ctx.config, req.course_id).await?;
             let tail = self.hold_for_minutes(policy.max_minutes);
             for (window, _) in queue.windows.values().filter(|(w, _)| asked.overlaps(w.from_ms - tail, w.until_ms)) {
                 in_use[window.gpu] |= window.mask;
@@ -204,7 +168,7 @@ impl Sessions {
             return Err(CoreError::InvalidRequest(shortfall(req, slots.len(), &booked_by_others, &in_use)));
         }
         let id = self
-            .inner
+            .ctx
             .store
             .insert_booking(&NewBooking {
                 course_id: req.course_id,
@@ -225,7 +189,7 @@ impl Sessions {
             if req.weeks > 1 { format!(", weekly for {} weeks", req.weeks) } else { String::new() },
             if req.override_running { " (admin override)" } else { "" }
         );
-        self.inner.store.audit(&req.by, "booking.create", &format!("course {} booking {id}", req.course_id), &detail).await?;
+        self.ctx.store.audit(&req.by, "booking.create", &format!("course {} booking {id}", req.course_id), &detail).await?;
         drop(_one_at_a_time);
         self.spawn_dispatch();
         Ok(id)
@@ -233,66 +197,19 @@ impl Sessions {
 
     /// Cancels a live booking of the course; the slices return at once.
     pub async fn cancel_booking(&self, course_id: i64, id: i64, by: &str) -> Result<(), CoreError> {
-        if !self.inner.store.cancel_booking(course_id, id).await? {
+        if !self.ctx.store.cancel_booking(course_id, id).await? {
             return Err(CoreError::NotFound(format!("no booking {id} of this course is still to come")));
         }
-        self.inner.store.audit(by, "booking.cancel", &format!("course {course_id} booking {id}"), "").await?;
+        self.ctx.store.audit(by, "booking.cancel", &format!("course {course_id} booking {id}"), "").await?;
         self.spawn_dispatch();
         Ok(())
-    }
-}
-
-/// A booking as typed in the form: date and times in the course's time zone.
-#[derive(Debug, Clone, Default)]
-pub struct BookingForm {
-    pub profile: String,
-    pub slices: String,
-    /// YYYY-MM-DD
-    pub date: String,
-    /// HH:MM
-    pub start: String,
-    /// HH:MM, the same day
-    pub end: String,
-    pub weeks: String,
-}
-
-impl BookingForm {
-    /// The request it asks for, or the first thing wrong with it in plain words.
-    pub fn parse(&self, course_id: i64, time_zone: &str, by: &str, override_running: bool) -> Result<BookingRequest, CoreError> {
-        use crate::quotas::{instant, parse_clock, parse_date, zone_or_utc};
-        let bad = |text: &str| CoreError::InvalidRequest(text.to_string());
-        crate::auth::validate::check_text("the profile", self.profile.trim(), super::manager::MAX_PROFILE_CHARS, crate::auth::validate::Lines::One)
-            .map_err(CoreError::InvalidRequest)?;
-        let slices: u32 = self.slices.trim().parse().map_err(|_| bad("How many slices: a whole number from 1 to 64."))?;
-        let weeks: u32 = match self.weeks.trim() {
-            "" => 1,
-            text => text.parse().map_err(|_| bad("Weeks: a whole number from 1 (once) to 26."))?,
-        };
-        let date = parse_date(&self.date).ok_or_else(|| bad("The date must look like 2026-12-01 (a year from 2000 to 2200)."))?;
-        let start = parse_clock(&self.start).ok_or_else(|| bad("The start must be a time such as 14:00."))?;
-        let end = parse_clock(&self.end).ok_or_else(|| bad("The end must be a time such as 16:00."))?;
-        let zone = zone_or_utc(time_zone);
-        let at = |minute: u16| {
-            let time = chrono::NaiveTime::from_hms_opt(u32::from(minute / 60), u32::from(minute % 60), 0).unwrap_or_default();
-            instant(zone, date.and_time(time))
-        };
-        Ok(BookingRequest {
-            course_id,
-            profile: self.profile.trim().to_string(),
-            slices,
-            starts_at_ms: at(start),
-            ends_at_ms: at(end),
-            weeks,
-            by: by.to_string(),
-            override_running,
-        })
     }
 }
 
 /// A GPU as it will be when a window opens: a dynamic one empty (the portal creates
 /// instances as needed), a static one with its instances.
 fn future_state(gpu: &GpuNow) -> GpuState<'_> {
-    let mut state = super::allocate::allocator_states(std::slice::from_ref(gpu)).remove(0);
+    let mut state = allocator_states(std::slice::from_ref(gpu)).remove(0);
     state.held.clear();
     if state.mode == slicehub_mig::Mode::Dynamic {
         state.layout = slicehub_mig::Layout::new();

@@ -3,7 +3,7 @@
 //! of the GPUs that take sessions, so one course cannot fill the fleet for every other.
 //! During a lab the course booked, the slices it booked come on top of its share.
 
-use super::manager::Sessions;
+use super::service::Sessions;
 use super::model::{SessionPool, SessionState};
 use crate::quotas::compute_slices;
 use crate::CoreError;
@@ -18,11 +18,11 @@ impl Sessions {
         course_code: &str,
         profile: &str,
     ) -> Result<Option<tokio::sync::MutexGuard<'_, ()>>, CoreError> {
-        let percent = i64::from(self.inner.config.limits_course_share_percent);
+        let percent = i64::from(self.ctx.config.limits_course_share_percent);
         if percent >= 100 {
             return Ok(None);
         }
-        let one_at_a_time = self.inner.course_claims.lock().await;
+        let one_at_a_time = self.ctx.course_claims.lock().await;
         let fleet: i64 = self
             .fleet_now()
             .await?
@@ -39,7 +39,7 @@ impl Sessions {
             .sum();
         let cap = (fleet * percent / 100).max(1) + booked;
         let held: i64 = self
-            .inner
+            .ctx
             .store
             .gpu_sessions_in(SessionState::ACTIVE)
             .await?

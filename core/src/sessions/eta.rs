@@ -4,31 +4,15 @@
 
 use std::collections::HashMap;
 
-use serde::Serialize;
 use slicehub_mig::{earliest_start, expected_starts, Hold, Policy, Window};
 
-use super::manager::Sessions;
-use super::queue::{QueueNow, PLANNED};
+use super::service::Sessions;
+use super::queue_state::{QueueEstimate, Remembered};
+use super::queue_now::{HoldStart, QueueNow, TypicalLengths, PLANNED};
 use crate::CoreError;
-
-/// A waiting session's estimated start.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct QueueEstimate {
-    pub about_ms: i64,
-    pub latest_ms: i64,
-}
 
 /// How long estimates are reused while no session changes.
 const FRESH: std::time::Duration = std::time::Duration::from_secs(5);
-
-pub struct Remembered {
-    changes: u64,
-    at: std::time::Instant,
-    estimates: HashMap<String, QueueEstimate>,
-}
-
-/// How long sessions of each profile ran lately (the median of the last ones).
-pub(super) type TypicalLengths = HashMap<String, i64>;
 
 /// Sessions that ended in the last two weeks, at most this many, make the typical lengths.
 const RECENT_SESSIONS: i64 = 2_000;
@@ -36,22 +20,11 @@ const RECENT_MS: i64 = 14 * 24 * 3_600_000;
 /// Fewer recent sessions of a size than this say nothing about the next one: no "about".
 const ENOUGH_HISTORY: usize = 5;
 
-/// A running session as the estimate sees it.
-#[derive(Debug, Clone)]
-pub(super) struct HoldStart {
-    pub session_id: String,
-    pub profile: String,
-    /// Ready, or last changed.
-    pub started_ms: i64,
-    /// An idle stop already announced to its student.
-    pub announced_stop_ms: Option<i64>,
-}
-
 impl Sessions {
     pub(super) async fn typical_lengths(&self, now_ms: i64) -> Result<TypicalLengths, CoreError> {
         let mut by_profile: HashMap<String, Vec<i64>> = HashMap::new();
         for (profile, ms) in self
-            .inner
+            .ctx
             .store
             .recent_session_lengths(now_ms - RECENT_MS, RECENT_SESSIONS)
             .await?
@@ -72,11 +45,11 @@ impl Sessions {
     /// reads this: it is remembered until a session changes or [`FRESH`] passes.
     pub async fn queue_estimates(&self) -> Result<HashMap<String, QueueEstimate>, CoreError> {
         let changes = self
-            .inner
+            .ctx
             .all_changes
             .load(std::sync::atomic::Ordering::SeqCst);
         if let Some(r) = self
-            .inner
+            .queue
             .estimates
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -88,7 +61,7 @@ impl Sessions {
         }
         let estimates = self.estimate_queue().await?;
         *self
-            .inner
+            .queue
             .estimates
             .lock()
             .unwrap_or_else(|p| p.into_inner()) = Some(Remembered {

@@ -3,31 +3,33 @@
 //! a second worker that gives up (a second Stop that lost the race) leaves the first
 //! one's mark in place.
 
-use super::manager::Sessions;
+use std::sync::Arc;
+
+use super::context::{Ctx, InFlightMarks};
 
 /// Marks a session as in flight until dropped.
 pub(super) struct InFlight {
-    sessions: Sessions,
+    marks: Arc<InFlightMarks>,
     id: String,
 }
 
-impl Sessions {
+impl Ctx {
     pub(super) fn mark_in_flight(&self, id: &str) -> InFlight {
-        *self.inner.in_flight.lock().unwrap_or_else(|e| e.into_inner()).entry(id.to_string()).or_default() += 1;
+        *self.in_flight.lock().unwrap_or_else(|e| e.into_inner()).entry(id.to_string()).or_default() += 1;
         InFlight {
-            sessions: self.clone(),
+            marks: self.in_flight.clone(),
             id: id.to_string(),
         }
     }
 
     pub(super) fn is_in_flight(&self, id: &str) -> bool {
-        self.inner.in_flight.lock().unwrap_or_else(|e| e.into_inner()).contains_key(id)
+        self.in_flight.lock().unwrap_or_else(|e| e.into_inner()).contains_key(id)
     }
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        let mut marks = self.sessions.inner.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+        let mut marks = self.marks.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(count) = marks.get_mut(&self.id) {
             *count -= 1;
             if *count == 0 {

@@ -5,7 +5,9 @@ use std::time::{Duration, Instant};
 
 use slicehub_mig::Placement;
 
-use super::manager::Sessions;
+use std::sync::Arc;
+
+use super::context::Ctx;
 use super::model::{GpuSession, SessionKind, SessionState};
 use super::readiness::answers_ok;
 use crate::gpu::BackendKind;
@@ -15,6 +17,10 @@ use crate::runtime::firewall;
 use crate::runtime::spec::{ContainerSpec, LaunchRequest, Limits, Workload, NOTEBOOK_PORT};
 use crate::runtime::SessionNetwork;
 use crate::CoreError;
+
+/// What a launch may take beyond JupyterLab's ready timeout (the MIG instance, the
+/// network, creating and starting the container) in the time the queue plans with.
+pub(super) const LAUNCH_ALLOWANCE_MS: i64 = 120_000;
 
 /// What a student reads when their launch failed: the cause in plain words, never the
 /// engine's or the GPU driver's own text (that goes to the log for the operator).
@@ -40,9 +46,9 @@ struct Device {
     memory_slices: u8,
 }
 
-impl Sessions {
+impl Ctx {
     /// Launches a session that holds a slice, in the background; a failure fails it.
-    pub(super) fn spawn_launch(&self, id: String) {
+    pub(super) fn spawn_launch(self: &Arc<Self>, id: String) {
         let this = self.clone();
         let working = self.mark_in_flight(&id);
         tokio::spawn(async move {
@@ -56,8 +62,8 @@ impl Sessions {
         });
     }
 
-    async fn launch(&self, id: &str) -> Result<(), CoreError> {
-        let store = &self.inner.store;
+    async fn launch(self: &Arc<Self>, id: &str) -> Result<(), CoreError> {
+        let store = &self.store;
         let placed_ms = self.now_ms();
         let session = self.session(id).await?;
         let device = self.device_for(&session).await?;
@@ -85,14 +91,14 @@ impl Sessions {
             return Ok(());
         }
         store.open_usage(&self.session(id).await?).await?;
-        let engine = &self.inner.engine;
+        let engine = &self.engine;
         if let Err(e) = engine.create(&spec).await {
             // Someone removed the network since this process last made sure of it.
             let text = e.to_string();
             if !(text.contains("network") && text.contains("not found")) {
                 return Err(e);
             }
-            self.inner.networks_ready.lock().await.remove(&network.bridge);
+            self.networks_ready.lock().await.remove(&network.bridge);
             self.session_network(&session).await?;
             engine.create(&spec).await?;
         }
@@ -142,7 +148,7 @@ impl Sessions {
             CoreError::InvalidRequest(format!("session {} holds no slice", session.id))
         })?;
         let create = session.created_instance;
-        let _instances = self.inner.instances.lock().await;
+        let _instances = self.instances.lock().await;
         // A stop that came first has released the slice (and destroyed nothing yet):
         // creating the instance now would leave it to nobody.
         let now = self.session(&session.id).await?;
@@ -194,17 +200,17 @@ impl Sessions {
     /// with its firewall rules, the first time this process uses it (a launch that finds it
     /// gone makes it again).
     pub(super) async fn session_network(&self, session: &GpuSession) -> Result<SessionNetwork, CoreError> {
-        let policy = policy_of(&self.inner.store, &self.inner.config, session.course_id).await?;
+        let policy = policy_of(&self.store, &self.config, session.course_id).await?;
         let instance = self.instance_id().await?;
         let wanted = SessionNetwork::of(&instance, policy.internet);
-        let mut ready = self.inner.networks_ready.lock().await;
+        let mut ready = self.networks_ready.lock().await;
         if ready.contains(&wanted.bridge) {
             return Ok(wanted);
         }
-        self.inner.engine.ensure_network(&instance, &wanted).await?;
-        if self.inner.config.sessions_host_firewall {
+        self.engine.ensure_network(&instance, &wanted).await?;
+        if self.config.sessions_host_firewall {
             let bridge = wanted.bridge.clone();
-            let reachable = self.inner.config.sessions_reachable_private_ranges.clone();
+            let reachable = self.config.sessions_reachable_private_ranges.clone();
             let first = ready.is_empty();
             tokio::task::spawn_blocking(move || {
                 if first {
@@ -227,7 +233,7 @@ impl Sessions {
         device: &Device,
         network: &SessionNetwork,
     ) -> Result<LaunchRequest, CoreError> {
-        let config = &self.inner.config;
+        let config = &self.config;
         let limits = match config
             .sessions_profile_limits
             .iter()
@@ -246,9 +252,8 @@ impl Sessions {
             },
         };
         let host = *self
-            .inner
             .engine_host
-            .get_or_try_init(|| self.inner.engine.host())
+            .get_or_try_init(|| self.engine.host())
             .await?;
         // A host with fewer CPUs than the slice's share gets them all.
         let limits = match host.cpus {
@@ -259,7 +264,7 @@ impl Sessions {
             _ => limits,
         };
         let nvidia_runtime =
-            self.inner.gpus.kind() == BackendKind::Nvml && host.nvidia_runtime;
+            self.gpus.kind() == BackendKind::Nvml && host.nvidia_runtime;
         let placement = session.placement.as_ref();
         Ok(LaunchRequest {
             instance: self.instance_id().await?,
@@ -291,8 +296,8 @@ impl Sessions {
         // Counted from the start of the launch, with the launch's allowance: the queue
         // promised the slice free again by a time that includes both once, whatever the
         // MIG instance and the engine took before.
-        let timeout = Duration::from_secs(u64::from(self.inner.config.sessions_ready_timeout_seconds));
-        let allowance = Duration::from_millis(super::queue::LAUNCH_ALLOWANCE_MS as u64);
+        let timeout = Duration::from_secs(u64::from(self.config.sessions_ready_timeout_seconds));
+        let allowance = Duration::from_millis(LAUNCH_ALLOWANCE_MS as u64);
         let spent = Duration::from_millis(u64::try_from(self.now_ms() - placed_ms).unwrap_or(0));
         let until = Instant::now() + (timeout + allowance).saturating_sub(spent).min(timeout);
         loop {
@@ -301,7 +306,7 @@ impl Sessions {
                 return Ok(());
             }
             let name = session.container.clone().unwrap_or_default();
-            match self.inner.engine.status(&name).await? {
+            match self.engine.status(&name).await? {
                 None => return self.fail(id, "the container disappeared while JupyterLab was starting").await,
                 Some(status) if status.oom_killed => {
                     return self.container_exited(id, status.exit_code).await;
@@ -336,10 +341,10 @@ impl Sessions {
     /// Waits for a job's container to exit, then ends the session with its exit code. A
     /// wait the engine breaks off (it restarted, or is unreachable for a while) is taken up
     /// again while the container still runs: only an exit ends the job.
-    pub(super) fn spawn_job_waiter(&self, id: String, container: String) {
+    pub(super) fn spawn_job_waiter(self: &Arc<Self>, id: String, container: String) {
         let this = self.clone();
         tokio::spawn(async move {
-            let engine = &this.inner.engine;
+            let engine = &this.engine;
             let code = loop {
                 match engine.wait_exit(&container).await {
                     Ok(code) => break Some(code),
@@ -347,7 +352,7 @@ impl Sessions {
                     Err(e) => tracing::debug!(session = %id, error = %e, "job wait broken off"),
                 }
                 tokio::time::sleep(Duration::from_secs(1)).await;
-                match this.inner.store.gpu_session(&id).await {
+                match this.store.gpu_session(&id).await {
                     Ok(Some(s)) if s.state.is_final() => return,
                     _ => {}
                 }

@@ -9,15 +9,15 @@ use std::time::Duration;
 
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
-use super::manager::Sessions;
+use super::context::Ctx;
 
 /// How long a stop waits for a launch's container steps before going on without them
 /// (the launch still removes its container once it sees the stop).
 const STOP_WAITS_FOR_LAUNCH: Duration = Duration::from_secs(30);
 
-impl Sessions {
+impl Ctx {
     fn launch_gate(&self, id: &str) -> Arc<Mutex<()>> {
-        let mut gates = self.inner.launch_gates.lock().unwrap_or_else(|e| e.into_inner());
+        let mut gates = self.launch_gates.lock().unwrap_or_else(|e| e.into_inner());
         gates.entry(id.to_string()).or_default().clone()
     }
 
@@ -39,6 +39,6 @@ impl Sessions {
 
     /// Forgets the gate of a session that is over.
     pub(super) fn forget_launch_gate(&self, id: &str) {
-        self.inner.launch_gates.lock().unwrap_or_else(|e| e.into_inner()).remove(id);
+        self.launch_gates.lock().unwrap_or_else(|e| e.into_inner()).remove(id);
     }
 }

@@ -213,3 +213,9 @@ pub fn queue_position(queued: &[GpuSession], session: &GpuSession) -> Option<usi
         .position(|s| s.id == session.id)
         .map(|i| i + 1)
 }
+
+/// The longest MIG profile name a claim or booking may give (real ones are like `1g.10gb`).
+pub const MAX_PROFILE_CHARS: usize = 64;
+
+/// The longest image reference a claim may give (course policies allow at most 255).
+pub const MAX_IMAGE_CHARS: usize = 255;

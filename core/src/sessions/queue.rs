@@ -6,18 +6,15 @@
 use std::collections::HashMap;
 
 use slicehub_mig::{
-    serve, Booked, Decision, GpuState, Hold, MigError, Placement, Policy, Replan, Step, Waiting, Window,
+    serve, Decision, Hold, MigError, Placement, Policy, Replan, Step, Waiting, Window,
 };
 
-use super::allocate::{allocator_states, GpuNow};
-use super::manager::Sessions;
+use super::queue_now::{GpuNow, HoldStart, QueueNow, PLANNED};
+use super::launch::LAUNCH_ALLOWANCE_MS;
+use super::service::Sessions;
 use super::model::{GpuSession, SessionState, SlicePlacement};
-use crate::store::{HeldSlice, QueueWindow, WaitingClaim};
+use crate::store::{HeldSlice, WaitingClaim};
 use crate::CoreError;
-
-/// Only this many claims, first in line, are given a window (a latest start) at a time;
-/// those behind them get one as the line moves. Keeps a pass cheap with a thousand waiting.
-pub(super) const PLANNED: usize = 100;
 
 /// What a pass did with one waiting session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,75 +27,10 @@ pub(super) enum Placed {
     NotWaiting,
 }
 
-/// What a launch may take beyond JupyterLab's ready timeout (the MIG instance, the
-/// network, creating and starting the container) in the time the queue plans with.
-pub(super) const LAUNCH_ALLOWANCE_MS: i64 = 120_000;
-
 /// Time past a session's limit before its slice is surely back: the reconciler's next
 /// pass notices the limit, the container stops, the instance is destroyed.
 fn slack_ms(reconcile_seconds: u32) -> i64 {
     i64::from(reconcile_seconds) * 1_000 + 60_000
-}
-
-/// The whole fleet as the queue sees it at one moment.
-pub(super) struct QueueNow {
-    pub fleet: Vec<GpuNow>,
-    pub holds: Vec<Hold>,
-    /// For each hold: its session's profile, when it started and any stop announced for it.
-    pub hold_starts: Vec<Option<super::eta::HoldStart>>,
-    pub waiting: Vec<WaitingClaim>,
-    pub windows: HashMap<String, (Window, QueueWindow)>,
-    /// Windows booked for courses' lab sessions, near enough to matter.
-    pub booked: Vec<Booked>,
-    /// How long recent sessions of each profile ran (for "about" estimates).
-    pub typical: super::eta::TypicalLengths,
-    pub now_ms: i64,
-}
-
-impl QueueNow {
-    pub fn states(&self) -> Vec<GpuState<'_>> {
-        allocator_states(&self.fleet)
-    }
-
-    /// Every window a new claim of `course` must keep out of: those kept for waiting
-    /// claims, and those booked for other courses (all booked ones without a course).
-    pub fn windows_against(&self, course: Option<i64>) -> Vec<Window> {
-        self.windows
-            .values()
-            .map(|(w, _)| *w)
-            .chain(self.booked.iter().filter(|b| Some(b.owner) != course).map(|b| b.window))
-            .collect()
-    }
-
-    /// [`QueueNow::windows_against`] as a promise sees them: a booked window reaches on by
-    /// its owner's tail (a session started in it may run that long past its end), as the
-    /// queue's own plan reads it.
-    pub fn windows_promising(&self, course: Option<i64>) -> Vec<Window> {
-        self.windows
-            .values()
-            .map(|(w, _)| *w)
-            .chain(
-                self.booked
-                    .iter()
-                    .filter(|b| Some(b.owner) != course)
-                    .map(|b| Window { until_ms: b.window.until_ms.saturating_add(b.tail_ms), ..b.window }),
-            )
-            .collect()
-    }
-
-    /// The latest window kept for a waiting claim of `profile`: a new claim of that size is
-    /// promised no earlier (claims of one size start in the order they came).
-    pub fn same_size_not_before(&self, profile: &str) -> Option<i64> {
-        self.waiting
-            .iter()
-            .filter(|w| w.profile == profile)
-            .filter_map(|w| self.windows.get(&w.id).map(|(window, _)| window.from_ms))
-            .max()
-    }
-
-    fn gpu_of(&self, uuid: &str) -> Option<usize> {
-        self.fleet.iter().position(|g| g.info.uuid == uuid)
-    }
 }
 
 impl Sessions {
@@ -113,7 +45,7 @@ impl Sessions {
     }
 
     fn hold_for_ms(&self, limit_ms: i64) -> i64 {
-        let config = &self.inner.config;
+        let config = &self.ctx.config;
         limit_ms
             + i64::from(config.sessions_ready_timeout_seconds) * 1_000
             + LAUNCH_ALLOWANCE_MS
@@ -123,7 +55,7 @@ impl Sessions {
     /// The latest moment a placed session gives its slice back.
     fn held_until(&self, session: Option<&GpuSession>, now: i64) -> i64 {
         use SessionState::*;
-        let slack = slack_ms(self.inner.config.sessions_reconcile_seconds);
+        let slack = slack_ms(self.ctx.config.sessions_reconcile_seconds);
         let Some(s) = session else { return now + slack };
         let until = match s.state {
             Ready => s.deadline_at_ms + slack,
@@ -139,7 +71,7 @@ impl Sessions {
     /// `with_typical` also reads how long recent sessions ran (for estimates).
     pub(super) async fn queue_now(&self, with_typical: bool) -> Result<QueueNow, CoreError> {
         use SessionState::*;
-        let store = &self.inner.store;
+        let store = &self.ctx.store;
         let now = self.now_ms();
         let fleet = self.fleet_now().await?;
         let held: Vec<HeldSlice> = store.held_slices().await?;
@@ -164,7 +96,7 @@ impl Sessions {
                 // its slices are planned free only for a claim of its size.
                 stays: fleet[gpu].is_dynamic() && session.is_some_and(|s| !s.created_instance),
             });
-            hold_starts.push(session.map(|s| super::eta::HoldStart {
+            hold_starts.push(session.map(|s| HoldStart {
                 session_id: s.id.clone(),
                 profile: s.profile.clone(),
                 started_ms: s.ready_at_ms.unwrap_or(s.updated_at_ms),
@@ -219,10 +151,9 @@ impl Sessions {
         &self,
         own: Option<&str>,
     ) -> Result<Vec<(String, Placed)>, CoreError> {
-        let _one_at_a_time = self.inner.allocation.lock().await;
+        let _one_at_a_time = self.ctx.allocation.lock().await;
         let dispatches = self
-            .inner
-            .dispatch
+            .queue
             .enabled
             .load(std::sync::atomic::Ordering::SeqCst);
         if let Some(id) = own {
@@ -230,15 +161,15 @@ impl Sessions {
             if self.session(id).await?.state != SessionState::Requested {
                 return Ok(Vec::new());
             }
-            let ahead = self.inner.store.count_queued().await?;
+            let ahead = self.ctx.store.count_queued().await?;
             if ahead >= PLANNED as i64 {
                 let detail = format!("waiting in the queue behind {ahead} claims");
                 let event = self
-                    .inner
+                    .ctx
                     .store
                     .transition(id, SessionState::Queued, &detail)
                     .await?;
-                self.publish(event);
+                self.ctx.publish(event);
                 return Ok(vec![(id.to_string(), Placed::NoRoom)]);
             }
         }
@@ -280,7 +211,7 @@ impl Sessions {
             let step = async { Ok::<_, CoreError>(match step {
                 Step::Place(decision) => match self.budget_refusal(session, own).await? {
                     Some(reason) => {
-                        self.fail(&session.id, &reason).await?;
+                        self.ctx.fail(&session.id, &reason).await?;
                         Placed::NotWaiting
                     }
                     None => {
@@ -296,7 +227,7 @@ impl Sessions {
                         .is_some_and(|(w, _)| *w == window);
                     if !same {
                         let uuid = &queue.fleet[window.gpu].info.uuid;
-                        self.inner
+                        self.ctx
                             .store
                             .keep_queue_window(
                                 &session.id,
@@ -307,7 +238,7 @@ impl Sessions {
                             )
                             .await?;
                         // Remembered estimates are stale now.
-                        self.inner.all_changes.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        self.ctx.all_changes.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     }
                     Placed::NoRoom
                 }
@@ -320,7 +251,7 @@ impl Sessions {
                     Placed::NoRoom
                 }
                 Step::NoSlot(e) => {
-                    self.fail(
+                    self.ctx.fail(
                         &session.id,
                         &format!("cannot place {}: {e}", session.profile),
                     )
@@ -330,7 +261,7 @@ impl Sessions {
             }) };
             let placed = match step.await {
                 Ok(Placed::Yes) => {
-                    self.spawn_launch(session.id.clone());
+                    self.ctx.spawn_launch(session.id.clone());
                     Placed::Yes
                 }
                 Ok(placed) => placed,
@@ -344,13 +275,13 @@ impl Sessions {
         // Stale rows are never read (the read joins on waiting sessions); a pass for a
         // new claim leaves the clean-up to the queue's own passes.
         if own.is_none() {
-            self.inner.store.drop_stale_queue_windows().await?;
+            self.ctx.store.drop_stale_queue_windows().await?;
         }
         Ok(out)
     }
 
     async fn portal_made_instance(&self, at: &SlicePlacement) -> Result<bool, CoreError> {
-        let store = &self.inner.store;
+        let store = &self.ctx.store;
         if store.portal_created_instance_at(&at.gpu_uuid, at.profile_id, at.start).await? {
             return Ok(true);
         }
@@ -365,8 +296,8 @@ impl Sessions {
         if own == Some(session.id.as_str()) {
             return Ok(None);
         }
-        let store = &self.inner.store;
-        let policy = crate::courses::policy_of(store, &self.inner.config, session.course_id).await?;
+        let store = &self.ctx.store;
+        let policy = crate::courses::policy_of(store, &self.ctx.config, session.course_id).await?;
         let now = self.now_ms();
         let Some(budget) = crate::quotas::budget_at(store, &policy, session.course_id, session.user_id, now).await? else {
             return Ok(None);
@@ -374,7 +305,7 @@ impl Sessions {
         Ok((!self.budget_starts(&budget, &session.profile)).then(|| {
             format!(
                 "not started: while it waited, the slice-hours left stopped covering {} minutes of a {}: {}",
-                self.inner.config.quotas_min_launch_minutes,
+                self.ctx.config.quotas_min_launch_minutes,
                 session.profile,
                 budget.summary()
             )
@@ -395,11 +326,11 @@ impl Sessions {
             )
         };
         let event = self
-            .inner
+            .ctx
             .store
             .transition(&session.id, SessionState::Queued, &detail)
             .await?;
-        self.publish(event);
+        self.ctx.publish(event);
         Ok(())
     }
 
@@ -433,11 +364,11 @@ impl Sessions {
             gpu.info.index, placement.label, decision.explanation
         );
         let event = self
-            .inner
+            .ctx
             .store
             .hold_slice(&session.id, &placement, &slices, created, &detail)
             .await?;
-        Ok(if self.publish(event) {
+        Ok(if self.ctx.publish(event) {
             Placed::Yes
         } else {
             Placed::NotWaiting
@@ -445,31 +376,11 @@ impl Sessions {
     }
 }
 
-/// The queue's own state: whether this process places queued sessions, one pass at a
-/// time, and whether a pass was asked for during the one under way.
-pub(super) struct DispatchState {
-    /// Cleared by [`Sessions::never_dispatch`] in short-lived CLI processes, which would
-    /// exit in the middle of a launch they started, and at shutdown.
-    pub enabled: std::sync::atomic::AtomicBool,
-    pub one_pass: tokio::sync::Mutex<()>,
-    pub again: std::sync::atomic::AtomicBool,
-}
-
-impl Default for DispatchState {
-    fn default() -> Self {
-        DispatchState {
-            enabled: std::sync::atomic::AtomicBool::new(true),
-            one_pass: tokio::sync::Mutex::new(()),
-            again: std::sync::atomic::AtomicBool::new(false),
-        }
-    }
-}
-
 impl Sessions {
     /// Tries to place waiting sessions, oldest first, in the background (only in the
     /// serving portal).
     pub(super) fn spawn_dispatch(&self) {
-        if !self.inner.dispatch.enabled.load(std::sync::atomic::Ordering::SeqCst) {
+        if !self.queue.enabled.load(std::sync::atomic::Ordering::SeqCst) {
             return;
         }
         let this = self.clone();
@@ -484,16 +395,16 @@ impl Sessions {
     /// Returns how many were placed.
     pub async fn dispatch(&self) -> Result<usize, CoreError> {
         use std::sync::atomic::Ordering;
-        let Ok(_one_pass) = self.inner.dispatch.one_pass.try_lock() else {
-            self.inner.dispatch.again.store(true, Ordering::SeqCst);
+        let Ok(_one_pass) = self.queue.one_pass.try_lock() else {
+            self.queue.again.store(true, Ordering::SeqCst);
             return Ok(0);
         };
         let mut placed = 0;
         loop {
-            self.inner.dispatch.again.store(false, Ordering::SeqCst);
+            self.queue.again.store(false, Ordering::SeqCst);
             // The pass launches what it places.
             placed += self.serve_queue(None).await?.iter().filter(|(_, outcome)| *outcome == Placed::Yes).count();
-            if !self.inner.dispatch.again.load(Ordering::SeqCst) {
+            if !self.queue.again.load(Ordering::SeqCst) {
                 return Ok(placed);
             }
         }

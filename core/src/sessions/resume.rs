@@ -2,16 +2,18 @@
 //! failing a student whose notebook was seconds from ready.
 
 use super::launch::launch_failure_words;
-use super::manager::Sessions;
+use std::sync::Arc;
+
+use super::context::Ctx;
 use super::model::{GpuSession, SessionKind, SessionState};
 use crate::runtime::spec::NOTEBOOK_PORT;
 use crate::CoreError;
 
-impl Sessions {
+impl Ctx {
     /// Takes up a launch left in `creating` or `starting` whose container runs: a notebook
     /// is waited for again (with a fresh ready timeout), a job is followed. False when there
     /// is no running container to go on with: the launch then fails as before.
-    pub(super) async fn resume_launch(&self, session: &GpuSession) -> Result<bool, CoreError> {
+    pub(super) async fn resume_launch(self: &Arc<Self>, session: &GpuSession) -> Result<bool, CoreError> {
         use SessionState::*;
         let Some(name) = session.container.clone() else {
             return Ok(false);
@@ -19,15 +21,15 @@ impl Sessions {
         if !matches!(session.state, Creating | Starting) {
             return Ok(false);
         }
-        match self.inner.engine.status(&name).await? {
+        match self.engine.status(&name).await? {
             Some(status) if status.running => {}
             _ => return Ok(false),
         }
-        let store = &self.inner.store;
+        let store = &self.store;
         let id = session.id.as_str();
         if session.kind == SessionKind::Notebook && session.notebook_address.is_none() {
             let network = self.session_network(session).await?;
-            let Some(ip) = self.inner.engine.address_on(&name, &network.name).await? else {
+            let Some(ip) = self.engine.address_on(&name, &network.name).await? else {
                 return Ok(false);
             };
             store.set_session_address(id, &format!("{ip}:{NOTEBOOK_PORT}")).await?;

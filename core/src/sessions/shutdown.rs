@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::manager::Sessions;
+use super::service::Sessions;
 
 /// How long the launches and stops under way may take to finish at shutdown.
 const FINISH_WORK_FOR: Duration = Duration::from_secs(3);
@@ -16,9 +16,9 @@ impl Sessions {
     /// Stops the session work after the background tasks ended (`crate::tasks`): nothing
     /// new is placed, and within a few seconds whatever the engine does.
     pub async fn shut_down(&self) {
-        self.inner.dispatch.enabled.store(false, std::sync::atomic::Ordering::SeqCst);
+        self.queue.enabled.store(false, std::sync::atomic::Ordering::SeqCst);
         let until = Instant::now() + FINISH_WORK_FOR;
-        while !self.inner.in_flight.lock().unwrap_or_else(|e| e.into_inner()).is_empty() && Instant::now() < until {
+        while !self.ctx.in_flight.lock().unwrap_or_else(|e| e.into_inner()).is_empty() && Instant::now() < until {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         match tokio::time::timeout(NETWORKS_FOR, self.remove_idle_networks()).await {

@@ -6,33 +6,17 @@
 
 use std::collections::HashMap;
 
-use super::manager::Sessions;
-use super::model::{GpuSession, SessionKind, SessionPool, SessionState};
+use super::service::Sessions;
+use super::slurm_state::SlurmWait;
+use super::model::{GpuSession, SessionKind, SessionState};
 use crate::slurm::{JobRequest, JobWork, SlurmClient, SlurmNode};
 use crate::store::SlurmLink;
 use crate::CoreError;
 
-/// Why a Slurm session waits and when Slurm expects it to start.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SlurmWait {
-    /// Slurm's pending reason (`Resources`, `Priority`).
-    pub reason: String,
-    /// The same for a student.
-    pub words: String,
-    /// Slurm's estimated start (its backfill plan), when it has one.
-    pub expected_start_ms: Option<i64>,
-    /// Place among the portal's pending jobs of the same profile and partition, in Slurm's
-    /// order: 1 is next.
-    pub position: usize,
-    pub profile: String,
-    pub partition: String,
-}
-
 impl Sessions {
     pub(super) fn slurm(&self) -> Result<&SlurmClient, CoreError> {
-        self.inner
+        self.ctx
             .slurm
-            .client
             .as_ref()
             .ok_or_else(|| CoreError::Config("this portal has no Slurm cluster configured (slurm.url)".into()))
     }
@@ -73,12 +57,12 @@ impl Sessions {
 
     /// Why each waiting Slurm session waits, as the watcher last read it.
     pub fn slurm_waits(&self) -> HashMap<String, SlurmWait> {
-        self.inner.slurm.waits.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.slurm.waits.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Where a course's jobs go: its partition, and the Slurm account named after it.
     pub(super) fn slurm_job_home(&self, course_code: &str) -> (String, String) {
-        let config = &self.inner.config;
+        let config = &self.ctx.config;
         let partition = config.slurm_partition_of(course_code).unwrap_or(&config.slurm_partition);
         (partition.to_string(), course_code.to_ascii_lowercase())
     }
@@ -86,9 +70,9 @@ impl Sessions {
     /// Submits a just-recorded Slurm session as a job. A refusal fails the session with
     /// Slurm's words; the session is `queued` once Slurm has it.
     pub(super) async fn submit_to_slurm(&self, id: &str, time_limit_minutes: i64) -> Result<(), CoreError> {
-        let store = &self.inner.store;
+        let store = &self.ctx.store;
         let session = self.session(id).await?;
-        let config = &self.inner.config;
+        let config = &self.ctx.config;
         let (partition, account) = self.slurm_job_home(&session.course_code);
         let request = JobRequest {
             session_id: session.id.clone(),
@@ -108,9 +92,9 @@ impl Sessions {
                 SessionKind::Job => JobWork::Command(session.argv.clone()),
             },
         };
-        let _working = self.mark_in_flight(id);
+        let _working = self.ctx.mark_in_flight(id);
         if let Some(why) = self.unbound_cluster_user(&session).await? {
-            self.fail(id, &why).await?;
+            self.ctx.fail(id, &why).await?;
             return Ok(());
         }
         let job = match self.slurm()?.submit(&request, &session.username).await {
@@ -122,13 +106,13 @@ impl Sessions {
                     CoreError::InvalidRequest(m) => m,
                     _ => "the Slurm cluster did not take the job (it is not answering); start it again".to_string(),
                 };
-                self.fail(id, &why).await?;
+                self.ctx.fail(id, &why).await?;
                 return Ok(());
             }
         };
         store.set_slurm_job(id, job as i64).await?;
         let detail = format!("submitted to Slurm as job {job} (partition {partition}, gres gpu:{}:1)", session.profile);
-        if !self.publish(store.transition(id, SessionState::Queued, &detail).await?) {
+        if !self.ctx.publish(store.transition(id, SessionState::Queued, &detail).await?) {
             // Stopped while it was being submitted: the stop found no job to cancel.
             self.slurm()?.cancel(job, &session.username).await?;
         }
@@ -144,7 +128,7 @@ impl Sessions {
         if !slurm.per_student() || slurm.cluster_user(&session.username).is_err() {
             return Ok(None);
         }
-        Ok(match self.inner.store.slurm_link(&session.username).await? {
+        Ok(match self.ctx.store.slurm_link(&session.username).await? {
             SlurmLink::Account(id) if id == session.user_id => None,
             SlurmLink::Account(_) => Some(
                 "your account is not the one an administrator linked to the Slurm cluster under this name; ask an administrator".to_string(),
@@ -158,44 +142,25 @@ impl Sessions {
     /// Records the file's names the portal has not seen before (at start), bound to the
     /// accounts of those names that exist now.
     pub(super) async fn note_slurm_links(&self) -> Result<(), CoreError> {
-        let Some(slurm) = self.inner.slurm.client.as_ref() else {
+        let Some(slurm) = self.ctx.slurm.as_ref() else {
             return Ok(());
         };
-        self.inner.store.note_slurm_links(&slurm.linked_portal_names()).await
+        self.ctx.store.note_slurm_links(&slurm.linked_portal_names()).await
     }
 
     /// Sessions of the Slurm pool when the portal has no cluster configured any more: they
     /// cannot be followed, so they end (at start-up).
     pub(super) async fn end_unreachable_slurm_sessions(&self) -> Result<(), CoreError> {
-        if self.inner.slurm.client.is_some() {
+        if self.ctx.slurm.is_some() {
             return Ok(());
         }
-        for session in self.inner.store.live_slurm_sessions().await? {
+        for session in self.ctx.store.live_slurm_sessions().await? {
             let why = "the portal no longer has a Slurm cluster configured";
-            if let Err(e) = self.fail(&session.id, why).await {
+            if let Err(e) = self.ctx.fail(&session.id, why).await {
                 tracing::warn!(session = %session.id, error = %e, "slurm: session not ended");
             }
         }
         Ok(())
-    }
-
-    /// Cancels the session's Slurm job (stops and failures); a job already over is fine.
-    /// Every way a session ends comes here (`tear_down`), so a failed session's job never
-    /// runs on.
-    pub(super) async fn cancel_slurm_job(&self, session: &GpuSession) -> Result<(), CoreError> {
-        match (session.pool, session.slurm_job, &self.inner.slurm.client) {
-            (SessionPool::Slurm, Some(job), Some(client)) => match client.cancel(job as u64, &session.username).await {
-                Ok(()) => Ok(()),
-                // The student's token may not be accepted (no such user on the cluster):
-                // the portal's own user, an operator on most sites, tries next.
-                Err(e) => client.cancel_as_portal(job as u64).await.map_err(|_| e),
-            },
-            (SessionPool::Slurm, Some(job), None) => {
-                tracing::warn!(session = %session.id, job, "slurm: no cluster configured any more; the job is left to the cluster");
-                Ok(())
-            }
-            _ => Ok(()),
-        }
     }
 }
 
@@ -224,22 +189,3 @@ fn availability_in(
     out
 }
 
-/// The Slurm pool's own state: the cluster, when `slurm.url` is set, why each waiting
-/// session waits as the watcher last read it, and the watcher's last record of the jobs
-/// it saw running (written at most every half minute, not every one-second pass: each
-/// record is a database write).
-pub(super) struct SlurmState {
-    pub client: Option<SlurmClient>,
-    pub waits: std::sync::Mutex<HashMap<String, SlurmWait>>,
-    pub seen: std::sync::Mutex<super::slurm_watch::SeenRecord>,
-}
-
-impl SlurmState {
-    pub fn new(client: Option<SlurmClient>) -> SlurmState {
-        SlurmState {
-            client,
-            waits: Default::default(),
-            seen: Default::default(),
-        }
-    }
-}

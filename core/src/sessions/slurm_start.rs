@@ -3,7 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use super::manager::Sessions;
+use std::sync::Arc;
+
+use super::context::Ctx;
 use super::model::{GpuSession, SessionKind, SessionState};
 use super::readiness::{answers_ok, answers_with};
 use crate::metrics::METRICS;
@@ -11,17 +13,17 @@ use crate::auth::new_session_token;
 use crate::slurm::{listener_proof, notebook_port, notebook_ports, SlurmJob, SlurmNode};
 use crate::CoreError;
 
-impl Sessions {
+impl Ctx {
     /// The job runs on a node: the session goes through the launch states to `starting`
     /// (usage opens here), then waits for JupyterLab on the node like a local launch.
     pub(super) async fn slurm_job_started(
-        &self,
+        self: &Arc<Self>,
         session: &GpuSession,
         job: &SlurmJob,
         node: Option<&SlurmNode>,
     ) -> Result<(), CoreError> {
         use SessionState::*;
-        let store = &self.inner.store;
+        let store = &self.store;
         let id = &session.id;
         let node_name = job.node.clone().unwrap_or_else(|| "?".into());
         let Some(address) = node.map(|n| n.address.clone()).filter(|a| !a.is_empty()) else {
@@ -82,12 +84,12 @@ impl Sessions {
     /// Waits for JupyterLab on the node to prove it holds the session's token hash, then to
     /// answer with the token; no answer in `sessions.ready_timeout_seconds` fails the session
     /// (and so cancels its job). A listener that cannot prove it never sees the token.
-    pub(super) fn spawn_slurm_readiness(&self, id: String) {
+    pub(super) fn spawn_slurm_readiness(self: &Arc<Self>, id: String) {
         let this = self.clone();
         let working = self.mark_in_flight(&id);
         tokio::spawn(async move {
             let _working = working;
-            let timeout = Duration::from_secs(u64::from(this.inner.config.sessions_ready_timeout_seconds));
+            let timeout = Duration::from_secs(u64::from(this.config.sessions_ready_timeout_seconds));
             let until = Instant::now() + timeout;
             loop {
                 let session = match this.session(&id).await {
@@ -98,7 +100,7 @@ impl Sessions {
                     // Another notebook on the node may have drawn the same first port.
                     let moved = session.notebook_address.as_deref() != Some(address.as_str());
                     let recorded = match moved {
-                        true => this.inner.store.set_session_address(&id, &address).await,
+                        true => this.store.set_session_address(&id, &address).await,
                         false => Ok(()),
                     };
                     match recorded {
@@ -134,7 +136,7 @@ impl Sessions {
     }
 }
 
-impl Sessions {
+impl Ctx {
     /// Where on its node the session's JupyterLab answers: the first of the ports it may
     /// have taken whose listener proves it is this notebook and then admits the token.
     async fn notebook_found(&self, session: &GpuSession) -> Option<String> {

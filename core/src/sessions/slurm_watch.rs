@@ -5,9 +5,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::manager::Sessions;
+use super::service::Sessions;
 use super::model::{GpuSession, SessionKind, SessionState};
-use super::slurm_pool::SlurmWait;
+use super::slurm_state::{SeenRecord, SlurmWait};
 use crate::slurm::{never_starts, pending_words, JobPhase, SlurmJob, SlurmNode};
 use crate::CoreError;
 
@@ -27,7 +27,7 @@ impl Sessions {
             .into_iter()
             .filter_map(|j| Some((j.comment.strip_prefix(&prefix)?.to_string(), j)))
             .collect();
-        let sessions = self.inner.store.live_slurm_sessions().await?;
+        let sessions = self.ctx.store.live_slurm_sessions().await?;
         let jobs: HashMap<String, SlurmJob> = sessions
             .iter()
             .filter_map(|s| {
@@ -67,7 +67,7 @@ impl Sessions {
             if matches!(job.phase(), JobPhase::Over(_)) || live.contains(id.as_str()) {
                 continue;
             }
-            if self.is_in_flight(id) {
+            if self.ctx.is_in_flight(id) {
                 continue;
             }
             tracing::info!(session = %id, job = job.id, "slurm: cancelling a job no live session owns");
@@ -86,15 +86,15 @@ impl Sessions {
             jobs.iter().filter(|(_, j)| j.phase() == JobPhase::Running).map(|(id, j)| (id, j.id)).collect();
         let ids: HashSet<u64> = running.iter().map(|(_, job)| *job).collect();
         let due = {
-            let last = self.inner.slurm.seen.lock().unwrap_or_else(|p| p.into_inner());
+            let last = self.slurm.seen.lock().unwrap_or_else(|p| p.into_inner());
             !ids.is_subset(&last.jobs) || now - last.at_ms >= crate::store::SEEN_RUNNING_EVERY_MS / 2
         };
         if !due {
             return;
         }
         let sessions: Vec<String> = running.iter().map(|(id, _)| (*id).clone()).collect();
-        match self.inner.store.mark_slurm_seen_running(&sessions, now).await {
-            Ok(()) => *self.inner.slurm.seen.lock().unwrap_or_else(|p| p.into_inner()) = SeenRecord { at_ms: now, jobs: ids },
+        match self.ctx.store.mark_slurm_seen_running(&sessions, now).await {
+            Ok(()) => *self.slurm.seen.lock().unwrap_or_else(|p| p.into_inner()) = SeenRecord { at_ms: now, jobs: ids },
             Err(e) => tracing::warn!(error = %e, "slurm: jobs seen running not recorded"),
         }
     }
@@ -141,7 +141,7 @@ impl Sessions {
                 )
             })
             .collect();
-        *self.inner.slurm.waits.lock().unwrap_or_else(|p| p.into_inner()) = waits;
+        *self.slurm.waits.lock().unwrap_or_else(|p| p.into_inner()) = waits;
     }
 
     async fn follow_job(
@@ -153,7 +153,7 @@ impl Sessions {
         use SessionState::*;
         let Some(job) = job else {
             let submitted_long_ago = self.now_ms() - session.updated_at_ms > SUBMIT_GRACE_MS;
-            if session.state == Stopping || self.is_in_flight(&session.id) || !submitted_long_ago {
+            if session.state == Stopping || self.ctx.is_in_flight(&session.id) || !submitted_long_ago {
                 return Ok(());
             }
             let why = match session.slurm_job {
@@ -162,14 +162,14 @@ impl Sessions {
             };
             // Slurm forgets a job some minutes after it ended (MinJobAge): charged until it
             // was last seen running, not until this pass (after portal downtime, much later).
-            if let Some(seen) = self.inner.store.slurm_seen_running_at(&session.id).await? {
-                self.inner.store.close_usage(&session.id, seen.min(self.now_ms()), &why).await?;
+            if let Some(seen) = self.ctx.store.slurm_seen_running_at(&session.id).await? {
+                self.ctx.store.close_usage(&session.id, seen.min(self.now_ms()), &why).await?;
             }
-            return self.fail(&session.id, &why).await;
+            return self.ctx.fail(&session.id, &why).await;
         };
         if session.slurm_job.is_none() {
             // The claim that submitted it did not live to write its id down.
-            self.inner.store.set_slurm_job(&session.id, job.id as i64).await?;
+            self.ctx.store.set_slurm_job(&session.id, job.id as i64).await?;
         }
         // Per-student users: a student with no account on the cluster gets a job Slurm runs
         // as nobody (and requeues when it cannot start); it must not wait for ever.
@@ -179,7 +179,7 @@ impl Sessions {
                 "your account {} does not exist on the Slurm cluster's nodes; ask an administrator to add it",
                 session.username
             );
-            return self.fail(&session.id, &why).await;
+            return self.ctx.fail(&session.id, &why).await;
         }
         // A job that had started and is back in the queue (Slurm requeues a job whose node
         // fails, whatever `requeue` said) or whose node went down: its notebook is gone.
@@ -191,30 +191,30 @@ impl Sessions {
                 Some(n) => node_went(n),
                 None => format!("Slurm put job {} back in its queue (its node failed)", job.id),
             };
-            self.fail(&session.id, &why).await?;
+            self.ctx.fail(&session.id, &why).await?;
             return Ok(());
         }
         match job.phase() {
             JobPhase::Pending if never_starts(&job.reason) => {
                 let why = format!("Slurm will not start this job ({}): the course's settings and the cluster's disagree; tell your instructor", job.reason);
-                self.fail(&session.id, &why).await
+                self.ctx.fail(&session.id, &why).await
             }
             JobPhase::Ending => Ok(()),
             JobPhase::Pending => {
-                if session.state == Requested && !self.is_in_flight(&session.id) {
+                if session.state == Requested && !self.ctx.is_in_flight(&session.id) {
                     let detail = format!("waiting in Slurm as job {}", job.id);
-                    self.publish(self.inner.store.transition(&session.id, Queued, &detail).await?);
+                    self.ctx.publish(self.ctx.store.transition(&session.id, Queued, &detail).await?);
                 }
                 Ok(())
             }
             JobPhase::Running => {
-                if self.is_in_flight(&session.id) {
+                if self.ctx.is_in_flight(&session.id) {
                     return Ok(());
                 }
                 match session.state {
-                    Requested | Queued | Allocating | Creating => self.slurm_job_started(session, job, node).await,
+                    Requested | Queued | Allocating | Creating => self.ctx.slurm_job_started(session, job, node).await,
                     Starting => {
-                        self.spawn_slurm_readiness(session.id.clone());
+                        self.ctx.spawn_slurm_readiness(session.id.clone());
                         Ok(())
                     }
                     _ => Ok(()),
@@ -259,14 +259,14 @@ impl Sessions {
         // much later); the stop's own close then finds the interval closed.
         if let Some(end) = job.end_ms {
             let now = self.now_ms();
-            self.inner.store.close_usage(&session.id, end.min(now), &reason).await?;
+            self.ctx.store.close_usage(&session.id, end.min(now), &reason).await?;
         }
         if job_kind {
             if let Some(code) = job.exit_code {
-                self.inner.store.set_session_outcome(&session.id, Some(code), "").await?;
+                self.ctx.store.set_session_outcome(&session.id, Some(code), "").await?;
             }
         }
-        self.finish(&session.id, from, to, &reason).await.map(|_| ())
+        self.ctx.finish(&session.id, from, to, &reason).await.map(|_| ())
     }
 
 }
@@ -279,9 +279,3 @@ fn node_went(node: &SlurmNode) -> String {
     }
 }
 
-/// When the watcher last wrote down the jobs it saw running, and which.
-#[derive(Debug, Default)]
-pub(super) struct SeenRecord {
-    at_ms: i64,
-    jobs: HashSet<u64>,
-}

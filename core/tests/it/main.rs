@@ -19,6 +19,7 @@ mod gpu_drain;
 mod h100_readout;
 mod idle_culling;
 mod lifecycle_rules;
+mod module_imports;
 mod queue_eta;
 mod quota_periods;
 mod quotas;

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use slicehub_mig::{Layout, Placement};
 
-use crate::sessions::manager::Sessions;
+use crate::sessions::service::Sessions;
 use crate::fleet::{self, GpuMode};
 use crate::gpu::{GpuInfo, MigInstance, MigMode};
 use crate::CoreError;
@@ -33,7 +33,7 @@ impl Sessions {
     /// Every GPU that can be read with its MIG instances as the driver reports them now
     /// (one that cannot is left alone this pass).
     pub(super) async fn instances_now(&self) -> Result<Vec<(GpuInfo, Vec<MigInstance>)>, CoreError> {
-        self.on_gpus(|gpus| {
+        self.ctx.on_gpus(|gpus| {
             let mut out = Vec::new();
             // Only GPUs with MIG on have instances to make or remove; one used whole has none.
             for info in gpus.list_gpus()?.into_iter().filter(|g| g.mig_mode == MigMode::Enabled) {
@@ -54,9 +54,9 @@ impl Sessions {
         if wanted.is_empty() {
             return Ok(0);
         }
-        let _placing = self.inner.allocation.lock().await;
-        let _instances = self.inner.instances.lock().await;
-        let store = &self.inner.store;
+        let _placing = self.ctx.allocation.lock().await;
+        let _instances = self.ctx.instances.lock().await;
+        let store = &self.ctx.store;
         let held = store.held_slices().await?;
         let mut created = 0;
         for (info, instances) in self.instances_now().await? {
@@ -68,7 +68,7 @@ impl Sessions {
                 continue;
             }
             let index = info.index;
-            let catalog = self.on_gpus(move |gpus| gpus.catalog(index)).await?;
+            let catalog = self.ctx.on_gpus(move |gpus| gpus.catalog(index)).await?;
             // What is there now: its instances and the slices placed but not created yet.
             let mut layout = Layout::new();
             let placed = held.iter().filter(|h| h.gpu_uuid == info.uuid).map(|h| Placement::new(h.profile_id, h.start));
@@ -82,7 +82,7 @@ impl Sessions {
                     continue;
                 }
                 store.record_prepared_instance(&info.uuid, at.profile_id, at.start).await?;
-                let made = self.on_gpus(move |gpus| gpus.create_instance(index, at)).await;
+                let made = self.ctx.on_gpus(move |gpus| gpus.create_instance(index, at)).await;
                 match made {
                     Ok(_) => {
                         tracing::info!(gpu = index, instance = ?at, "made a booked lab's MIG instance ahead of its window");

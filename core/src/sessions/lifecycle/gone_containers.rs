@@ -5,20 +5,20 @@
 use std::collections::HashSet;
 
 use crate::runtime::ManagedContainer;
-use crate::sessions::manager::Sessions;
+use crate::sessions::service::Sessions;
 use crate::sessions::model::{SessionPool, SessionState};
 use crate::CoreError;
 
 /// Ends them, given this portal's containers as the pass read them; how many ended.
 pub(super) async fn pass(sessions: &Sessions, containers: &[ManagedContainer]) -> Result<usize, CoreError> {
-    let engine = &sessions.inner.engine;
+    let engine = &sessions.ctx.engine;
     let running: HashSet<&str> = containers
         .iter()
         .filter(|c| c.running)
         .filter_map(|c| c.session_id.as_deref())
         .collect();
     let mut ended = 0;
-    for session in sessions.inner.store.gpu_sessions_in(&[SessionState::Ready]).await? {
+    for session in sessions.ctx.store.gpu_sessions_in(&[SessionState::Ready]).await? {
         if running.contains(session.id.as_str()) || session.pool == SessionPool::Slurm {
             continue;
         }
@@ -37,7 +37,7 @@ pub(super) async fn pass(sessions: &Sessions, containers: &[ManagedContainer]) -
             },
             None => None,
         };
-        match sessions.container_exited(&session.id, code).await {
+        match sessions.ctx.container_exited(&session.id, code).await {
             Ok(()) => ended += 1,
             Err(e) => tracing::warn!(session = %session.id, error = %e, "reconcile: could not end a session whose container is gone"),
         }

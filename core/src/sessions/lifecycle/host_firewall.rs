@@ -7,7 +7,7 @@
 //! reported by `/healthz` and tried again each pass, and the next launch on that network
 //! sets them up again or fails.
 
-use crate::sessions::manager::Sessions;
+use crate::sessions::service::Sessions;
 use crate::runtime::{firewall, SessionNetwork};
 use crate::CoreError;
 
@@ -15,7 +15,7 @@ impl Sessions {
     /// Puts back the missing rules of this instance's session networks; how many were
     /// missing.
     pub(super) async fn keep_host_firewall(&self) -> Result<usize, CoreError> {
-        if !self.inner.config.sessions_host_firewall {
+        if !self.ctx.config.sessions_host_firewall {
             return Ok(0);
         }
         let instance = self.instance_id().await?;
@@ -28,7 +28,7 @@ impl Sessions {
             self.set_firewall_problem(None);
             return Ok(0);
         }
-        let reachable = self.inner.config.sessions_reachable_private_ranges.clone();
+        let reachable = self.ctx.config.sessions_reachable_private_ranges.clone();
         let checked = bridges.clone();
         let restored = tokio::task::spawn_blocking(move || {
             let bridges: Vec<&str> = checked.iter().map(String::as_str).collect();
@@ -52,7 +52,7 @@ impl Sessions {
             Err(e) => {
                 self.set_firewall_problem(Some(e.to_string()));
                 // The next launch on these networks sets the rules up again, or fails.
-                let mut ready = self.inner.networks_ready.lock().await;
+                let mut ready = self.ctx.networks_ready.lock().await;
                 for bridge in &bridges {
                     ready.remove(bridge);
                 }
@@ -63,10 +63,10 @@ impl Sessions {
 
     /// Why session networks lack firewall rules the last pass could not put back.
     pub fn firewall_problem(&self) -> Option<String> {
-        self.inner.firewall_problem.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.ctx.firewall_problem.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     fn set_firewall_problem(&self, problem: Option<String>) {
-        *self.inner.firewall_problem.lock().unwrap_or_else(|e| e.into_inner()) = problem;
+        *self.ctx.firewall_problem.lock().unwrap_or_else(|e| e.into_inner()) = problem;
     }
 }

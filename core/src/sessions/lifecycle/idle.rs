@@ -11,31 +11,11 @@ use serde::Serialize;
 
 use super::idle_rule::{IdleVerdict, IdleWarning, Judged};
 use crate::sessions::jupyter_activity::jupyter_activity;
-use crate::sessions::manager::Sessions;
+use crate::sessions::service::Sessions;
 use crate::sessions::model::{GpuSession, SessionKind, SessionPool, SessionState};
 use crate::courses::{policy_of, CoursePolicy};
 use crate::store::IdleRow;
 use crate::CoreError;
-
-/// What the idle rule keeps between passes.
-pub(in crate::sessions) struct IdleState {
-    /// When the proxy last saw each session's student change something.
-    pub seen_active: std::sync::Mutex<HashMap<String, i64>>,
-    /// Set by this process's first idle pass.
-    pub culled_before: std::sync::atomic::AtomicBool,
-    /// Reads JupyterLab's kernels and terminals; one connection pool.
-    pub jupyter_client: reqwest::Client,
-}
-
-impl Default for IdleState {
-    fn default() -> Self {
-        IdleState {
-            seen_active: Default::default(),
-            culled_before: Default::default(),
-            jupyter_client: crate::sessions::jupyter_activity::container_client(),
-        }
-    }
-}
 
 /// An idle warning as the pages show it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -60,7 +40,7 @@ fn notice_of(row: IdleRow) -> Option<IdleNotice> {
 impl Sessions {
     /// Something the student did through the proxy that a background poll does not do.
     pub fn note_activity(&self, session_id: &str) {
-        let mut seen = self.inner.idle.seen_active.lock().unwrap_or_else(|p| p.into_inner());
+        let mut seen = self.idle.seen_active.lock().unwrap_or_else(|p| p.into_inner());
         seen.insert(session_id.to_string(), self.now_ms());
     }
 
@@ -71,37 +51,37 @@ impl Sessions {
         }
         let now = self.now_ms();
         self.note_activity(&session.id);
-        let store = &self.inner.store;
+        let store = &self.ctx.store;
         store.save_idle(&session.id, &IdleRow { last_active_at: now, stops_at: None, early: false, stops: true }).await?;
         store.audit(actor, "session.keep", &session.id, "kept running while idle").await?;
-        self.touch(session);
+        self.ctx.touch(session);
         Ok(())
     }
 
     /// The idle warning of every session that has one, by session id.
     pub async fn idle_notices(&self) -> Result<HashMap<String, IdleNotice>, CoreError> {
-        let rows = self.inner.store.idle_rows().await?;
+        let rows = self.ctx.store.idle_rows().await?;
         Ok(rows.into_iter().filter_map(|(id, row)| Some((id, notice_of(row)?))).collect())
     }
 
     /// The session's idle warning, if it has one.
     pub async fn idle_notice(&self, session_id: &str) -> Result<Option<IdleNotice>, CoreError> {
-        Ok(self.inner.store.idle_row(session_id).await?.and_then(notice_of))
+        Ok(self.ctx.store.idle_row(session_id).await?.and_then(notice_of))
     }
 
     /// One culling pass at the clock's time; returns how many sessions it stopped.
     pub async fn cull_idle(&self) -> Result<usize, CoreError> {
         let now = self.now_ms();
         // A deadline that passed while no portal ran was never shown to anyone in time.
-        let first_pass = !self.inner.idle.culled_before.swap(true, std::sync::atomic::Ordering::SeqCst);
-        let store = &self.inner.store;
+        let first_pass = !self.idle.culled_before.swap(true, std::sync::atomic::Ordering::SeqCst);
+        let store = &self.ctx.store;
         let running = store.gpu_sessions_in(&[SessionState::Ready]).await?;
         let rows = store.idle_rows().await?;
         let live: HashSet<&str> = running.iter().map(|s| s.id.as_str()).collect();
         if rows.keys().any(|id| !live.contains(id.as_str())) {
             store.forget_idle_of_ended().await?;
         }
-        self.inner.idle.seen_active.lock().unwrap_or_else(|p| p.into_inner()).retain(|id, _| live.contains(id.as_str()));
+        self.idle.seen_active.lock().unwrap_or_else(|p| p.into_inner()).retain(|id, _| live.contains(id.as_str()));
         if running.is_empty() {
             return Ok(0);
         }
@@ -114,14 +94,14 @@ impl Sessions {
             .collect();
         // The Slurm pool's own queue (the local queue does not wait for its slices).
         let waiting_on_slurm: HashSet<String> = self.slurm_waits().into_values().map(|w| w.profile).collect();
-        let proxy_seen = self.inner.idle.seen_active.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let proxy_seen = self.idle.seen_active.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let mut policies: HashMap<i64, CoursePolicy> = HashMap::new();
         for session in &running {
             if !policies.contains_key(&session.course_id) {
-                policies.insert(session.course_id, policy_of(store, &self.inner.config, session.course_id).await?);
+                policies.insert(session.course_id, policy_of(store, &self.ctx.config, session.course_id).await?);
             }
         }
-        let client = &self.inner.idle.jupyter_client;
+        let client = &self.idle.jupyter_client;
         let jupyter = futures_util::future::join_all(running.iter().map(|s| async {
             match (&s.kind, &s.notebook_address) {
                 (SessionKind::Notebook, Some(address)) => jupyter_activity(client, address, &s.base_url(), &s.token, now).await,
@@ -180,7 +160,7 @@ impl Sessions {
                     continue;
                 }
                 if before.and_then(|r| r.stops_at) != row.stops_at {
-                    self.touch(session);
+                    self.ctx.touch(session);
                 }
             }
             if let IdleVerdict::Stop(w) = verdict {
@@ -193,7 +173,7 @@ impl Sessions {
                 if self.seen_after(&session.id, last) {
                     continue;
                 }
-                match self.stop(&session.id, &reason).await {
+                match self.ctx.stop(&session.id, &reason).await {
                     Ok(_) => {
                         stopped += 1;
                         store.audit("portal", "session.cull", &session.id, &reason).await?;
@@ -207,7 +187,7 @@ impl Sessions {
 
     /// Whether the proxy or "Keep it running" saw the session active after `ms`.
     fn seen_after(&self, session_id: &str, ms: i64) -> bool {
-        let seen = self.inner.idle.seen_active.lock().unwrap_or_else(|p| p.into_inner());
+        let seen = self.idle.seen_active.lock().unwrap_or_else(|p| p.into_inner());
         seen.get(session_id).is_some_and(|&at| at > ms)
     }
 

@@ -10,7 +10,7 @@ use slicehub_mig::Placement;
 
 use super::booked_instances::BookedPlacement;
 
-use crate::sessions::manager::Sessions;
+use crate::sessions::service::Sessions;
 use crate::fleet::{self, GpuMode};
 use crate::CoreError;
 
@@ -20,9 +20,9 @@ impl Sessions {
     /// created there. Runs under the allocation lock, so no placement can claim one while
     /// it goes. Returns how many were destroyed.
     pub(super) async fn destroy_leftover_instances(&self, kept: &HashSet<BookedPlacement>) -> Result<usize, CoreError> {
-        let _placing = self.inner.allocation.lock().await;
-        let _instances = self.inner.instances.lock().await;
-        let store = &self.inner.store;
+        let _placing = self.ctx.allocation.lock().await;
+        let _instances = self.ctx.instances.lock().await;
+        let store = &self.ctx.store;
         let held = store.held_slices().await?;
         let mut prepared = store.prepared_instances().await?;
         let fleet_now = self.instances_now().await?;
@@ -44,7 +44,7 @@ impl Sessions {
                     continue;
                 }
                 let index = info.index;
-                let gone = self.on_gpus(move |gpus| gpus.destroy_instance(index, at)).await;
+                let gone = self.ctx.on_gpus(move |gpus| gpus.destroy_instance(index, at)).await;
                 match gone {
                     Ok(()) => {
                         tracing::info!(gpu = index, instance = ?at, "destroyed a MIG instance no session holds");

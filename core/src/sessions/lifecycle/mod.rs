@@ -13,6 +13,7 @@ mod gone_containers;
 mod host_firewall;
 mod idle;
 mod idle_rule;
+pub(in crate::sessions) mod idle_state;
 mod leftover_instances;
 mod orphans;
 mod quota;
@@ -24,7 +25,6 @@ mod usage;
 
 pub use booked_instances::PREPARE_LEAD_MS;
 pub use idle::IdleNotice;
-pub(in crate::sessions) use idle::IdleState;
 pub use idle_rule::{IdlePolicy, IdleVerdict, IdleWarning, Judged};
 pub(in crate::sessions) use time_limit::{deadline_at_claim, limit_ms};
 
@@ -34,7 +34,7 @@ use serde::Serialize;
 
 use booked_instances::BookedPlacement;
 
-use super::manager::Sessions;
+use super::service::Sessions;
 use crate::runtime::ManagedContainer;
 use crate::CoreError;
 
@@ -175,7 +175,7 @@ impl PassReads {
     async fn containers(&self, sessions: &Sessions) -> Result<&[ManagedContainer], CoreError> {
         let list = self
             .containers
-            .get_or_try_init(|| async { sessions.inner.engine.managed_containers(&sessions.instance_id().await?).await })
+            .get_or_try_init(|| async { sessions.ctx.engine.managed_containers(&sessions.instance_id().await?).await })
             .await?;
         Ok(list)
     }

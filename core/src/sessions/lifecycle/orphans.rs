@@ -2,13 +2,13 @@
 //! portal was down, a launch recorded nowhere) are removed.
 
 use crate::runtime::ManagedContainer;
-use crate::sessions::manager::Sessions;
+use crate::sessions::service::Sessions;
 use crate::CoreError;
 
 /// Removes them from `containers` (this portal's, as the pass read them); how many went.
 pub(super) async fn pass(sessions: &Sessions, containers: &[ManagedContainer]) -> Result<usize, CoreError> {
-    let store = &sessions.inner.store;
-    let engine = &sessions.inner.engine;
+    let store = &sessions.ctx.store;
+    let engine = &sessions.ctx.engine;
     let mut removed = 0;
     for container in containers {
         let owner = match &container.session_id {

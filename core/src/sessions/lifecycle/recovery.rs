@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::sessions::manager::Sessions;
+use crate::sessions::service::Sessions;
 use crate::sessions::model::{SessionKind, SessionPool, SessionState};
 use crate::sessions::ReconcileReport;
 use crate::CoreError;
@@ -17,7 +17,7 @@ impl Sessions {
     /// Run once when the portal starts (`background.rs`), before the loops.
     pub async fn recover_after_restart(&self) -> Result<ReconcileReport, CoreError> {
         use SessionState::*;
-        let store = &self.inner.store;
+        let store = &self.ctx.store;
         if let Err(e) = self.end_unreachable_slurm_sessions().await {
             tracing::warn!(error = %e, "recovery: Slurm sessions not checked");
         }
@@ -27,26 +27,26 @@ impl Sessions {
             if session.pool == SessionPool::Slurm {
                 continue;
             }
-            match self.resume_launch(&session).await {
+            match self.ctx.resume_launch(&session).await {
                 Ok(true) => continue,
                 Ok(false) => {}
                 Err(e) => tracing::warn!(session = %session.id, error = %e, "recovery: launch not taken up"),
             }
             let why = "the portal restarted while this session was starting; start it again";
-            if let Err(e) = self.fail(&session.id, why).await {
+            if let Err(e) = self.ctx.fail(&session.id, why).await {
                 tracing::warn!(session = %session.id, error = %e, "recovery: launch not failed yet; the repair pass retries");
             }
         }
         for session in store.gpu_sessions_in(&[Stopping]).await? {
             let (to, why) = self.intended_end(&session.id, "stopped (finished after a portal restart)").await;
-            if let Err(e) = self.complete_stop(&session.id, to, &why).await {
+            if let Err(e) = self.ctx.complete_stop(&session.id, to, &why).await {
                 tracing::warn!(session = %session.id, error = %e, "recovery: stop not finished yet; the repair pass retries");
             }
         }
         for session in store.gpu_sessions_in(&[Ready]).await? {
             if let (SessionKind::Job, Some(name)) = (session.kind, session.container.clone()) {
-                if matches!(self.inner.engine.status(&name).await, Ok(Some(s)) if s.running) {
-                    self.spawn_job_waiter(session.id.clone(), name);
+                if matches!(self.ctx.engine.status(&name).await, Ok(Some(s)) if s.running) {
+                    self.ctx.spawn_job_waiter(session.id.clone(), name);
                 }
             }
         }
@@ -56,7 +56,7 @@ impl Sessions {
     /// What the interrupted stop of a session set out to record; else `Ended` with
     /// `otherwise` (a stop begun before the portal kept it).
     pub(in crate::sessions) async fn intended_end(&self, id: &str, otherwise: &str) -> (SessionState, String) {
-        let intended = self.inner.store.intended_end(id).await.unwrap_or_else(|e| {
+        let intended = self.ctx.store.intended_end(id).await.unwrap_or_else(|e| {
             tracing::warn!(session = %id, error = %e, "the stop's intended end is unreadable");
             None
         });
@@ -65,12 +65,12 @@ impl Sessions {
 
     /// Whether the sessions of the last run are still being picked up.
     pub fn is_recovering(&self) -> bool {
-        !*self.inner.recovered.borrow()
+        !*self.ctx.recovered.borrow()
     }
 
     /// Waits (a while) until the sessions of the last run are picked up.
     pub(in crate::sessions) async fn wait_recovered(&self) -> Result<(), CoreError> {
-        let mut recovered = self.inner.recovered.subscribe();
+        let mut recovered = self.ctx.recovered.subscribe();
         let waited = tokio::time::timeout(CLAIM_WAITS_FOR_RECOVERY, recovered.wait_for(|done| *done)).await.is_ok();
         match waited {
             true => Ok(()),

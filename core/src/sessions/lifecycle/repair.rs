@@ -4,7 +4,7 @@
 //! `stopping` and is tried again next pass. (Stops are safe to finish twice: removal and
 //! release are idempotent and the database lets one transition win.)
 
-use crate::sessions::manager::Sessions;
+use crate::sessions::service::Sessions;
 use crate::sessions::model::{SessionPool, SessionState};
 use crate::CoreError;
 
@@ -16,20 +16,20 @@ const STUCK_MS: i64 = 5_000;
 pub(super) async fn pass(sessions: &Sessions, now: i64) -> Result<usize, CoreError> {
     use SessionState::*;
     let mut repaired = 0;
-    for session in sessions.inner.store.gpu_sessions_in(&[Allocating, Creating, Starting, Stopping]).await? {
-        if now - session.updated_at_ms < STUCK_MS || sessions.is_in_flight(&session.id) {
+    for session in sessions.ctx.store.gpu_sessions_in(&[Allocating, Creating, Starting, Stopping]).await? {
+        if now - session.updated_at_ms < STUCK_MS || sessions.ctx.is_in_flight(&session.id) {
             continue;
         }
         // Slurm sessions' launches are the watcher's; only their stops are repaired here.
         if session.pool == SessionPool::Slurm && session.state != Stopping {
             continue;
         }
-        let _working = sessions.mark_in_flight(&session.id);
+        let _working = sessions.ctx.mark_in_flight(&session.id);
         let outcome = if session.state == Stopping {
             let (to, why) = sessions.intended_end(&session.id, "stopped (finished by the portal's repair pass)").await;
-            sessions.complete_stop(&session.id, to, &why).await
+            sessions.ctx.complete_stop(&session.id, to, &why).await
         } else {
-            sessions.fail(&session.id, "the launch stopped midway (the container engine or the database failed); start it again").await
+            sessions.ctx.fail(&session.id, "the launch stopped midway (the container engine or the database failed); start it again").await
         };
         match outcome {
             Ok(()) => repaired += 1,

@@ -6,7 +6,8 @@
 
 use futures_util::StreamExt;
 
-use crate::sessions::manager::Sessions;
+use crate::sessions::context::Ctx;
+use crate::sessions::service::Sessions;
 use crate::sessions::model::{GpuSession, SessionEvent, SessionState};
 use crate::CoreError;
 
@@ -41,18 +42,18 @@ fn reason(session: &GpuSession) -> String {
     format!("stopped at the course's time limit ({minutes} min)")
 }
 
-impl Sessions {
+impl Ctx {
     /// Moves a starting session to ready, its deadline now counted from this moment.
     pub(in crate::sessions) async fn mark_ready(&self, session: &GpuSession, detail: &str) -> Result<Option<SessionEvent>, CoreError> {
         let now = self.now_ms();
-        self.inner.store.mark_ready(&session.id, detail, now, deadline_once_ready(session, now)).await
+        self.store.mark_ready(&session.id, detail, now, deadline_once_ready(session, now)).await
     }
 }
 
 /// Stops every running session past its deadline at `now`; how many were stopped.
 pub(super) async fn pass(sessions: &Sessions, now: i64) -> Result<usize, CoreError> {
     let over: Vec<GpuSession> = sessions
-        .inner
+        .ctx
         .store
         .gpu_sessions_in(&[SessionState::Ready])
         .await?
@@ -61,7 +62,7 @@ pub(super) async fn pass(sessions: &Sessions, now: i64) -> Result<usize, CoreErr
         .collect();
     Ok(futures_util::stream::iter(over)
         .map(|session| async move {
-            match sessions.stop(&session.id, &reason(&session)).await {
+            match sessions.ctx.stop(&session.id, &reason(&session)).await {
                 Ok(_) => 1,
                 Err(e) => {
                     tracing::warn!(session = %session.id, error = %e, "reconcile: could not stop at the time limit");

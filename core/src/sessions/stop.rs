@@ -4,8 +4,8 @@
 
 use slicehub_mig::Placement;
 
-use super::manager::Sessions;
-use super::model::{GpuSession, SessionKind, SessionState};
+use super::context::Ctx;
+use super::model::{GpuSession, SessionKind, SessionPool, SessionState};
 use crate::CoreError;
 
 /// Lines of a container's output kept when it is removed.
@@ -13,7 +13,7 @@ const LOG_TAIL_LINES: usize = 60;
 /// The longest reason a stop may give (the student reads it; the portal's own are short).
 pub const MAX_STOP_REASON_CHARS: usize = 1000;
 
-impl Sessions {
+impl Ctx {
     /// Stops a session (`reason` says by whom or why). Queued sessions are simply
     /// cancelled. Stopping one that is over is a [`CoreError::Conflict`].
     pub async fn stop(&self, id: &str, reason: &str) -> Result<GpuSession, CoreError> {
@@ -42,14 +42,14 @@ impl Sessions {
     /// someone removed it). `exit_code` is `None` when it is unknown.
     pub async fn container_exited(&self, id: &str, exit_code: Option<i64>) -> Result<(), CoreError> {
         use SessionState::*;
-        let Some(session) = self.inner.store.gpu_session(id).await? else {
+        let Some(session) = self.store.gpu_session(id).await? else {
             return Ok(());
         };
         if !matches!(session.state, Creating | Starting | Ready) {
             return Ok(());
         }
         let out_of_memory = match &session.container {
-            Some(name) => matches!(self.inner.engine.status(name).await, Ok(Some(s)) if s.oom_killed),
+            Some(name) => matches!(self.engine.status(name).await, Ok(Some(s)) if s.oom_killed),
             None => false,
         };
         if out_of_memory {
@@ -84,7 +84,7 @@ impl Sessions {
         to: SessionState,
         reason: &str,
     ) -> Result<bool, CoreError> {
-        let store = &self.inner.store;
+        let store = &self.store;
         let _working = self.mark_in_flight(id);
         if !self.publish(store.begin_stop(id, from, to, reason).await?) {
             return Ok(false);
@@ -103,7 +103,7 @@ impl Sessions {
         to: SessionState,
         reason: &str,
     ) -> Result<(), CoreError> {
-        let store = &self.inner.store;
+        let store = &self.store;
         let _launch_done = self.wait_out_launch(id).await;
         let session = self.session(id).await?;
         let stopped_at = self.keep_outcome(&session).await;
@@ -119,7 +119,7 @@ impl Sessions {
         self.publish(store.transition(id, to, reason).await?);
         self.forget_launch_gate(id);
         if session.placement.is_some() {
-            self.spawn_dispatch();
+            self.wake_queue();
         }
         Ok(())
     }
@@ -128,7 +128,7 @@ impl Sessions {
     /// stopped on its own, when it did.
     pub(super) async fn keep_outcome(&self, session: &GpuSession) -> Option<i64> {
         let name = session.container.as_ref()?;
-        let engine = &self.inner.engine;
+        let engine = &self.engine;
         let (exit_code, stopped_at) = match engine.status(name).await {
             Ok(Some(status)) if !status.running => (status.exit_code, status.finished_at_ms),
             _ => (None, None),
@@ -137,7 +137,7 @@ impl Sessions {
         if tail.is_empty() && exit_code.is_none() {
             return stopped_at;
         }
-        if let Err(e) = self.inner.store.set_session_outcome(&session.id, exit_code, &tail).await {
+        if let Err(e) = self.store.set_session_outcome(&session.id, exit_code, &tail).await {
             tracing::warn!(session = %session.id, error = %e, "could not keep the container's output");
         }
         stopped_at
@@ -152,7 +152,7 @@ impl Sessions {
             return Err(e);
         }
         if let Some(name) = &session.container {
-            if let Err(e) = self.inner.engine.remove(name).await {
+            if let Err(e) = self.engine.remove(name).await {
                 tracing::warn!(session = %session.id, error = %e, "container not removed yet; its slice stays held");
                 return Err(e);
             }
@@ -168,8 +168,8 @@ impl Sessions {
     /// predate another worker's release (after which the place may hold someone else's
     /// new instance).
     pub(super) async fn release(&self, session: &GpuSession) -> Result<(), CoreError> {
-        let _instances = self.inner.instances.lock().await;
-        let Some(session) = self.inner.store.gpu_session(&session.id).await? else {
+        let _instances = self.instances.lock().await;
+        let Some(session) = self.store.gpu_session(&session.id).await? else {
             return Ok(());
         };
         if session.released {
@@ -187,6 +187,25 @@ impl Sessions {
                 Err(e) => return Err(e),
             }
         }
-        self.inner.store.release_slice(&session.id).await
+        self.store.release_slice(&session.id).await
+    }
+
+    /// Cancels the session's Slurm job (stops and failures); a job already over is fine.
+    /// Every way a session ends comes here (`tear_down`), so a failed session's job never
+    /// runs on.
+    pub(super) async fn cancel_slurm_job(&self, session: &GpuSession) -> Result<(), CoreError> {
+        match (session.pool, session.slurm_job, &self.slurm) {
+            (SessionPool::Slurm, Some(job), Some(client)) => match client.cancel(job as u64, &session.username).await {
+                Ok(()) => Ok(()),
+                // The student's token may not be accepted (no such user on the cluster):
+                // the portal's own user, an operator on most sites, tries next.
+                Err(e) => client.cancel_as_portal(job as u64).await.map_err(|_| e),
+            },
+            (SessionPool::Slurm, Some(job), None) => {
+                tracing::warn!(session = %session.id, job, "slurm: no cluster configured any more; the job is left to the cluster");
+                Ok(())
+            }
+            _ => Ok(()),
+        }
     }
 }

@@ -1,0 +1,43 @@
+//! What the queue keeps between passes: whether this process places queued sessions, one
+//! pass at a time, and its last estimates.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+/// The queue's own state: whether this process places queued sessions, one pass at a
+/// time, and whether a pass was asked for during the one under way.
+pub(super) struct DispatchState {
+    /// Cleared by [`Sessions::never_dispatch`] in short-lived CLI processes, which would
+    /// exit in the middle of a launch they started, and at shutdown.
+    pub enabled: std::sync::atomic::AtomicBool,
+    pub one_pass: tokio::sync::Mutex<()>,
+    pub again: std::sync::atomic::AtomicBool,
+    /// The last queue estimates, with the change count and moment they were made for.
+    pub estimates: std::sync::Mutex<Option<Remembered>>,
+}
+
+impl Default for DispatchState {
+    fn default() -> Self {
+        DispatchState {
+            enabled: std::sync::atomic::AtomicBool::new(true),
+            one_pass: tokio::sync::Mutex::new(()),
+            again: std::sync::atomic::AtomicBool::new(false),
+            estimates: std::sync::Mutex::new(None),
+        }
+    }
+}
+
+/// Estimates, with the change count and moment they were made for.
+pub struct Remembered {
+    pub changes: u64,
+    pub at: std::time::Instant,
+    pub estimates: HashMap<String, QueueEstimate>,
+}
+
+/// A waiting session's estimated start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct QueueEstimate {
+    pub about_ms: i64,
+    pub latest_ms: i64,
+}
