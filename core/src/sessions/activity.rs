@@ -10,7 +10,6 @@
 
 use std::collections::{HashMap, VecDeque};
 
-
 use super::activity_state::{ActivityState, Series, SliceNow, SliceSample, KEPT_SAMPLES};
 use super::service::Sessions;
 use super::SessionState;

@@ -1,7 +1,7 @@
 //! What every part of the session service shares: handles (store, GPUs, engine, cluster,
 //! clock, configuration), the locks that order placements and MIG changes, and the event
 //! channel. No part's own state lives here; the queue, activity, idle and Slurm parts keep
-//! theirs. Imports nothing else from `sessions` but the model.
+//! theirs. Names nothing else from `sessions` but the model and the id maker.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};

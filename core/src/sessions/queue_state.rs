@@ -8,7 +8,7 @@ use serde::Serialize;
 /// The queue's own state: whether this process places queued sessions, one pass at a
 /// time, and whether a pass was asked for during the one under way.
 pub(super) struct DispatchState {
-    /// Cleared by [`Sessions::never_dispatch`] in short-lived CLI processes, which would
+    /// Cleared by `Sessions::never_dispatch` in short-lived CLI processes, which would
     /// exit in the middle of a launch they started, and at shutdown.
     pub enabled: std::sync::atomic::AtomicBool,
     pub one_pass: tokio::sync::Mutex<()>,

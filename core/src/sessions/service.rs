@@ -28,7 +28,7 @@ pub struct Sessions {
     pub(super) activity: Arc<std::sync::Mutex<ActivityState>>,
     /// What the idle rule keeps between passes (`lifecycle/idle.rs`).
     pub(super) idle: Arc<IdleState>,
-    /// What the Slurm watcher last read (`slurm_pool.rs`).
+    /// What the Slurm watcher last read (`slurm_state.rs`, written by `slurm_watch.rs`).
     pub(super) slurm: Arc<SlurmState>,
 }
 

@@ -14,7 +14,7 @@ use crate::store::SlurmLink;
 use crate::CoreError;
 
 impl Sessions {
-    pub(super) fn slurm(&self) -> Result<&SlurmClient, CoreError> {
+    pub(super) fn slurm_client(&self) -> Result<&SlurmClient, CoreError> {
         self.ctx
             .slurm
             .as_ref()
@@ -29,7 +29,7 @@ impl Sessions {
     /// The MIG profiles the cluster's nodes offer as GPU GRES.
     pub async fn slurm_profiles(&self) -> Result<Vec<String>, CoreError> {
         let mut profiles: Vec<String> = self
-            .slurm()?
+            .slurm_client()?
             .nodes()
             .await?
             .into_iter()
@@ -43,14 +43,14 @@ impl Sessions {
 
     /// The cluster's nodes with their GRES and what is allocated (the GPU page).
     pub async fn slurm_nodes(&self) -> Result<Vec<SlurmNode>, CoreError> {
-        self.slurm()?.nodes().await
+        self.slurm_client()?.nodes().await
     }
 
     /// What a claim on the cluster would find now in each partition, per MIG profile the
     /// partition's nodes offer: GRES free on nodes that take jobs, and the portal's jobs
     /// waiting for that profile.
     pub async fn slurm_availability(&self, partitions: &[&str]) -> Result<Vec<Vec<super::ProfileAvailability>>, CoreError> {
-        let nodes = self.slurm()?.nodes().await?;
+        let nodes = self.slurm_client()?.nodes().await?;
         let waits = self.slurm_waits();
         Ok(partitions.iter().map(|p| availability_in(&nodes, &waits, p)).collect())
     }
@@ -97,7 +97,7 @@ impl Sessions {
             self.ctx.fail(id, &why).await?;
             return Ok(());
         }
-        let job = match self.slurm()?.submit(&request, &session.username).await {
+        let job = match self.slurm_client()?.submit(&request, &session.username).await {
             Ok(job) => job,
             Err(e) => {
                 tracing::warn!(session = %id, error = %e, "slurm: job not submitted");
@@ -114,7 +114,7 @@ impl Sessions {
         let detail = format!("submitted to Slurm as job {job} (partition {partition}, gres gpu:{}:1)", session.profile);
         if !self.ctx.publish(store.transition(id, SessionState::Queued, &detail).await?) {
             // Stopped while it was being submitted: the stop found no job to cancel.
-            self.slurm()?.cancel(job, &session.username).await?;
+            self.slurm_client()?.cancel(job, &session.username).await?;
         }
         Ok(())
     }
@@ -124,7 +124,7 @@ impl Sessions {
     /// is bound to another account of the same name (one deleted and made again). None
     /// in the shared mode, and where the file's own checks will answer.
     async fn unbound_cluster_user(&self, session: &GpuSession) -> Result<Option<String>, CoreError> {
-        let slurm = self.slurm()?;
+        let slurm = self.slurm_client()?;
         if !slurm.per_student() || slurm.cluster_user(&session.username).is_err() {
             return Ok(None);
         }

@@ -19,7 +19,7 @@ pub struct SlurmWait {
     pub partition: String,
 }
 
-/// The Slurm pool's own state: the cluster, when `slurm.url` is set, why each waiting
+/// The Slurm pool's own state: why each waiting
 /// session waits as the watcher last read it, and the watcher's last record of the jobs
 /// it saw running (written at most every half minute, not every one-second pass: each
 /// record is a database write).

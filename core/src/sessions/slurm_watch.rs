@@ -18,7 +18,7 @@ impl Sessions {
     /// One pass: every live Slurm session is compared with its job, and the portal's jobs
     /// that no live session owns are cancelled. Other jobs are never touched.
     pub async fn watch_slurm_once(&self) -> Result<(), CoreError> {
-        let client = self.slurm()?;
+        let client = self.slurm_client()?;
         let prefix = self.slurm_tag_prefix().await?;
         // The comment is only a filter: anyone may write it on their own job.
         let tagged: Vec<(String, SlurmJob)> = client
@@ -107,7 +107,7 @@ impl Sessions {
         if let Some(recorded) = session.slurm_job {
             return u64::try_from(recorded).is_ok_and(|id| id == job.id);
         }
-        let Ok(slurm) = self.slurm() else { return false };
+        let Ok(slurm) = self.slurm_client() else { return false };
         let (partition, account) = self.slurm_job_home(&session.course_code);
         slurm.cluster_user(&session.username).is_ok_and(|user| user == job.user)
             && job.partition == partition
@@ -173,7 +173,7 @@ impl Sessions {
         }
         // Per-student users: a student with no account on the cluster gets a job Slurm runs
         // as nobody (and requeues when it cannot start); it must not wait for ever.
-        let slurm = self.slurm()?;
+        let slurm = self.slurm_client()?;
         if slurm.per_student() && Some(job.user.as_str()) != slurm.cluster_user(&session.username).ok().as_deref() {
             let why = format!(
                 "your account {} does not exist on the Slurm cluster's nodes; ask an administrator to add it",

@@ -93,7 +93,7 @@ impl Ctx {
         Ok(true)
     }
 
-    /// The second half of [`Sessions::finish`], also run for stops a restart interrupted
+    /// The second half of [`Ctx::finish`], also run for stops a restart interrupted
     /// and retried by the repair pass. The slice is given back only once the container is
     /// confirmed gone: until then the session stays `stopping`, so nobody else is handed
     /// a MIG device that a still-running container may use.

@@ -32,8 +32,34 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The modules a file's paths start from `super::`, `self::` or `crate::sessions::`.
-fn named_modules(source: &str, module: &[String], known: &BTreeSet<Vec<String>>) -> BTreeSet<Vec<String>> {
+/// What each folder's `mod.rs` re-exports: (folder, item) → the module the item is from.
+type Reexports = BTreeMap<(Vec<String>, String), Vec<String>>;
+
+fn reexports_of(folder: &[String], mod_rs: &str) -> Reexports {
+    let mut found = Reexports::new();
+    for statement in mod_rs.split(';') {
+        let Some((_, path)) = statement.split_once("use ").filter(|(before, _)| before.trim_start().starts_with("pub")) else {
+            continue;
+        };
+        let path: String = path.chars().filter(|c| !c.is_whitespace()).collect();
+        let (from, items) = match path.split_once("::{") {
+            Some((from, items)) => (from.to_string(), items.trim_end_matches('}').split(',').map(str::to_string).collect()),
+            None => match path.rsplit_once("::") {
+                Some((from, item)) => (from.to_string(), vec![item.to_string()]),
+                None => continue,
+            },
+        };
+        let module: Vec<String> = folder.iter().cloned().chain(from.split("::").map(str::to_string)).collect();
+        for item in items.into_iter().filter(|i| !i.is_empty()) {
+            found.insert((folder.to_vec(), item), module.clone());
+        }
+    }
+    found
+}
+
+/// The modules a file's paths start from `super::`, `self::` or `crate::sessions::`,
+/// through a folder's re-exports too.
+fn named_modules(source: &str, module: &[String], known: &BTreeSet<Vec<String>>, reexports: &Reexports) -> BTreeSet<Vec<String>> {
     let code: String = source.lines().map(|l| l.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n");
     let mut named = BTreeSet::new();
     for token in code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':')) {
@@ -49,6 +75,10 @@ fn named_modules(source: &str, module: &[String], known: &BTreeSet<Vec<String>>)
         };
         let mut deepest = None;
         for segment in rest {
+            if let Some(from) = reexports.get(&(base.clone(), segment.to_string())) {
+                deepest = Some(from.clone());
+                break;
+            }
             base.push(segment.to_string());
             if known.contains(&base) {
                 deepest = Some(base.clone());
@@ -96,15 +126,36 @@ fn the_session_services_files_name_each_other_in_one_direction() {
     rust_files(&root.join("sessions"), &mut files);
     let known: BTreeSet<Vec<String>> = files.iter().map(|f| module_of(&root, f)).collect();
     assert!(known.len() > 30, "the session service's files were not found under {}", root.display());
-    let graph: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = files
+    let sources: BTreeMap<Vec<String>, (bool, String)> = files
         .iter()
         .map(|f| {
-            let module = module_of(&root, f);
-            let source = std::fs::read_to_string(f).expect("readable source");
-            let named = named_modules(&source, &module, &known);
-            (module, named)
+            let folder_file = f.file_name().is_some_and(|n| n == "mod.rs");
+            (module_of(&root, f), (folder_file, std::fs::read_to_string(f).expect("readable source")))
         })
         .collect();
+    let reexports: Reexports = sources
+        .iter()
+        .filter(|(_, (folder_file, _))| *folder_file)
+        .flat_map(|(module, (_, source))| reexports_of(module, source))
+        .collect();
+    for (module, (_, source)) in &sources {
+        for group in ["super::{", "self::{", "sessions::{"] {
+            assert!(
+                !source.contains(group),
+                "{}: write one path per `use` (`{group}…}}` is not read by this test)",
+                module.join("::")
+            );
+        }
+    }
+    let graph: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = sources
+        .iter()
+        .map(|(module, (_, source))| (module.clone(), named_modules(source, module, &known, &reexports)))
+        .collect();
+    let context = graph.get(&vec!["sessions".to_string(), "context".to_string()]).expect("sessions/context.rs");
+    assert!(
+        !context.contains(&vec!["sessions".to_string(), "service".to_string()]),
+        "the context names the service: {context:?}"
+    );
     let service = graph.get(&vec!["sessions".to_string(), "service".to_string()]).expect("sessions/service.rs");
     assert!(
         service.contains(&vec!["sessions".to_string(), "context".to_string()]),
@@ -119,8 +170,9 @@ fn the_session_services_files_name_each_other_in_one_direction() {
 fn a_circle_between_two_files_is_named() {
     let known: BTreeSet<Vec<String>> =
         [vec!["sessions".to_string(), "a".to_string()], vec!["sessions".to_string(), "b".to_string()]].into();
-    let a = named_modules("use super::b::Thing; // super::a in a comment", &known.iter().next().unwrap().clone(), &known);
-    let b = named_modules("fn f() { crate::sessions::a::g() }", &known.iter().nth(1).unwrap().clone(), &known);
+    let reexports = reexports_of(&["sessions".to_string()], "mod a;\nmod b;\npub use a::{Alpha, Beta};\npub use b::Thing;");
+    let a = named_modules("use super::Thing; // super::a in a comment", &known.iter().next().unwrap().clone(), &known, &reexports);
+    let b = named_modules("fn f() { crate::sessions::a::g() }", &known.iter().nth(1).unwrap().clone(), &known, &reexports);
     let graph: BTreeMap<_, _> = [(known.iter().next().unwrap().clone(), a), (known.iter().nth(1).unwrap().clone(), b)].into();
     assert_eq!(circle_from(&graph), Some(vec!["sessions::a".into(), "sessions::b".into(), "sessions::a".into()]));
 }

@@ -138,7 +138,7 @@ impl Rule {
             Rule::LeftoverInstances => sessions.destroy_leftover_instances(reads.booked(sessions, now).await?).await,
             Rule::BookedInstances => sessions.prepare_booked_instances(reads.booked(sessions, now).await?).await,
             Rule::Usage => usage::pass(sessions).await,
-            Rule::TimeLimit => time_limit::pass(sessions, now).await,
+            Rule::TimeLimit => time_limit::pass(&sessions.ctx, now).await,
             Rule::Quota => sessions.enforce_quotas_at(now).await,
             Rule::Dispatch => sessions.dispatch().await,
         }

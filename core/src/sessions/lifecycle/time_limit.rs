@@ -7,7 +7,6 @@
 use futures_util::StreamExt;
 
 use crate::sessions::context::Ctx;
-use crate::sessions::service::Sessions;
 use crate::sessions::model::{GpuSession, SessionEvent, SessionState};
 use crate::CoreError;
 
@@ -51,9 +50,8 @@ impl Ctx {
 }
 
 /// Stops every running session past its deadline at `now`; how many were stopped.
-pub(super) async fn pass(sessions: &Sessions, now: i64) -> Result<usize, CoreError> {
-    let over: Vec<GpuSession> = sessions
-        .ctx
+pub(super) async fn pass(ctx: &Ctx, now: i64) -> Result<usize, CoreError> {
+    let over: Vec<GpuSession> = ctx
         .store
         .gpu_sessions_in(&[SessionState::Ready])
         .await?
@@ -62,7 +60,7 @@ pub(super) async fn pass(sessions: &Sessions, now: i64) -> Result<usize, CoreErr
         .collect();
     Ok(futures_util::stream::iter(over)
         .map(|session| async move {
-            match sessions.ctx.stop(&session.id, &reason(&session)).await {
+            match ctx.stop(&session.id, &reason(&session)).await {
                 Ok(_) => 1,
                 Err(e) => {
                     tracing::warn!(session = %session.id, error = %e, "reconcile: could not stop at the time limit");
