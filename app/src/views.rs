@@ -1,7 +1,9 @@
 //! What the browser sees. Domain types stay in `slicehub-core`; server functions map
-//! them to these.
+//! them to these. A session's state and kind are the words both sides share
+//! (`slicehub-types`), never strings compared by spelling.
 
 use serde::{Deserialize, Serialize};
+pub use slicehub_types::{SessionKind, SessionState};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ComponentView {
@@ -401,10 +403,9 @@ pub struct ClassSessionRow {
     pub id: String,
     pub username: String,
     pub display_name: String,
-    /// `notebook` or `job`
-    pub kind: String,
+    pub kind: SessionKind,
     pub profile: String,
-    pub state: String,
+    pub state: SessionState,
     /// 1 = placed next among the claims of its size; only while queued.
     pub queue_position: Option<u32>,
     /// While queued: when it starts.
@@ -460,13 +461,12 @@ pub struct SessionView {
     /// The course it runs in, for starting the same again.
     pub course_id: i64,
     pub course: String,
-    /// `notebook` or `job`
-    pub kind: String,
+    pub kind: SessionKind,
     pub profile: String,
     pub image: String,
     /// A job's command as typed back (argv joined with spaces); empty for notebooks.
     pub command: String,
-    pub state: String,
+    pub state: SessionState,
     pub live: bool,
     pub reason: String,
     /// e.g. `GPU 0 · 3g.40gb@4`
@@ -535,7 +535,7 @@ pub struct IdleView {
 pub struct SessionStep {
     pub at: String,
     pub at_ms: i64,
-    pub state: String,
+    pub state: SessionState,
     pub detail: String,
 }
 
@@ -650,12 +650,11 @@ pub struct OperationsRow {
     pub id: String,
     pub username: String,
     pub course: String,
-    /// `notebook` or `job`
-    pub kind: String,
+    pub kind: SessionKind,
     pub profile: String,
     /// `GPU 0`, once placed.
     pub gpu: Option<String>,
-    pub state: String,
+    pub state: SessionState,
     pub live: bool,
     pub requested_at_ms: i64,
     pub ended_at_ms: Option<i64>,

@@ -51,9 +51,9 @@ pub async fn class_dashboard(code: String) -> Result<ClassPageView, ServerFnErro
                 id: s.id.clone(),
                 display_name: names.get(s.username.as_str()).copied().unwrap_or(&s.username).to_string(),
                 username: s.username.clone(),
-                kind: s.kind.as_str().to_string(),
+                kind: s.kind,
                 profile: s.profile.clone(),
-                state: s.state.as_str().to_string(),
+                state: s.state,
                 queue_position: c
                     .queue_position
                     .or_else(|| slurm_waits.get(&s.id).filter(|_| s.state == slicehub_core::sessions::SessionState::Queued).map(|w| w.position))

@@ -20,10 +20,10 @@ pub async fn operations_summary() -> Result<OperationsOverview, ServerFnError> {
     let now = now_ms();
     let mut sessions: Vec<(String, i64)> = Vec::new();
     for count in store.live_session_counts().await.map_err(from_core)? {
-        let word = match count.state.as_str() {
-            "ready" => "running",
-            "queued" => "waiting",
-            "stopping" => "stopping",
+        let word = match count.state {
+            SessionState::Ready => "running",
+            SessionState::Queued => "waiting",
+            SessionState::Stopping => "stopping",
             _ => "starting",
         };
         match sessions.iter_mut().find(|(w, _)| w == word) {
@@ -80,6 +80,7 @@ pub async fn operations_summary() -> Result<OperationsOverview, ServerFnError> {
 #[server(endpoint = "teaching_summary")]
 pub async fn teaching_summary() -> Result<Vec<TeachingCourse>, ServerFnError> {
     use super::ssr::{from_core, require, services, Action, Caller};
+    use slicehub_core::sessions::SessionState;
     use slicehub_core::store::Role;
     let caller = require(Action::ListOwnCourses).await?;
     let Caller::User { id, .. } = caller else { return Ok(Vec::new()) };
@@ -94,8 +95,8 @@ pub async fn teaching_summary() -> Result<Vec<TeachingCourse>, ServerFnError> {
         let members = store.course_members(course.id).await.map_err(from_core)?;
         out.push(TeachingCourse {
             students: members.iter().filter(|m| m.role == Role::Student).count(),
-            running: live.iter().filter(|s| s.state.as_str() == "ready").count(),
-            waiting: live.iter().filter(|s| s.state.as_str() == "queued").count(),
+            running: live.iter().filter(|s| s.state == SessionState::Ready).count(),
+            waiting: live.iter().filter(|s| s.state == SessionState::Queued).count(),
             code: course.code,
             title: course.title,
         });

@@ -48,8 +48,8 @@ pub async fn operations_sessions(
                     .as_ref()
                     .map(|p| gpu_label(p.gpu_index, models.get(&p.gpu_index).map(String::as_str))),
                 live: !s.state.is_final(),
-                state: s.state.as_str().to_string(),
-                kind: s.kind.as_str().to_string(),
+                state: s.state,
+                kind: s.kind,
                 id: s.id,
                 username: s.username,
                 course: s.course_code,

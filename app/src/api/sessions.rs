@@ -143,19 +143,19 @@ pub async fn my_sessions() -> Result<Vec<SessionView>, ServerFnError> {
         .await
         .map_err(from_core)?;
     let warn = i64::from(services.config.quotas_warn_minutes) * 60_000;
-    let idle = if views.iter().any(|v| v.state == "ready") {
+    let idle = if views.iter().any(|v| v.state == SessionState::Ready) {
         services.sessions.idle_notices().await.map_err(from_core)?
     } else {
         std::collections::HashMap::new()
     };
     for view in &mut views {
         view.warn_before_ms = warn;
-        view.idle = idle.get(&view.id).filter(|_| view.state == "ready").map(|n| ssr_views::idle_view(*n));
+        view.idle = idle.get(&view.id).filter(|_| view.state == SessionState::Ready).map(|n| ssr_views::idle_view(*n));
         view.queue_position = places.get(&view.id).copied();
         view.eta = estimates.get(&view.id).copied().map(ssr_views::eta_view);
         view.cluster_wait = slurm_waits
             .get(&view.id)
-            .filter(|_| view.state == "queued")
+            .filter(|_| view.state == SessionState::Queued)
             .map(ssr_views::cluster_wait_view);
         let Some(&at) = quota_ends.get(&view.id) else {
             continue;
@@ -328,7 +328,7 @@ pub async fn session_logs(id: String) -> Result<String, ServerFnError> {
 #[cfg(feature = "ssr")]
 pub(crate) mod ssr_views {
     use leptos::prelude::ServerFnError;
-    use slicehub_core::sessions::{GpuSession, SessionEvent};
+    use slicehub_core::sessions::{GpuSession, SessionEvent, SessionState};
 
     use super::super::ssr::{fail, request_auth, services, Action, Caller};
     use crate::views::{SessionStep, SessionView};
@@ -435,7 +435,7 @@ pub(crate) mod ssr_views {
             for view in &mut views {
                 view.mig_uuid = None;
                 for step in &mut view.steps {
-                    step.detail = student_detail(&step.state, &step.detail);
+                    step.detail = student_detail(step.state, &step.detail);
                 }
             }
         }
@@ -445,8 +445,9 @@ pub(crate) mod ssr_views {
     /// A step's detail as a student reads it: where the allocator placed the slice and
     /// how the container was made (device UUIDs, container names, GPU slots) become plain
     /// words for the step's state; other details (a queue wait, why it stopped) stay.
-    pub fn student_detail(state: &str, detail: &str) -> String {
-        let internal = matches!(state, "allocating" | "creating")
+    pub fn student_detail(state: SessionState, detail: &str) -> String {
+        use SessionState::*;
+        let internal = matches!(state, Allocating | Creating)
             || ["MIG-", "GPU-", "slicehub-"]
                 .iter()
                 .any(|word| detail.contains(word));
@@ -454,16 +455,15 @@ pub(crate) mod ssr_views {
             return detail.to_string();
         }
         match state {
-            "requested" => "asked for a slice",
-            "queued" => "waiting for a free slice",
-            "allocating" => "a GPU slice was chosen",
-            "creating" => "a GPU slice was prepared; creating the container",
-            "starting" => "starting the container",
-            "ready" => "running",
-            "stopping" => "stopping",
-            "ended" => "ended",
-            "failed" => "it could not start or run",
-            _ => "working on it",
+            Requested => "asked for a slice",
+            Queued => "waiting for a free slice",
+            Allocating => "a GPU slice was chosen",
+            Creating => "a GPU slice was prepared; creating the container",
+            Starting => "starting the container",
+            Ready => "running",
+            Stopping => "stopping",
+            Ended => "ended",
+            Failed => "it could not start or run",
         }
         .to_string()
     }
@@ -545,18 +545,18 @@ use slicehub_core::courses::policy_of;
                 .map(|e| SessionStep {
                     at: clock_of(e.at_ms),
                     at_ms: e.at_ms,
-                    state: e.state.as_str().to_string(),
+                    state: e.state,
                     detail: e.detail,
                 })
                 .collect(),
             id: session.id,
             course_id: session.course_id,
             course: session.course_code,
-            kind: session.kind.as_str().to_string(),
+            kind: session.kind,
             profile: session.profile,
             image: session.image,
             command: session.argv.join(" "),
-            state: session.state.as_str().to_string(),
+            state: session.state,
             live,
             reason: session.reason,
             mig_uuid: session.mig_uuid,
@@ -601,33 +601,33 @@ use slicehub_core::courses::policy_of;
     #[cfg(test)]
     mod tests {
         use super::{quoted, student_detail};
-        use slicehub_core::sessions::split_command;
+        use slicehub_core::sessions::{split_command, SessionState};
 
         #[test]
         fn students_read_steps_without_devices_or_containers() {
             assert_eq!(
                 student_detail(
-                    "creating",
+                    SessionState::Creating,
                     "MIG device MIG-4f1a2b3c-0000-1111-2222-333344445555 ready; creating container slicehub-s-ab12 from jupyter/scipy"
                 ),
                 "a GPU slice was prepared; creating the container"
             );
             assert_eq!(
                 student_detail(
-                    "allocating",
+                    SessionState::Allocating,
                     "GPU 0 slice 1g.10gb@3: created in the first free place"
                 ),
                 "a GPU slice was chosen"
             );
             assert_eq!(
-                student_detail("failed", "the container slicehub-s-ab12 exited"),
+                student_detail(SessionState::Failed, "the container slicehub-s-ab12 exited"),
                 "it could not start or run"
             );
             // Details without internals stay as they were.
             for (state, detail) in [
-                ("queued", "no 1g.10gb slice is free; waiting in the queue"),
-                ("starting", "container running; waiting for JupyterLab to answer"),
-                ("stopping", "stopping: stopped by ada"),
+                (SessionState::Queued, "no 1g.10gb slice is free; waiting in the queue"),
+                (SessionState::Starting, "container running; waiting for JupyterLab to answer"),
+                (SessionState::Stopping, "stopping: stopped by ada"),
             ] {
                 assert_eq!(student_detail(state, detail), detail);
             }

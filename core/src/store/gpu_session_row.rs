@@ -78,27 +78,6 @@ impl TryFrom<String> for Argv {
     }
 }
 
-impl TryFrom<String> for SessionState {
-    type Error = CoreError;
-    fn try_from(text: String) -> Result<Self, CoreError> {
-        SessionState::parse(&text).ok_or_else(|| CoreError::Database(format!("unknown session state {text:?}")))
-    }
-}
-
-impl TryFrom<String> for SessionKind {
-    type Error = CoreError;
-    fn try_from(text: String) -> Result<Self, CoreError> {
-        SessionKind::parse(&text).ok_or_else(|| CoreError::Database(format!("unknown session kind {text:?}")))
-    }
-}
-
-impl TryFrom<String> for SessionPool {
-    type Error = CoreError;
-    fn try_from(text: String) -> Result<Self, CoreError> {
-        SessionPool::parse(&text).ok_or_else(|| CoreError::Database(format!("unknown session pool {text:?}")))
-    }
-}
-
 impl From<GpuSessionRow> for GpuSession {
     fn from(row: GpuSessionRow) -> GpuSession {
         // A placement is all five columns or none (a claim not yet placed).

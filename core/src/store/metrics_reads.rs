@@ -1,12 +1,14 @@
 //! What a metrics scrape counts, each as one grouped query.
 
 use super::Store;
+use crate::sessions::SessionState;
 use crate::CoreError;
 
 /// Live sessions of one state in one course.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct StateCount {
-    pub state: String,
+    #[sqlx(try_from = "String")]
+    pub state: SessionState,
     pub course: String,
     pub sessions: i64,
 }

@@ -58,10 +58,10 @@ fn Operations(ops: OperationsPageView, stop: ServerAction<StopSession>) -> impl 
         .sessions
         .iter()
         .map(|s| {
-            let (word, kind) = badge_of(&s.state, &s.kind, None);
+            let (word, kind) = badge_of(s.state, s.kind, None);
             let id = s.id.clone();
             view! {
-                <tr data-session=s.id.clone() data-state=s.state.clone()>
+                <tr data-session=s.id.clone() data-state=s.state.as_str()>
                     <td><b>{s.username.clone()}</b><br/><span class="muted small">{s.course.clone()}</span></td>
                     <td data-label="Slice">{format!("{} {}", s.profile, s.kind)}</td>
                     <td data-label="GPU">{s.gpu.clone().unwrap_or_else(|| "—".to_string())}</td>

@@ -17,7 +17,7 @@ use crate::components::stop_reason::StopWithReason;
 use crate::components::time::{utc_text, EtaText, LocalTime, TimeLeft};
 use crate::pages::sessions::words::badge_of;
 use crate::pages::{count, LoadError};
-use crate::views::{ClassPageView, ClassSessionRow, FailedStartRow, StudentUsageRow};
+use crate::views::{ClassPageView, ClassSessionRow, FailedStartRow, SessionKind, StudentUsageRow};
 
 /// What the dashboard says after a stop, naming the student: done, or why not.
 type Notice = Option<Result<String, String>>;
@@ -238,7 +238,7 @@ fn SessionRow(
 
 /// The cells of a session's row that change as it waits, starts and runs.
 fn session_cells(s: ClassSessionRow) -> impl IntoView {
-    let (word, kind) = badge_of(&s.state, &s.kind, None);
+    let (word, kind) = badge_of(s.state, s.kind, None);
     let status = match s.queue_position {
         Some(n) => format!("{word} · {} in the {} queue", ordinal(n), s.profile),
         None => word.to_string(),
@@ -249,7 +249,7 @@ fn session_cells(s: ClassSessionRow) -> impl IntoView {
         (None, Some(eta)) => Some(view! { "starts " <EtaText eta/> }.into_any()),
         _ => None,
     };
-    let job = s.kind == "job";
+    let job = s.kind == SessionKind::Job;
     let idle = s.idle.clone().map(|idle| {
         let what = if job { "no GPU activity since " } else { "idle since " };
         view! {

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use leptos::prelude::*;
 
-use crate::views::SessionView;
+use crate::views::{SessionState, SessionView};
 
 /// The sessions seen waiting on this page, and what the title says when one started.
 #[derive(Clone, Copy)]
@@ -34,11 +34,11 @@ impl Arrivals {
         let mut arrived = None;
         self.waiting.update_value(|waiting| {
             for s in sessions {
-                match s.state.as_str() {
-                    "requested" | "queued" => {
+                match s.state {
+                    SessionState::Requested | SessionState::Queued => {
                         waiting.insert(s.id.clone());
                     }
-                    "ready" if waiting.remove(&s.id) => {
+                    SessionState::Ready if waiting.remove(&s.id) => {
                         arrived = Some(format!("Your {} {} is ready", s.profile, s.kind));
                     }
                     _ if !s.live => {

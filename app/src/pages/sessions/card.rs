@@ -12,7 +12,7 @@ use crate::components::badge::Badge;
 use crate::components::confirm::ConfirmButton;
 use crate::components::disclosure::Disclosure;
 use crate::components::time::{Elapsed, EtaText, LocalTime, StopWarning, TimeLeft};
-use crate::views::SessionView;
+use crate::views::{SessionKind, SessionState, SessionView};
 
 /// A session that is waiting, starting or running.
 #[component]
@@ -23,10 +23,10 @@ pub fn SessionCard(
 ) -> impl IntoView {
     let s = session;
     let (word, kind) = words::badge(&s);
-    let job = s.kind == "job";
+    let job = s.kind == SessionKind::Job;
     let stop_id = s.id.clone();
     // A waiting claim has nothing running yet: leaving the queue gives up its place only.
-    let waiting = matches!(s.state.as_str(), "requested" | "queued");
+    let waiting = matches!(s.state, SessionState::Requested | SessionState::Queued);
     let (label, question, warning, confirm) = if waiting {
         (
             "Leave the queue",
@@ -57,7 +57,7 @@ pub fn SessionCard(
         .into_any(),
         _ => view! { <span>"Requested " <LocalTime ms=s.requested_at_ms utc=s.requested_at.clone()/></span> }.into_any(),
     };
-    let (id, state, kind_attr) = (s.id.clone(), s.state.clone(), s.kind.clone());
+    let (id, state, kind_attr) = (s.id.clone(), s.state.as_str(), s.kind.as_str());
     let running = s.ready_at_ms.filter(|_| job).map(|since_ms| {
         view! { <span>"Running for " <Elapsed since_ms initial=s.ran_for.clone().unwrap_or_default()/></span> }
     });
@@ -97,10 +97,10 @@ pub fn SessionCard(
                     })}
                 </p>
             })}
-            {matches!(s.state.as_str(), "requested" | "queued").then(|| view! { <super::arrival::NotifyWhenReady/> })}
+            {matches!(s.state, SessionState::Requested | SessionState::Queued).then(|| view! { <super::arrival::NotifyWhenReady/> })}
             {stop_warning}
             {s.idle.clone().map(|idle| view! { <super::idle::IdleWarning id=s.id.clone() idle job keep/> })}
-            {(s.state == "ready").then(|| view! { <super::activity::SliceActivity id=s.id.clone()/> })}
+            {(s.state == SessionState::Ready).then(|| view! { <super::activity::SliceActivity id=s.id.clone()/> })}
             {logs}
             <Disclosure summary="Details" class="session-details">
                 <SessionDetails session=s.clone()/>
@@ -130,9 +130,9 @@ pub fn HistoryRow(
 ) -> impl IntoView {
     let s = session;
     let (word, kind) = words::badge(&s);
-    let job = s.kind == "job";
+    let job = s.kind == SessionKind::Job;
     let ran = s.ran_for.clone().map(|d| format!("ran {d}"));
-    let (id, state, kind_attr) = (s.id.clone(), s.state.clone(), s.kind.clone());
+    let (id, state, kind_attr) = (s.id.clone(), s.state.as_str(), s.kind.as_str());
     let tail = last_lines(&s.log_tail, LAST_LINES);
     let output = (job && !tail.is_empty()).then(|| view! {
         <pre class="mono log-tail history-output" tabindex="0" aria-label="Last lines of output">{tail}</pre>
@@ -184,7 +184,7 @@ pub fn HistoryRow(
 
 #[component]
 fn SessionTitle(session: SessionView) -> impl IntoView {
-    if session.kind == "job" {
+    if session.kind == SessionKind::Job {
         view! { "Job " <code class="command">{session.command_text}</code> }.into_any()
     } else {
         view! { "JupyterLab" }.into_any()
@@ -202,13 +202,13 @@ fn SessionDetails(session: SessionView) -> impl IntoView {
             view! {
                 <li class=format!("step step-{}", step.state)>
                     <span class="step-at mono"><LocalTime ms=step.at_ms utc=step.at.clone() seconds=true/></span>
-                    <span class="step-state">{step.state.clone()}</span>
+                    <span class="step-state">{step.state.as_str()}</span>
                     <span class="step-detail">{step.detail.clone()}</span>
                 </li>
             }
         })
         .collect_view();
-    let server_log = (s.kind != "job" && s.live && !s.log_tail.is_empty())
+    let server_log = (s.kind != SessionKind::Job && s.live && !s.log_tail.is_empty())
         .then(|| view! { <SessionLogs id=s.id.clone() live=false initial=s.log_tail.clone() label="JupyterLab's server log"/> });
     view! {
         <dl class="facts">
@@ -268,8 +268,8 @@ fn SessionLogs(id: String, live: bool, initial: String, label: &'static str) -> 
 /// why, and that the files are kept.
 #[component]
 pub fn EndedBanner(ended: SessionView) -> impl IntoView {
-    let what = if ended.kind == "job" { "job" } else { "notebook" };
-    let failed = ended.state == "failed";
+    let what = if ended.kind == SessionKind::Job { "job" } else { "notebook" };
+    let failed = ended.state == SessionState::Failed;
     let title = if failed { format!("Your {what} failed") } else { format!("Your {what} has ended") };
     view! {
         <div class="card ended-banner" class:ended-failed=failed role="status" data-session=ended.id.clone()>

@@ -8,7 +8,7 @@ use crate::api::sessions::StartSession;
 use crate::components::form::reset_on_success;
 use crate::components::time::{EtaText, LocalTime};
 use crate::slice_size::{slice_size, SliceSize, GPU_SLICES};
-use crate::views::{BudgetView, LaunchCourse, ProfileOption};
+use crate::views::{BudgetView, LaunchCourse, ProfileOption, SessionKind};
 
 /// `1g.10gb — 3 free · 10 GB GPU memory, …`, and why it cannot be picked when the budget
 /// is too small for it.
@@ -149,7 +149,7 @@ pub fn LaunchCard(
     let job_form = NodeRef::<leptos::html::Form>::new();
     reset_on_success(
         job_form,
-        move || matches!(start.value().get(), Some(Ok(ref s)) if s.kind == "job"),
+        move || matches!(start.value().get(), Some(Ok(ref s)) if s.kind == SessionKind::Job),
     );
     view! {
         <section class="card launch" data-course=course.code.clone()>

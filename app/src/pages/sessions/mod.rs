@@ -17,7 +17,7 @@ use crate::api::sessions::{
 };
 use crate::components::message::EmptyState;
 use crate::pages::LoadError;
-use crate::views::{LaunchCourse, SessionView};
+use crate::views::{LaunchCourse, SessionState, SessionView};
 use card::{HistoryRow, SessionCard};
 use launch::LaunchCard;
 
@@ -54,9 +54,9 @@ pub fn SessionsPage() -> impl IntoView {
             idle_alerts.seen(&list);
             waiting.set(
                 list.iter()
-                    .any(|s| matches!(s.state.as_str(), "requested" | "queued")),
+                    .any(|s| matches!(s.state, SessionState::Requested | SessionState::Queued)),
             );
-            running.set(list.iter().any(|s| s.state == "ready"));
+            running.set(list.iter().any(|s| s.state == SessionState::Ready));
         }
     });
     // A waiting card's place and estimate move as other people's sessions end, which
@@ -112,9 +112,9 @@ pub fn SessionsPage() -> impl IntoView {
                         // followed by a newer session.
                         let ended = list.first().filter(|s| s.end_to_tell).cloned();
                         let live: Vec<SessionView> = list.into_iter().filter(|s| s.live).collect();
-                        let heading = if live.iter().all(|s| matches!(s.state.as_str(), "requested" | "queued")) {
+                        let heading = if live.iter().all(|s| matches!(s.state, SessionState::Requested | SessionState::Queued)) {
                             "Waiting for a slice"
-                        } else if live.iter().any(|s| matches!(s.state.as_str(), "requested" | "queued")) {
+                        } else if live.iter().any(|s| matches!(s.state, SessionState::Requested | SessionState::Queued)) {
                             "Running and waiting"
                         } else {
                             "Running now"

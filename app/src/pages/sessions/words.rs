@@ -1,23 +1,25 @@
 //! A session's state and ending in plain words.
 
-use crate::views::SessionView;
+use crate::views::{SessionKind, SessionState, SessionView};
 
 /// The badge's word and colour.
 pub fn badge(s: &SessionView) -> (&'static str, &'static str) {
-    badge_of(&s.state, &s.kind, s.exit_code)
+    badge_of(s.state, s.kind, s.exit_code)
 }
 
-/// The badge of a session in `state` of `kind` (`notebook`, `job`).
-pub fn badge_of(state: &str, kind: &str, exit_code: Option<i64>) -> (&'static str, &'static str) {
+/// The badge of a session in `state` of `kind`.
+pub fn badge_of(state: SessionState, kind: SessionKind, exit_code: Option<i64>) -> (&'static str, &'static str) {
+    use SessionKind::Job;
+    use SessionState::*;
     match (state, kind) {
-        ("requested" | "queued", _) => ("waiting", "warn"),
-        ("allocating" | "creating" | "starting", _) => ("starting", "warn"),
-        ("ready", "job") => ("running", "ok"),
-        ("ready", _) => ("ready", "ok"),
-        ("stopping", _) => ("stopping", "warn"),
-        ("ended", "job") if exit_code == Some(0) => ("finished", "ok"),
-        ("failed", _) => ("failed", "down"),
-        _ => ("ended", "off"),
+        (Requested | Queued, _) => ("waiting", "warn"),
+        (Allocating | Creating | Starting, _) => ("starting", "warn"),
+        (Ready, Job) => ("running", "ok"),
+        (Ready, _) => ("ready", "ok"),
+        (Stopping, _) => ("stopping", "warn"),
+        (Ended, Job) if exit_code == Some(0) => ("finished", "ok"),
+        (Failed, _) => ("failed", "down"),
+        (Ended, _) => ("ended", "off"),
     }
 }
 
@@ -26,9 +28,10 @@ pub const NO_PROMISE: &str = "No start time can be promised right now: the GPUs 
 
 /// What is happening now and what to do, for a session that has not ended.
 pub fn now(s: &SessionView) -> String {
-    let job = s.kind == "job";
-    match s.state.as_str() {
-        "requested" | "queued" => {
+    use SessionState::*;
+    let job = s.kind == SessionKind::Job;
+    match s.state {
+        Requested | Queued => {
             let place = match s.queue_position {
                 Some(1) => ": you are next in line".to_string(),
                 Some(n) => format!(
@@ -39,7 +42,7 @@ pub fn now(s: &SessionView) -> String {
             };
             // In line for this machine's GPUs, yet the queue can promise no start (a wait
             // on the Slurm cluster has Slurm's own words instead).
-            let unpromised = s.state == "queued"
+            let unpromised = s.state == Queued
                 && s.queue_position.is_some()
                 && s.eta.is_none()
                 && s.cluster_wait.is_none();
@@ -50,20 +53,20 @@ pub fn now(s: &SessionView) -> String {
             };
             format!("Waiting for a free {} slice{place}. {next}", s.profile)
         }
-        "allocating" | "creating" | "starting" if job => "Setting up the GPU slice and starting your command…".into(),
-        "allocating" | "creating" | "starting" => "Setting up the GPU slice and starting JupyterLab, usually a few seconds…".into(),
-        "ready" if job => "Running. Its output appears below as it prints.".into(),
-        "ready" => "JupyterLab is ready. Files you save in your home folder are kept after the session ends.".into(),
-        "stopping" => "Stopping and giving the slice back…".into(),
-        _ => String::new(),
+        Allocating | Creating | Starting if job => "Setting up the GPU slice and starting your command…".into(),
+        Allocating | Creating | Starting => "Setting up the GPU slice and starting JupyterLab, usually a few seconds…".into(),
+        Ready if job => "Running. Its output appears below as it prints.".into(),
+        Ready => "JupyterLab is ready. Files you save in your home folder are kept after the session ends.".into(),
+        Stopping => "Stopping and giving the slice back…".into(),
+        Ended | Failed => String::new(),
     }
 }
 
 /// One line on why it ended.
 pub fn ending(s: &SessionView) -> String {
-    match (s.kind.as_str(), s.state.as_str(), s.exit_code) {
-        ("job", "ended", Some(0)) => "Finished without errors.".into(),
-        ("job", "failed", Some(code)) => format!(
+    match (s.kind, s.state, s.exit_code) {
+        (SessionKind::Job, SessionState::Ended, Some(0)) => "Finished without errors.".into(),
+        (SessionKind::Job, SessionState::Failed, Some(code)) => format!(
             "The command failed with exit code {code}. Its output, under Details, says why; if a file is missing, put it in your home folder first."
         ),
         _ => sentence(&s.reason),
@@ -85,18 +88,18 @@ fn sentence(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::{now, NO_PROMISE};
-    use crate::views::{Eta, SessionView};
+    use crate::views::{Eta, SessionKind, SessionState, SessionView};
 
     fn waiting(place: Option<u32>, eta: Option<Eta>) -> SessionView {
         SessionView {
             id: "s-1".into(),
             course_id: 1,
             course: "CS-101".into(),
-            kind: "job".into(),
+            kind: SessionKind::Job,
             profile: "1g.10gb".into(),
             image: "busybox".into(),
             command: "sleep 60".into(),
-            state: "queued".into(),
+            state: SessionState::Queued,
             live: true,
             reason: String::new(),
             placement: None,
