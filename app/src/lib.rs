@@ -4,6 +4,7 @@
 
 pub mod api;
 mod components;
+pub mod error;
 mod pages;
 mod shell;
 mod slice_size;

@@ -1,5 +1,6 @@
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, Meta, MetaTags, Stylesheet, Title};
+use crate::error::AppError;
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{path, SsrMode};
 
@@ -76,7 +77,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 
 /// The signed-in user (or `None`), provided by the layout for every page.
 #[derive(Clone, Copy)]
-pub struct CurrentUser(pub Resource<Result<Option<crate::views::Me>, ServerFnError>>);
+pub struct CurrentUser(pub Resource<Result<Option<crate::views::Me>, AppError>>);
 
 /// True once the wasm bundle has taken over the page; buttons wait for it.
 #[derive(Clone, Copy)]

@@ -1,14 +1,15 @@
 //! Administering accounts.
 
 use leptos::prelude::*;
+use crate::error::AppError;
 
 use crate::views::{OneTimePassword, UserRow};
 
 #[server(endpoint = "list_users")]
-pub async fn list_users() -> Result<Vec<UserRow>, ServerFnError> {
-    use super::ssr::{from_core, require, services, Action};
+pub async fn list_users() -> Result<Vec<UserRow>, AppError> {
+    use super::ssr::{require, services, Action};
     require(Action::ListUsers).await?;
-    let users = services()?.store.list_users().await.map_err(from_core)?;
+    let users = services()?.store.list_users().await?;
     Ok(users
         .into_iter()
         .map(|u| UserRow {
@@ -30,8 +31,8 @@ pub async fn add_account(
     display_name: String,
     email: String,
     admin: Option<String>,
-) -> Result<OneTimePassword, ServerFnError> {
-    use super::ssr::{actor, from_core, require, services, Action};
+) -> Result<OneTimePassword, AppError> {
+    use super::ssr::{actor, require, services, Action};
     use slicehub_core::auth::{add_user, NewUser};
     let caller = require(Action::CreateUser).await?;
     let services = services()?;
@@ -49,7 +50,7 @@ pub async fn add_account(
         &actor(&caller),
     )
     .await
-    .map_err(from_core)?;
+    ?;
     Ok(OneTimePassword {
         username: created.user.username,
         password: created.one_time_password.unwrap_or_default(),
@@ -57,8 +58,8 @@ pub async fn add_account(
 }
 
 #[server(endpoint = "reset_account_password")]
-pub async fn reset_account_password(user_id: i64) -> Result<OneTimePassword, ServerFnError> {
-    use super::ssr::{actor, from_core, require, services, Action};
+pub async fn reset_account_password(user_id: i64) -> Result<OneTimePassword, AppError> {
+    use super::ssr::{actor, require, services, Action};
     use slicehub_core::auth::reset_password;
     let caller = require(Action::ResetPassword(user_id)).await?;
     let services = services()?;
@@ -69,12 +70,12 @@ pub async fn reset_account_password(user_id: i64) -> Result<OneTimePassword, Ser
         &actor(&caller),
     )
     .await
-    .map_err(from_core)?;
+    ?;
     let user = services
         .store
         .user_by_id(user_id)
         .await
-        .map_err(from_core)?;
+        ?;
     Ok(OneTimePassword {
         username: user.map(|u| u.username).unwrap_or_default(),
         password,
@@ -82,7 +83,7 @@ pub async fn reset_account_password(user_id: i64) -> Result<OneTimePassword, Ser
 }
 
 #[server(endpoint = "set_account_disabled")]
-pub async fn set_account_disabled(user_id: i64, disabled: bool) -> Result<(), ServerFnError> {
+pub async fn set_account_disabled(user_id: i64, disabled: bool) -> Result<(), AppError> {
     use super::ssr::{actor, from_core, require, services, Action};
     use slicehub_core::auth::set_disabled;
     let caller = require(Action::DisableUser(user_id)).await?;

@@ -1,6 +1,7 @@
 //! The audit log for administrators: filtered by who, what and when, a page at a time.
 
 use leptos::prelude::*;
+use crate::error::AppError;
 
 use crate::views::AuditPageView;
 
@@ -14,7 +15,7 @@ pub async fn audit_log(
     from: String,
     to: String,
     before: String,
-) -> Result<AuditPageView, ServerFnError> {
+) -> Result<AuditPageView, AppError> {
     use super::ssr::{from_core, require, services, Action};
     use crate::views::AuditRowView;
     use slicehub_core::audit_log::{AuditForm, AUDIT_KINDS};
@@ -25,7 +26,7 @@ pub async fn audit_log(
         text => text.parse::<i64>().ok().filter(|n| *n > 0),
     };
     let (mut rows, problem) = match (form.query(), before) {
-        (Ok(query), Some(before)) => (services()?.store.audit_page(&query, before, PAGE + 1).await.map_err(from_core)?, None),
+        (Ok(query), Some(before)) => (services()?.store.audit_page(&query, before, PAGE + 1).await?, None),
         (Err(slicehub_core::CoreError::InvalidRequest(m)), _) => (Vec::new(), Some(m)),
         (Err(e), _) => return Err(from_core(e)),
         (Ok(_), None) => (Vec::new(), Some("That page of the log does not exist: start again from the newest entries.".to_string())),

@@ -1,12 +1,13 @@
 //! Signing in and out, who is signed in, and changing one's own password.
 
 use leptos::prelude::*;
+use crate::error::AppError;
 
 use crate::views::Me;
 
 /// The signed-in user, or `None` for an anonymous visitor.
 #[server(endpoint = "current_user")]
-pub async fn current_user() -> Result<Option<Me>, ServerFnError> {
+pub async fn current_user() -> Result<Option<Me>, AppError> {
     use super::ssr::{request_auth, services, Caller};
     use crate::views::CourseRef;
 
@@ -19,13 +20,13 @@ pub async fn current_user() -> Result<Option<Me>, ServerFnError> {
         .store
         .user_by_id(id)
         .await
-        .map_err(super::ssr::from_core)?;
+        ?;
     let Some(user) = user else { return Ok(None) };
     let courses = services
         .store
         .courses_of_user(id)
         .await
-        .map_err(super::ssr::from_core)?;
+        ?;
     Ok(Some(Me {
         username: user.username,
         display_name: user.display_name,
@@ -95,7 +96,7 @@ pub async fn login(
     username: String,
     password: String,
     next: Option<String>,
-) -> Result<(), ServerFnError> {
+) -> Result<(), AppError> {
     use super::ssr::{fail, request_auth, services, set_session_cookie};
     use http::StatusCode;
     use slicehub_core::auth::LoginError;
@@ -130,7 +131,7 @@ pub async fn login(
 }
 
 #[server(endpoint = "logout")]
-pub async fn logout() -> Result<(), ServerFnError> {
+pub async fn logout() -> Result<(), AppError> {
     use super::ssr::{request_auth, services, set_session_cookie};
 
     let auth = request_auth().await?;
@@ -139,7 +140,7 @@ pub async fn logout() -> Result<(), ServerFnError> {
             .auth
             .logout(token)
             .await
-            .map_err(super::ssr::from_core)?;
+            ?;
     }
     set_session_cookie(None, 0, auth.secure_cookies);
     leptos_axum::redirect("/login?signed_out=1");
@@ -152,7 +153,7 @@ pub async fn change_password(
     current: String,
     new_password: String,
     confirm: String,
-) -> Result<(), ServerFnError> {
+) -> Result<(), AppError> {
     use super::ssr::{fail, request_auth, require, services, set_session_cookie, Action, Caller};
     use http::StatusCode;
 
@@ -171,7 +172,7 @@ pub async fn change_password(
         .auth
         .change_own_password(id, &current, &new_password, auth.address)
         .await
-        .map_err(super::ssr::from_core)?;
+        ?;
     let max_age = services.auth.policy().absolute_ms / 1000;
     set_session_cookie(Some(&ok.token), max_age, auth.secure_cookies);
     Ok(())

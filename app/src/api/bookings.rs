@@ -2,18 +2,19 @@
 //! admins; only admins may book over sessions running then).
 
 use leptos::prelude::*;
+use crate::error::AppError;
 
 use crate::views::BookingsPageView;
 
 #[server(endpoint = "lab_bookings")]
-pub async fn lab_bookings(code: String) -> Result<BookingsPageView, ServerFnError> {
-    use super::ssr::{from_core, require, services, Action, Caller};
+pub async fn lab_bookings(code: String) -> Result<BookingsPageView, AppError> {
+    use super::ssr::{require, services, Action, Caller};
     use slicehub_core::courses::policy_of;
     let services = services()?;
     let course = super::courses::ssr::course(&services, &code).await?;
     let caller = require(Action::SetCoursePolicy(course.id)).await?;
-    let policy = policy_of(&services.store, &services.config, course.id).await.map_err(from_core)?;
-    let known = services.sessions.known_profiles().await.map_err(from_core)?;
+    let policy = policy_of(&services.store, &services.config, course.id).await?;
+    let known = services.sessions.known_profiles().await?;
     let profiles: Vec<String> = known.into_iter().filter(|p| policy.allows_profile(p)).collect();
     let most_slices = ssr::most_slices(&services, profiles.clone()).await;
     Ok(BookingsPageView {
@@ -40,7 +41,7 @@ pub async fn book_lab(
     end: String,
     weeks: String,
     override_running: Option<String>,
-) -> Result<i64, ServerFnError> {
+) -> Result<i64, AppError> {
     use super::ssr::{actor, from_core, require, services, Action, Caller};
     use slicehub_core::sessions::BookingForm;
 use slicehub_core::courses::policy_of;
@@ -48,16 +49,16 @@ use slicehub_core::courses::policy_of;
     let course = super::courses::ssr::course(&services, &code).await?;
     let caller = require(Action::SetCoursePolicy(course.id)).await?;
     let admin = matches!(caller, Caller::User { is_admin: true, .. });
-    let policy = policy_of(&services.store, &services.config, course.id).await.map_err(from_core)?;
+    let policy = policy_of(&services.store, &services.config, course.id).await?;
     let form = BookingForm { profile, slices, date, start, end, weeks };
     let request = form
         .parse(course.id, &policy.time_zone, &actor(&caller), admin && override_running.is_some())
-        .map_err(from_core)?;
+        ?;
     services.sessions.book(&request).await.map_err(from_core)
 }
 
 #[server(endpoint = "cancel_lab_booking")]
-pub async fn cancel_lab_booking(code: String, id: i64) -> Result<(), ServerFnError> {
+pub async fn cancel_lab_booking(code: String, id: i64) -> Result<(), AppError> {
     use super::ssr::{actor, from_core, require, services, Action};
     let services = services()?;
     let course = super::courses::ssr::course(&services, &code).await?;
@@ -67,7 +68,7 @@ pub async fn cancel_lab_booking(code: String, id: i64) -> Result<(), ServerFnErr
 
 #[cfg(feature = "ssr")]
 pub(crate) mod ssr {
-    use leptos::prelude::ServerFnError;
+    use crate::error::AppError;
     use slicehub_core::Services;
     use slicehub_core::sessions::Booking;
 
@@ -114,8 +115,8 @@ pub(crate) mod ssr {
             .unwrap_or_default()
     }
 
-    pub async fn of_course(services: &Services, course_id: i64) -> Result<Vec<BookingView>, ServerFnError> {
-        let all = services.sessions.bookings().await.map_err(super::super::ssr::from_core)?;
+    pub async fn of_course(services: &Services, course_id: i64) -> Result<Vec<BookingView>, AppError> {
+        let all = services.sessions.bookings().await?;
         Ok(all.iter().filter(|b| b.row.course_id == course_id).map(view_of).collect())
     }
 }

@@ -2,12 +2,13 @@
 //! student's slice-hours this period.
 
 use leptos::prelude::*;
+use crate::error::AppError;
 
 use crate::views::ClassPageView;
 
 #[server(endpoint = "class_dashboard")]
-pub async fn class_dashboard(code: String) -> Result<ClassPageView, ServerFnError> {
-    use super::ssr::{from_core, now_ms, require, services, Action};
+pub async fn class_dashboard(code: String) -> Result<ClassPageView, AppError> {
+    use super::ssr::{now_ms, require, services, Action};
     use crate::views::{ClassSessionRow, StudentUsageRow};
     use slicehub_core::courses::class_view;
     use slicehub_core::quotas::hours;
@@ -17,7 +18,7 @@ pub async fn class_dashboard(code: String) -> Result<ClassPageView, ServerFnErro
     let now = now_ms();
     let view = class_view(&services.store, &services.config, course.id, now)
         .await
-        .map_err(from_core)?;
+        ?;
     let names: std::collections::HashMap<&str, &str> = view
         .students
         .iter()
@@ -33,12 +34,12 @@ pub async fn class_dashboard(code: String) -> Result<ClassPageView, ServerFnErro
             .sessions
             .queue_estimates()
             .await
-            .map_err(from_core)?
+            ?
     } else {
         std::collections::HashMap::new()
     };
     let idle = if view.sessions.iter().any(|c| c.session.state == slicehub_core::sessions::SessionState::Ready) {
-        services.sessions.idle_notices().await.map_err(from_core)?
+        services.sessions.idle_notices().await?
     } else {
         std::collections::HashMap::new()
     };

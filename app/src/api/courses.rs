@@ -1,6 +1,7 @@
 //! Courses, their members and roster imports.
 
 use leptos::prelude::*;
+use crate::error::AppError;
 
 use crate::views::{
     CourseDetail, CourseSummary, OneTimePassword, RosterAppliedView, RosterPreviewView,
@@ -11,8 +12,8 @@ use crate::views::{
 pub const NO_SUCH_COURSE: &str = "There is no course";
 
 #[server(endpoint = "list_courses")]
-pub async fn list_courses() -> Result<Vec<CourseSummary>, ServerFnError> {
-    use super::ssr::{from_core, require, services, Action, Caller};
+pub async fn list_courses() -> Result<Vec<CourseSummary>, AppError> {
+    use super::ssr::{require, services, Action, Caller};
     use slicehub_core::auth::authorize;
     let caller = require(Action::ListOwnCourses).await?;
     let services = services()?;
@@ -20,15 +21,15 @@ pub async fn list_courses() -> Result<Vec<CourseSummary>, ServerFnError> {
     let Caller::User { id, .. } = &caller else {
         return Ok(Vec::new());
     };
-    let mine = store.courses_of_user(*id).await.map_err(from_core)?;
+    let mine = store.courses_of_user(*id).await?;
     let courses: Vec<_> = if authorize(&caller, &Action::ListAllCourses).is_ok() {
-        store.list_courses().await.map_err(from_core)?
+        store.list_courses().await?
     } else {
         mine.iter().map(|(c, _)| c.clone()).collect()
     };
     let mut out = Vec::with_capacity(courses.len());
     for course in courses {
-        let members = store.course_members(course.id).await.map_err(from_core)?;
+        let members = store.course_members(course.id).await?;
         let role = mine
             .iter()
             .find(|(c, _)| c.id == course.id)
@@ -52,18 +53,18 @@ pub async fn list_courses() -> Result<Vec<CourseSummary>, ServerFnError> {
 }
 
 #[server(endpoint = "add_course")]
-pub async fn add_course(code: String, title: String) -> Result<(), ServerFnError> {
-    use super::ssr::{actor, from_core, require, services, Action};
+pub async fn add_course(code: String, title: String) -> Result<(), AppError> {
+    use super::ssr::{actor, require, services, Action};
     let caller = require(Action::CreateCourse).await?;
     slicehub_core::courses::create_course(&services()?.store, &code, &title, &actor(&caller))
         .await
-        .map_err(from_core)?;
+        ?;
     Ok(())
 }
 
 #[server(endpoint = "open_course")]
-pub async fn open_course(code: String) -> Result<CourseDetail, ServerFnError> {
-    use super::ssr::{from_core, now_ms, require, services, Action, Caller};
+pub async fn open_course(code: String) -> Result<CourseDetail, AppError> {
+    use super::ssr::{now_ms, require, services, Action, Caller};
     use crate::views::MemberRow;
     use slicehub_core::auth::authorize;
     use slicehub_core::quotas::{budget_at, hours, zone_or_utc};
@@ -75,7 +76,7 @@ pub async fn open_course(code: String) -> Result<CourseDetail, ServerFnError> {
         .store
         .course_members(course.id)
         .await
-        .map_err(from_core)?;
+        ?;
     // Who runs the roster sees how to reach people; classmates see names only.
     let manage = authorize(&caller, &Action::ManageRoster(course.id)).is_ok();
     let student_id = match &caller {
@@ -88,7 +89,7 @@ pub async fn open_course(code: String) -> Result<CourseDetail, ServerFnError> {
     // The course's rules as its students live by them.
     let policy = policy_of(&services.store, &services.config, course.id)
         .await
-        .map_err(from_core)?;
+        ?;
     // The sizes the GPUs offer that the course allows; unreadable GPUs leave the course's
     // own list (or none) rather than failing the whole page.
     let offered: Vec<String> = match services.sessions.known_profiles().await {
@@ -127,12 +128,12 @@ pub async fn open_course(code: String) -> Result<CourseDetail, ServerFnError> {
     let budget = match student_id {
         Some(user_id) => budget_at(&services.store, &policy, course.id, user_id, now_ms())
             .await
-            .map_err(from_core)?
+            ?
             .map(super::policy::ssr::budget_view),
         None => None,
     };
     let invited = if manage {
-        let pending = services.store.invitations_of_course(course.id).await.map_err(from_core)?;
+        let pending = services.store.invitations_of_course(course.id).await?;
         pending.into_iter().map(|i| format!("{} ({})", i.username, i.display_name)).collect()
     } else {
         Vec::new()
@@ -172,7 +173,7 @@ pub async fn open_course(code: String) -> Result<CourseDetail, ServerFnError> {
 }
 
 #[server(endpoint = "make_instructor")]
-pub async fn make_instructor(code: String, username: String) -> Result<(), ServerFnError> {
+pub async fn make_instructor(code: String, username: String) -> Result<(), AppError> {
     use super::ssr::{actor, from_core, require, services, Action};
     let services = services()?;
     let course = ssr::course(&services, &code).await?;
@@ -184,15 +185,15 @@ pub async fn make_instructor(code: String, username: String) -> Result<(), Serve
 }
 
 #[server(endpoint = "drop_student")]
-pub async fn drop_student(code: String, username: String) -> Result<(), ServerFnError> {
-    use super::ssr::{actor, from_core, require, services, Action};
+pub async fn drop_student(code: String, username: String) -> Result<(), AppError> {
+    use super::ssr::{actor, require, services, Action};
     let services = services()?;
     let course = ssr::course(&services, &code).await?;
     let caller = require(Action::ManageRoster(course.id)).await?;
     let user = ssr::user(&services, &username).await?;
     slicehub_core::courses::remove_student(&services.store, course.id, user.id, &actor(&caller))
         .await
-        .map_err(from_core)?;
+        ?;
     // A dropped student's notebooks and jobs in the course end with them.
     let reason = format!("{} was removed from {} by {}", user.username, course.code, actor(&caller));
     // The drop itself is done; a stop that fails now is retried by nobody, so it is
@@ -209,8 +210,8 @@ pub async fn drop_student(code: String, username: String) -> Result<(), ServerFn
 pub async fn reset_student_password(
     code: String,
     username: String,
-) -> Result<OneTimePassword, ServerFnError> {
-    use super::ssr::{actor, from_core, require, services, Action};
+) -> Result<OneTimePassword, AppError> {
+    use super::ssr::{actor, require, services, Action};
     use slicehub_core::courses::Resetter;
     let services = services()?;
     let course = ssr::course(&services, &code).await?;
@@ -224,7 +225,7 @@ pub async fn reset_student_password(
         &actor(&caller),
     )
     .await
-    .map_err(from_core)?;
+    ?;
     Ok(OneTimePassword {
         username: user.username,
         password,
@@ -236,8 +237,8 @@ pub async fn reset_student_password(
 pub async fn check_roster(
     code: String,
     csv_base64: String,
-) -> Result<RosterPreviewView, ServerFnError> {
-    use super::ssr::{from_core, require, services, Action};
+) -> Result<RosterPreviewView, AppError> {
+    use super::ssr::{require, services, Action};
     use crate::views::{RosterRowView, RowErrorView};
     let services = services()?;
     let course = ssr::course(&services, &code).await?;
@@ -245,7 +246,7 @@ pub async fn check_roster(
     let bytes = ssr::decode(&csv_base64)?;
     let preview = slicehub_core::courses::preview_roster(&services.store, course.id, &bytes, slicehub_core::courses::Importer::of(&caller))
         .await
-        .map_err(from_core)?;
+        ?;
     Ok(RosterPreviewView {
         rows: preview
             .rows
@@ -274,8 +275,8 @@ pub async fn check_roster(
 pub async fn import_roster(
     code: String,
     csv_base64: String,
-) -> Result<RosterAppliedView, ServerFnError> {
-    use super::ssr::{actor, from_core, require, services, Action};
+) -> Result<RosterAppliedView, AppError> {
+    use super::ssr::{actor, require, services, Action};
     use slicehub_core::courses::{apply_roster, one_time_passwords_csv};
     let services = services()?;
     let course = ssr::course(&services, &code).await?;
@@ -290,7 +291,7 @@ pub async fn import_roster(
         slicehub_core::courses::Importer::of(&caller),
     )
     .await
-    .map_err(from_core)?;
+    ?;
     Ok(RosterAppliedView {
         created: applied.created,
         enrolled: applied.enrolled,
@@ -304,22 +305,22 @@ pub async fn import_roster(
 #[cfg(feature = "ssr")]
 pub(crate) mod ssr {
     use http::StatusCode;
-    use leptos::prelude::ServerFnError;
+    use crate::error::AppError;
     use slicehub_core::store::{Course, User};
     use slicehub_core::Services;
 
-    use crate::api::ssr::{fail, from_core, require, Action};
+    use crate::api::ssr::{fail, require, Action};
 
     /// The course with this code. Unknown codes answer 404 only to signed-in callers, and
     /// a course the caller is not in answers the same 404 to anyone but an administrator,
     /// so that course codes cannot be tried out (the page guard answers pages the same way).
-    pub async fn course(services: &Services, code: &str) -> Result<Course, ServerFnError> {
+    pub async fn course(services: &Services, code: &str) -> Result<Course, AppError> {
         use crate::api::ssr::{request_auth, Caller};
         let found = services
             .store
             .course_by_code(code)
             .await
-            .map_err(from_core)?;
+            ?;
         let outsider = match (&found, request_auth().await.map(|a| a.caller)) {
             (Some(course), Ok(Caller::User { is_admin: false, memberships, .. })) => {
                 !memberships.iter().any(|(id, _)| *id == course.id)
@@ -338,17 +339,17 @@ pub(crate) mod ssr {
         }
     }
 
-    pub async fn user(services: &Services, username: &str) -> Result<User, ServerFnError> {
+    pub async fn user(services: &Services, username: &str) -> Result<User, AppError> {
         let name = username.trim().to_lowercase();
         services
             .store
             .user_by_username(&name)
             .await
-            .map_err(from_core)?
+            ?
             .ok_or_else(|| fail(StatusCode::NOT_FOUND, format!("There is no user {name}.")))
     }
 
-    pub fn decode(text: &str) -> Result<Vec<u8>, ServerFnError> {
+    pub fn decode(text: &str) -> Result<Vec<u8>, AppError> {
         use base64::Engine;
         base64::engine::general_purpose::STANDARD
             .decode(text.trim())

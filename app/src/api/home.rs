@@ -2,6 +2,7 @@
 //! classes.
 
 use leptos::prelude::*;
+use crate::error::AppError;
 
 use crate::views::{OperationsOverview, TeachingCourse};
 
@@ -10,8 +11,8 @@ use crate::views::{OperationsOverview, TeachingCourse};
 const STUCK_STOPPING_MS: i64 = 120_000;
 
 #[server(endpoint = "operations_summary")]
-pub async fn operations_summary() -> Result<OperationsOverview, ServerFnError> {
-    use super::ssr::{from_core, now_ms, require, services, Action};
+pub async fn operations_summary() -> Result<OperationsOverview, AppError> {
+    use super::ssr::{now_ms, require, services, Action};
     use slicehub_core::fleet;
     use slicehub_core::sessions::SessionState;
     require(Action::ListAllSessions).await?;
@@ -19,7 +20,7 @@ pub async fn operations_summary() -> Result<OperationsOverview, ServerFnError> {
     let store = &services.store;
     let now = now_ms();
     let mut sessions: Vec<(String, i64)> = Vec::new();
-    for count in store.live_session_counts().await.map_err(from_core)? {
+    for count in store.live_session_counts().await? {
         let word = match count.state {
             SessionState::Ready => "running",
             SessionState::Queued => "waiting",
@@ -34,7 +35,7 @@ pub async fn operations_summary() -> Result<OperationsOverview, ServerFnError> {
     let queue = store
         .queue_counts()
         .await
-        .map_err(from_core)?
+        ?
         .into_iter()
         .map(|q| (q.profile, q.waiting, format!("waited {} min", (now - q.oldest_requested_at).max(0) / 60_000)))
         .collect();
@@ -65,7 +66,7 @@ pub async fn operations_summary() -> Result<OperationsOverview, ServerFnError> {
     let stuck = store
         .gpu_sessions_in(&[SessionState::Stopping])
         .await
-        .map_err(from_core)?
+        ?
         .into_iter()
         .filter(|s| now - s.updated_at_ms > STUCK_STOPPING_MS)
         .count();
@@ -78,8 +79,8 @@ pub async fn operations_summary() -> Result<OperationsOverview, ServerFnError> {
 }
 
 #[server(endpoint = "teaching_summary")]
-pub async fn teaching_summary() -> Result<Vec<TeachingCourse>, ServerFnError> {
-    use super::ssr::{from_core, require, services, Action, Caller};
+pub async fn teaching_summary() -> Result<Vec<TeachingCourse>, AppError> {
+    use super::ssr::{require, services, Action, Caller};
     use slicehub_core::sessions::SessionState;
     use slicehub_core::store::Role;
     let caller = require(Action::ListOwnCourses).await?;
@@ -87,12 +88,12 @@ pub async fn teaching_summary() -> Result<Vec<TeachingCourse>, ServerFnError> {
     let services = services()?;
     let store = &services.store;
     let mut out = Vec::new();
-    for (course, role) in store.courses_of_user(id).await.map_err(from_core)? {
+    for (course, role) in store.courses_of_user(id).await? {
         if role != Role::Instructor {
             continue;
         }
-        let live = store.live_sessions_of_course(course.id).await.map_err(from_core)?;
-        let members = store.course_members(course.id).await.map_err(from_core)?;
+        let live = store.live_sessions_of_course(course.id).await?;
+        let members = store.course_members(course.id).await?;
         out.push(TeachingCourse {
             students: members.iter().filter(|m| m.role == Role::Student).count(),
             running: live.iter().filter(|s| s.state == SessionState::Ready).count(),

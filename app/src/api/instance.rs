@@ -1,6 +1,7 @@
 //! The instance's health and its GPUs.
 
 use leptos::prelude::*;
+use crate::error::AppError;
 
 use crate::views::{GpuBoard, InstanceStatus};
 
@@ -8,7 +9,7 @@ use crate::views::{GpuBoard, InstanceStatus};
 /// works and how many slices of each size are free; only administrators get what each
 /// check found and the GPU board (who holds which slice, GPU and MIG device UUIDs).
 #[server(endpoint = "check_instance")]
-pub async fn check_instance() -> Result<InstanceStatus, ServerFnError> {
+pub async fn check_instance() -> Result<InstanceStatus, AppError> {
     use crate::views::ComponentView;
     use slicehub_core::health;
 
@@ -55,7 +56,7 @@ pub async fn check_instance() -> Result<InstanceStatus, ServerFnError> {
 
 /// Every GPU with the MIG instances placed on it.
 #[server(endpoint = "read_gpus")]
-pub async fn read_gpus() -> Result<GpuBoard, ServerFnError> {
+pub async fn read_gpus() -> Result<GpuBoard, AppError> {
     use super::ssr::{require, Action};
     require(Action::ViewGpus).await?;
     let services = super::ssr::services()?;
@@ -65,12 +66,12 @@ pub async fn read_gpus() -> Result<GpuBoard, ServerFnError> {
 /// Drains GPU `index` (no new sessions on it; those running go on) or returns it to
 /// service.
 #[server(endpoint = "set_gpu_drained")]
-pub async fn set_gpu_drained(index: u32, drained: bool) -> Result<(), ServerFnError> {
-    use super::ssr::{actor, from_core, require, services, Action};
+pub async fn set_gpu_drained(index: u32, drained: bool) -> Result<(), AppError> {
+    use super::ssr::{actor, require, services, Action};
     let caller = require(Action::OperateGpus).await?;
     slicehub_core::fleet::set_drained(&services()?, index, drained, &actor(&caller))
         .await
-        .map_err(from_core)?;
+        ?;
     Ok(())
 }
 
@@ -111,22 +112,22 @@ mod capacity {
 
 #[cfg(feature = "ssr")]
 mod board {
-    use leptos::prelude::*;
+    use crate::error::AppError;
     use slicehub_core::fleet::{self, GpuSnapshot};
     use slicehub_core::gpu::{BackendKind, MigMode};
     use slicehub_core::Services;
 
     use crate::views::{GpuBoard, GpuLayoutView, GpuView, InstanceView};
 
-    pub async fn board(services: &Services) -> Result<GpuBoard, ServerFnError> {
+    pub async fn board(services: &Services) -> Result<GpuBoard, AppError> {
         let snapshots = fleet::snapshot(services)
             .await
-            .map_err(super::super::ssr::from_core)?;
+            ?;
         let holders = holders(services)
             .await
-            .map_err(super::super::ssr::from_core)?;
+            ?;
         let latest = services.sessions.latest_slice_samples();
-        let bookings = services.sessions.bookings().await.map_err(super::super::ssr::from_core)?;
+        let bookings = services.sessions.bookings().await?;
         Ok(GpuBoard {
             cluster: cluster(services).await,
             bookings: bookings.iter().map(crate::api::bookings::ssr::view_of).collect(),

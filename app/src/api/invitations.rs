@@ -1,18 +1,19 @@
 //! Invitations to courses: an instructor's roster named the caller's existing account.
 
 use leptos::prelude::*;
+use crate::error::AppError;
 
 use crate::views::InvitationView;
 
 /// The courses the caller is invited to.
 #[server(endpoint = "my_invitations")]
-pub async fn my_invitations() -> Result<Vec<InvitationView>, ServerFnError> {
-    use super::ssr::{from_core, require, services, Action, Caller};
+pub async fn my_invitations() -> Result<Vec<InvitationView>, AppError> {
+    use super::ssr::{require, services, Action, Caller};
     let caller = require(Action::ListOwnCourses).await?;
     let Caller::User { id, .. } = caller else {
         return Ok(Vec::new());
     };
-    let invitations = services()?.store.invitations_of_user(id).await.map_err(from_core)?;
+    let invitations = services()?.store.invitations_of_user(id).await?;
     Ok(invitations
         .into_iter()
         .map(|i| InvitationView {
@@ -25,7 +26,7 @@ pub async fn my_invitations() -> Result<Vec<InvitationView>, ServerFnError> {
 
 /// Joins the course (`join`) or declines; either way the invitation is answered.
 #[server(endpoint = "answer_invitation")]
-pub async fn answer_invitation(code: String, join: bool) -> Result<(), ServerFnError> {
+pub async fn answer_invitation(code: String, join: bool) -> Result<(), AppError> {
     use super::ssr::{actor, from_core, require, services, Action, Caller};
     let caller = require(Action::ListOwnCourses).await?;
     let Caller::User { id, .. } = &caller else {

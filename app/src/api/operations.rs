@@ -1,6 +1,7 @@
 //! The administrators' operations page: every course's live and recent sessions.
 
 use leptos::prelude::*;
+use crate::error::AppError;
 
 use crate::views::OperationsPageView;
 
@@ -10,7 +11,7 @@ pub async fn operations_sessions(
     user: String,
     gpu: String,
     state: String,
-) -> Result<OperationsPageView, ServerFnError> {
+) -> Result<OperationsPageView, AppError> {
     use super::ssr::{from_core, now_ms, require, services, Action};
     use crate::components::gpu_card::gpu_label;
     use crate::views::OperationsRow;
@@ -24,7 +25,7 @@ pub async fn operations_sessions(
         Err(CoreError::InvalidRequest(m)) => (Vec::new(), Some(m)),
         Err(e) => return Err(from_core(e)),
     };
-    let courses = services.store.list_courses().await.map_err(from_core)?.into_iter().map(|c| c.code).collect();
+    let courses = services.store.list_courses().await?.into_iter().map(|c| c.code).collect();
     // Each GPU's model by index, to name it the way every page does (`GPU 0 · model`).
     let models: std::collections::BTreeMap<u32, String> = services
         .on_gpus(|b| b.list_gpus())

@@ -2,13 +2,14 @@
 //! extra time granted to one student.
 
 use leptos::prelude::*;
+use crate::error::AppError;
 
 use crate::views::{FieldProblemView, PolicyPageView};
 
 /// The policy form, filled with what the course has now, and each student's budget.
 #[server(endpoint = "course_policy")]
-pub async fn course_policy(code: String) -> Result<PolicyPageView, ServerFnError> {
-    use super::ssr::{from_core, now_ms, require, services, Action};
+pub async fn course_policy(code: String) -> Result<PolicyPageView, AppError> {
+    use super::ssr::{now_ms, require, services, Action};
     use crate::views::{ImageChoice, PolicyCeilings, StudentBudgetRow};
     use slicehub_core::quotas::budget_at;
     use slicehub_core::courses::{policy_of, PolicyForm};
@@ -16,17 +17,17 @@ pub async fn course_policy(code: String) -> Result<PolicyPageView, ServerFnError
     let course = super::courses::ssr::course(&services, &code).await?;
     require(Action::SetCoursePolicy(course.id)).await?;
     let store = &services.store;
-    let policy = policy_of(store, &services.config, course.id).await.map_err(from_core)?;
-    let known = services.sessions.known_profiles().await.map_err(from_core)?;
+    let policy = policy_of(store, &services.config, course.id).await?;
+    let known = services.sessions.known_profiles().await?;
     let now = now_ms();
     let mut students = Vec::new();
-    for member in store.course_members(course.id).await.map_err(from_core)? {
+    for member in store.course_members(course.id).await? {
         if member.role.as_str() != "student" {
             continue;
         }
         let budget = budget_at(store, &policy, course.id, member.user.id, now)
             .await
-            .map_err(from_core)?;
+            ?;
         students.push(StudentBudgetRow {
             username: member.user.username,
             display_name: member.user.display_name,
@@ -86,8 +87,8 @@ pub async fn save_course_policy(
     idle_warning_minutes: Option<String>,
     job_idle_minutes: Option<String>,
     job_idle: Option<String>,
-) -> Result<Vec<FieldProblemView>, ServerFnError> {
-    use super::ssr::{actor, from_core, require, services, Action};
+) -> Result<Vec<FieldProblemView>, AppError> {
+    use super::ssr::{actor, require, services, Action};
     use slicehub_core::courses::{admin_limit_problems, set_policy, PolicyForm};
     let services = services()?;
     let course = super::courses::ssr::course(&services, &code).await?;
@@ -114,7 +115,7 @@ pub async fn save_course_policy(
         job_idle_minutes: job_idle_minutes.unwrap_or_default(),
         job_idle: job_idle.unwrap_or_default(),
     };
-    let known = services.sessions.known_profiles().await.map_err(from_core)?;
+    let known = services.sessions.known_profiles().await?;
     match form.parse(&known) {
         Ok(policy) => {
             // Refused again by the save itself; asked here to mark each field.
@@ -140,7 +141,7 @@ pub async fn save_course_policy(
             }
             set_policy(&services.store, &services.config, course.id, &policy, &known, &actor(&caller))
                 .await
-                .map_err(from_core)?;
+                ?;
             Ok(Vec::new())
         }
         Err(problems) => Ok(problems
@@ -157,8 +158,8 @@ pub async fn grant_extra_hours(
     username: String,
     hours: String,
     reason: String,
-) -> Result<String, ServerFnError> {
-    use super::ssr::{actor, fail, from_core, now_ms, require, services, Action};
+) -> Result<String, AppError> {
+    use super::ssr::{actor, fail, now_ms, require, services, Action};
     use slicehub_core::quotas::grant_extra;
     let services = services()?;
     let course = super::courses::ssr::course(&services, &code).await?;
@@ -168,7 +169,7 @@ pub async fn grant_extra_hours(
         .store
         .course_members(course.id)
         .await
-        .map_err(from_core)?
+        ?
         .into_iter()
         .find(|m| m.user.username == name && m.role.as_str() == "student")
         .ok_or_else(|| {
@@ -188,7 +189,7 @@ pub async fn grant_extra_hours(
         now_ms(),
     )
     .await
-    .map_err(from_core)?;
+    ?;
     Ok(format!(
         "{} has {} more slice-hours this period.",
         student.user.display_name,

@@ -1,6 +1,7 @@
 //! Usage reports: admins for every course, instructors for the courses they teach.
 
 use leptos::prelude::*;
+use crate::error::AppError;
 
 use crate::views::ReportPageView;
 
@@ -11,8 +12,8 @@ pub async fn usage_report(
     to: String,
     group: String,
     course: String,
-) -> Result<ReportPageView, ServerFnError> {
-    use super::ssr::{from_core, now_ms, request_auth, services, Action};
+) -> Result<ReportPageView, AppError> {
+    use super::ssr::{now_ms, request_auth, services, Action};
     use crate::views::{LegendEntry, ReportRowView};
     use slicehub_core::auth::authorize;
     use slicehub_core::quotas::hours;
@@ -21,18 +22,18 @@ pub async fn usage_report(
     let services = services()?;
     let caller = request_auth().await?.caller;
     let form = ReportForm { period, from, to, group, course: course.trim().to_string() };
-    let report = report_for(&services.store, &caller, &form, now_ms()).await.map_err(from_core)?;
+    let report = report_for(&services.store, &caller, &form, now_ms()).await?;
 
     let all_courses = authorize(&caller, &Action::ListAllCourses).is_ok();
     let courses = if all_courses {
-        services.store.list_courses().await.map_err(from_core)?.into_iter().map(|c| c.code).collect()
+        services.store.list_courses().await?.into_iter().map(|c| c.code).collect()
     } else {
-        let slicehub_core::auth::Caller::User { id, .. } = &caller else { return Err(ServerFnError::new("no caller")) };
+        let slicehub_core::auth::Caller::User { id, .. } = &caller else { return Err(AppError::internal("no caller")) };
         services
             .store
             .courses_of_user(*id)
             .await
-            .map_err(from_core)?
+            ?
             .into_iter()
             .filter(|(c, _)| authorize(&caller, &Action::ReportOn(c.id)).is_ok())
             .map(|(c, _)| c.code)

@@ -1,14 +1,15 @@
 //! Starting, watching and stopping GPU sessions.
 
 use leptos::prelude::*;
+use crate::error::AppError;
 
 use crate::views::{HistoryPage, LaunchCourse, SessionView};
 
 /// The courses the caller may launch in, with allowed profiles (and how many fit now) and
 /// images.
 #[server(endpoint = "launch_options")]
-pub async fn launch_options() -> Result<Vec<LaunchCourse>, ServerFnError> {
-    use super::ssr::{from_core, require, services, Action, Caller};
+pub async fn launch_options() -> Result<Vec<LaunchCourse>, AppError> {
+    use super::ssr::{require, services, Action, Caller};
     use crate::views::ProfileOption;
     use slicehub_core::courses::policy_of;
     let caller = require(Action::ListOwnSessions).await?;
@@ -20,12 +21,12 @@ pub async fn launch_options() -> Result<Vec<LaunchCourse>, ServerFnError> {
         .sessions
         .known_profiles()
         .await
-        .map_err(from_core)?;
+        ?;
     let mut courses = Vec::new();
-    for (course, _role) in services.store.courses_of_user(id).await.map_err(from_core)? {
+    for (course, _role) in services.store.courses_of_user(id).await? {
         let policy = policy_of(&services.store, &services.config, course.id)
             .await
-            .map_err(from_core)?;
+            ?;
         courses.push((course, policy));
     }
     // One read of the GPUs and the queue; per course, its own bookings are free to it
@@ -35,7 +36,7 @@ pub async fn launch_options() -> Result<Vec<LaunchCourse>, ServerFnError> {
         .sessions
         .availability_per_course(&known, &limits, true)
         .await
-        .map_err(from_core)?;
+        ?;
     // Courses on the Slurm cluster see their partition's free GRES (the nodes read once).
     let config = &services.config;
     let partitions: Vec<Option<&str>> = courses.iter().map(|(c, _)| config.slurm_partition_of(&c.code)).collect();
@@ -62,7 +63,7 @@ pub async fn launch_options() -> Result<Vec<LaunchCourse>, ServerFnError> {
             super::ssr::now_ms(),
         )
         .await
-        .map_err(from_core)?;
+        ?;
         let affordable = |profile: &str| budget.as_ref().is_none_or(|b| services.sessions.budget_starts(b, profile));
         let profiles = availability
             .iter()
@@ -96,8 +97,8 @@ const HISTORY: i64 = 50;
 
 /// The caller's sessions, newest first, each with its steps.
 #[server(endpoint = "my_sessions")]
-pub async fn my_sessions() -> Result<Vec<SessionView>, ServerFnError> {
-    use super::ssr::{from_core, require, services, Action, Caller};
+pub async fn my_sessions() -> Result<Vec<SessionView>, AppError> {
+    use super::ssr::{require, services, Action, Caller};
     use slicehub_core::sessions::{queue_position, SessionPool, SessionState};
     let caller = require(Action::ListOwnSessions).await?;
     let Caller::User { id, is_admin, .. } = caller else {
@@ -110,10 +111,10 @@ pub async fn my_sessions() -> Result<Vec<SessionView>, ServerFnError> {
         return Ok(ssr_views::shown_to(views, is_admin));
     }
     let store = &services.store;
-    let sessions = store.gpu_sessions_of_user(id, HISTORY).await.map_err(from_core)?;
-    let quota_ends = ssr_views::quota_ends(&services, &sessions).await.map_err(from_core)?;
+    let sessions = store.gpu_sessions_of_user(id, HISTORY).await?;
+    let quota_ends = ssr_views::quota_ends(&services, &sessions).await?;
     let queued = if sessions.iter().any(|s| s.state == SessionState::Queued) {
-        store.gpu_sessions_in(&[SessionState::Queued]).await.map_err(from_core)?
+        store.gpu_sessions_in(&[SessionState::Queued]).await?
     } else {
         Vec::new()
     };
@@ -129,7 +130,7 @@ pub async fn my_sessions() -> Result<Vec<SessionView>, ServerFnError> {
             .sessions
             .queue_estimates()
             .await
-            .map_err(from_core)?
+            ?
     };
     let places: std::collections::HashMap<String, u32> = sessions
         .iter()
@@ -141,10 +142,10 @@ pub async fn my_sessions() -> Result<Vec<SessionView>, ServerFnError> {
     let models = ssr_views::gpu_models(&services, &sessions).await;
     let mut views = ssr_views::with_steps(store, sessions, &models)
         .await
-        .map_err(from_core)?;
+        ?;
     let warn = i64::from(services.config.quotas_warn_minutes) * 60_000;
     let idle = if views.iter().any(|v| v.state == SessionState::Ready) {
-        services.sessions.idle_notices().await.map_err(from_core)?
+        services.sessions.idle_notices().await?
     } else {
         std::collections::HashMap::new()
     };
@@ -178,8 +179,8 @@ pub const HISTORY_PAGE: u32 = 5;
 
 /// One page of the caller's ended and failed sessions, newest first, however many there are.
 #[server(endpoint = "session_history")]
-pub async fn session_history(page: u32) -> Result<HistoryPage, ServerFnError> {
-    use super::ssr::{from_core, require, services, Action, Caller};
+pub async fn session_history(page: u32) -> Result<HistoryPage, AppError> {
+    use super::ssr::{require, services, Action, Caller};
     let caller = require(Action::ListOwnSessions).await?;
     let Caller::User { id, is_admin, .. } = caller else {
         return Ok(HistoryPage { sessions: Vec::new(), page: 0, pages: 0 });
@@ -187,19 +188,19 @@ pub async fn session_history(page: u32) -> Result<HistoryPage, ServerFnError> {
     let services = services()?;
     let store = &services.store;
     let per_page = i64::from(HISTORY_PAGE);
-    let total = store.count_past_sessions_of_user(id).await.map_err(from_core)?;
+    let total = store.count_past_sessions_of_user(id).await?;
     let pages = ((total + per_page - 1) / per_page).max(1);
     let page = i64::from(page).min(pages - 1);
     let sessions = store
         .past_sessions_of_user(id, page * per_page, per_page)
         .await
-        .map_err(from_core)?;
+        ?;
     let models = ssr_views::gpu_models(&services, &sessions).await;
     Ok(HistoryPage {
         sessions: ssr_views::shown_to(
             ssr_views::with_steps(store, sessions, &models)
                 .await
-                .map_err(from_core)?,
+                ?,
             is_admin,
         ),
         page: page as u32,
@@ -214,15 +215,15 @@ pub async fn start_session(
     profile: String,
     image: String,
     command: Option<String>,
-) -> Result<SessionView, ServerFnError> {
-    use super::ssr::{from_core, require, services, Action, Caller};
+) -> Result<SessionView, AppError> {
+    use super::ssr::{require, services, Action, Caller};
     use slicehub_core::sessions::{split_command, ClaimRequest, Workload};
     let caller = require(Action::LaunchIn(course_id)).await?;
     let Caller::User { id, is_admin, .. } = caller else {
-        return Err(ServerFnError::new("not signed in"));
+        return Err(AppError::internal("not signed in"));
     };
     let workload = match command.as_deref().map(str::trim) {
-        Some(text) if !text.is_empty() => Workload::Job(split_command(text).map_err(from_core)?),
+        Some(text) if !text.is_empty() => Workload::Job(split_command(text)?),
         _ => Workload::Notebook,
     };
     let services = services()?;
@@ -236,12 +237,12 @@ pub async fn start_session(
             workload,
         })
         .await
-        .map_err(from_core)?;
+        ?;
     let steps = services
         .store
         .session_events(&session.id)
         .await
-        .map_err(from_core)?;
+        ?;
     let models = ssr_views::gpu_models(&services, std::slice::from_ref(&session)).await;
     let view = ssr_views::session_view(session, steps, &models);
     Ok(ssr_views::shown_to(vec![view], is_admin).remove(0))
@@ -250,8 +251,8 @@ pub async fn start_session(
 /// Stops a session: its owner, an instructor of its course, or an admin. Anyone else is
 /// told it does not exist. `reason`, from an instructor or admin, is shown to the student.
 #[server(endpoint = "stop_session")]
-pub async fn stop_session(id: String, reason: Option<String>) -> Result<(), ServerFnError> {
-    use super::ssr::{actor, fail, from_core, services};
+pub async fn stop_session(id: String, reason: Option<String>) -> Result<(), AppError> {
+    use super::ssr::{actor, fail, services};
     let (caller, session) = ssr_views::session_for_caller(&id).await?;
     let by = actor(&caller);
     let why = reason.as_deref().map(str::trim).unwrap_or_default();
@@ -270,19 +271,19 @@ pub async fn stop_session(id: String, reason: Option<String>) -> Result<(), Serv
         .sessions
         .stop(&id, &reason)
         .await
-        .map_err(from_core)?;
+        ?;
     services
         .store
         .audit(&by, "session.stop", &id, &reason)
         .await
-        .map_err(from_core)?;
+        ?;
     Ok(())
 }
 
 /// "Keep it running": the student answers an idle warning (only the session's own
 /// student; audited).
 #[server(endpoint = "keep_session_running")]
-pub async fn keep_session_running(id: String) -> Result<(), ServerFnError> {
+pub async fn keep_session_running(id: String) -> Result<(), AppError> {
     use super::ssr::{actor, fail, from_core, services, Caller};
     let (caller, session) = ssr_views::session_for_caller(&id).await?;
     if !matches!(caller, Caller::User { id, .. } if id == session.user_id) {
@@ -298,7 +299,7 @@ pub async fn keep_session_running(id: String) -> Result<(), ServerFnError> {
 /// How busy the session's slice has been and how much memory it used, oldest first (the
 /// sampler's last readings; empty unless the session runs).
 #[server(endpoint = "slice_activity")]
-pub async fn slice_activity(id: String) -> Result<Vec<crate::views::ActivityPoint>, ServerFnError> {
+pub async fn slice_activity(id: String) -> Result<Vec<crate::views::ActivityPoint>, AppError> {
     use super::ssr::services;
     let (_caller, session) = ssr_views::session_for_caller(&id).await?;
     Ok(services()?
@@ -311,7 +312,7 @@ pub async fn slice_activity(id: String) -> Result<Vec<crate::views::ActivityPoin
 
 /// The last lines a session's container printed: live while it runs, kept after.
 #[server(endpoint = "session_logs")]
-pub async fn session_logs(id: String) -> Result<String, ServerFnError> {
+pub async fn session_logs(id: String) -> Result<String, AppError> {
     use super::ssr::services;
     let (_caller, session) = ssr_views::session_for_caller(&id).await?;
     let services = services()?;
@@ -327,7 +328,7 @@ pub async fn session_logs(id: String) -> Result<String, ServerFnError> {
 
 #[cfg(feature = "ssr")]
 pub(crate) mod ssr_views {
-    use leptos::prelude::ServerFnError;
+    use crate::error::AppError;
     use slicehub_core::sessions::{GpuSession, SessionEvent, SessionState};
 
     use super::super::ssr::{fail, request_auth, services, Action, Caller};
@@ -567,7 +568,7 @@ use slicehub_core::courses::policy_of;
     }
 
     /// The session, if the caller may see it; otherwise 404, as if it did not exist.
-    pub async fn session_for_caller(id: &str) -> Result<(Caller, GpuSession), ServerFnError> {
+    pub async fn session_for_caller(id: &str) -> Result<(Caller, GpuSession), AppError> {
         use slicehub_core::auth::{authorize, Denied};
         let auth = request_auth().await?;
         if let Err(Denied::NotLoggedIn) = authorize(&auth.caller, &Action::ListOwnSessions) {

@@ -6,8 +6,10 @@ use leptos::prelude::*;
 use leptos_axum::ResponseOptions;
 use slicehub_core::{CoreError, Services};
 
-pub fn services() -> Result<Services, ServerFnError> {
-    use_context::<Services>().ok_or_else(|| ServerFnError::new("portal services missing"))
+use crate::error::AppError;
+
+pub fn services() -> Result<Services, AppError> {
+    use_context::<Services>().ok_or_else(|| AppError::internal("portal services missing"))
 }
 
 pub fn now_ms() -> i64 {
@@ -19,18 +21,22 @@ pub fn clock() -> String {
 }
 
 /// An error answer with `status` and a message meant for the person who clicked.
-pub fn fail(status: StatusCode, message: impl Into<String>) -> ServerFnError {
-    if let Some(response) = use_context::<ResponseOptions>() {
-        response.set_status(status);
-    }
-    ServerFnError::ServerError(message.into())
+pub fn fail(status: StatusCode, message: impl Into<String>) -> AppError {
+    AppError::new(status.as_u16(), message)
 }
 
 /// Core's error as an answer: bad input 400, missing 404, conflicts 409, anything the
 /// operator must fix 503. The words are core's, which never include secrets.
-pub fn from_core(e: CoreError) -> ServerFnError {
-    let (status, text) = answer_for(e);
-    fail(status, text)
+impl From<CoreError> for AppError {
+    fn from(e: CoreError) -> AppError {
+        let (status, text) = answer_for(e);
+        fail(status, text)
+    }
+}
+
+/// [`AppError::from`] for a `map_err`.
+pub fn from_core(e: CoreError) -> AppError {
+    AppError::from(e)
 }
 
 /// The status and the words a person gets for core's error, for server functions and plain
@@ -96,15 +102,15 @@ pub struct RequestAuth {
     pub secure_cookies: bool,
 }
 
-pub async fn request_auth() -> Result<RequestAuth, ServerFnError> {
+pub async fn request_auth() -> Result<RequestAuth, AppError> {
     let axum::Extension(auth) = leptos_axum::extract::<axum::Extension<RequestAuth>>()
         .await
-        .map_err(|_| ServerFnError::new("the session middleware did not run"))?;
+        .map_err(|_| AppError::internal("the session middleware did not run"))?;
     Ok(auth)
 }
 
 /// The caller, if the one guard lets them do `action`; else 401/403 with its reason.
-pub async fn require(action: Action) -> Result<Caller, ServerFnError> {
+pub async fn require(action: Action) -> Result<Caller, AppError> {
     use slicehub_core::auth::{authorize, Denied};
     let auth = request_auth().await?;
     match authorize(&auth.caller, &action) {

@@ -1,5 +1,6 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
+use crate::error::AppError;
 
 use super::sessions::SessionsPage;
 use super::{count, LoadError};
@@ -48,7 +49,7 @@ async fn landing_of(user: Option<CurrentUser>) -> Landing {
 
 /// Something one role's home page reads: `None` for the callers whose page does not show
 /// it (it is then not asked for at all).
-type ForRole<T> = Resource<Option<Result<T, ServerFnError>>>;
+type ForRole<T> = Resource<Option<Result<T, AppError>>>;
 
 /// Each role lands somewhere of its own: a student on their sessions (launch cards,
 /// what runs, what is left of the budget), an instructor on their classes, an
@@ -117,7 +118,7 @@ pub fn HomePage() -> impl IntoView {
 /// What one of the home page's parts read, or nothing where the caller's role does not
 /// show it.
 fn read_or_error<T>(
-    read: Option<Result<T, ServerFnError>>,
+    read: Option<Result<T, AppError>>,
     show: impl FnOnce(T) -> AnyView,
 ) -> AnyView {
     match read {

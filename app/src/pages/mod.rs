@@ -9,13 +9,14 @@ pub mod sessions;
 pub mod status;
 
 use leptos::prelude::*;
+use crate::error::AppError;
 
 use crate::api::instance::check_instance;
 use crate::views::InstanceStatus;
 
 /// The instance's status, fetched with the page and again on each `recheck` call.
 fn instance_resource() -> (
-    Resource<Result<InstanceStatus, ServerFnError>>,
+    Resource<Result<InstanceStatus, AppError>>,
     Callback<()>,
 ) {
     let generation = RwSignal::new(0u32);
@@ -27,7 +28,7 @@ fn instance_resource() -> (
 }
 
 #[component]
-pub fn LoadError(error: ServerFnError) -> impl IntoView {
+pub fn LoadError(error: AppError) -> impl IntoView {
     view! {
         <div class="card alert" role="alert">
             <strong>"This part of the page could not be loaded. "</strong>

@@ -1,13 +1,14 @@
 use leptos::prelude::*;
 
 use crate::api::courses::{check_roster, import_roster};
+use crate::error::AppError;
 use crate::api::message;
 use crate::components::badge::Badge;
 use crate::components::message::ErrorMessage;
 use crate::views::{RosterAppliedView, RosterPreviewView, RosterRowView};
 
-type Preview = Result<RosterPreviewView, ServerFnError>;
-type Applied = Result<RosterAppliedView, ServerFnError>;
+type Preview = Result<RosterPreviewView, AppError>;
+type Applied = Result<RosterAppliedView, AppError>;
 
 /// The import's state. It lives with the course page, so it survives the roster
 /// reloading after an import.
