@@ -21,10 +21,10 @@ pub async fn operations_summary() -> Result<OperationsOverview, AppError> {
     let now = now_ms();
     let mut sessions: Vec<(String, i64)> = Vec::new();
     for count in store.live_session_counts().await? {
-        let word = match count.state {
-            SessionState::Ready => "running",
-            SessionState::Queued => "waiting",
-            SessionState::Stopping => "stopping",
+        let word = match SessionState::parse(&count.state) {
+            Some(SessionState::Ready) => "running",
+            Some(SessionState::Queued) => "waiting",
+            Some(SessionState::Stopping) => "stopping",
             _ => "starting",
         };
         match sessions.iter_mut().find(|(w, _)| w == word) {

@@ -20,8 +20,12 @@ pub fn clock() -> String {
     chrono::Utc::now().format("%H:%M:%S UTC").to_string()
 }
 
-/// An error answer with `status` and a message meant for the person who clicked.
+/// An error answer with `status` and a message meant for the person who clicked; the
+/// response (a page's too, when a page's server call fails) carries the status.
 pub fn fail(status: StatusCode, message: impl Into<String>) -> AppError {
+    if let Some(response) = use_context::<ResponseOptions>() {
+        response.set_status(status);
+    }
     AppError::new(status.as_u16(), message)
 }
 

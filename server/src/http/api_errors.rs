@@ -41,11 +41,13 @@ pub async fn plain(request: Request, next: Next) -> Response {
         let error = AppError { status: parts.status.as_u16(), message: message.to_string() };
         return answer(parts, &error, own_client);
     };
-    if own_client {
-        return Response::from_parts(parts, Body::from(bytes));
+    let error = error_of(parts.status, &bytes);
+    if let Ok(status) = StatusCode::from_u16(error.status) {
+        if status.is_client_error() || status.is_server_error() {
+            parts.status = status;
+        }
     }
-    let message = words_of(&bytes);
-    plain_text(parts, message)
+    answer(parts, &error, own_client)
 }
 
 /// `error` as the portal's browser code reads it (JSON), or its words alone.
@@ -66,13 +68,11 @@ fn plain_text(mut parts: axum::http::response::Parts, words: String) -> Response
     Response::from_parts(parts, Body::from(words))
 }
 
-/// The words of an error answer: an [`AppError`]'s message, or the text as it came (the
-/// framework's answer for a server function that does not exist).
-fn words_of(body: &[u8]) -> String {
-    match serde_json::from_slice::<AppError>(body) {
-        Ok(error) => error.message,
-        Err(_) => String::from_utf8_lossy(body).into_owned(),
-    }
+/// An error answer as an [`AppError`]: a server function's own, or the plain words of a
+/// refusal made before one ran (`form_fields`, a server function that does not exist).
+fn error_of(status: StatusCode, body: &[u8]) -> AppError {
+    serde_json::from_slice::<AppError>(body)
+        .unwrap_or_else(|_| AppError::new(status.as_u16(), String::from_utf8_lossy(body).into_owned()))
 }
 
 #[cfg(test)]
@@ -80,9 +80,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn other_clients_read_the_words_alone() {
-        let body = serde_json::to_vec(&AppError { status: 409, message: "you already have 1 session".into() }).unwrap();
-        assert_eq!(words_of(&body), "you already have 1 session");
-        assert_eq!(words_of(b"Could not find a server function"), "Could not find a server function");
+    fn refusals_in_words_read_as_errors_of_their_status() {
+        let sent = AppError { status: 409, message: "you already have 1 session".into() };
+        assert_eq!(error_of(StatusCode::INTERNAL_SERVER_ERROR, &serde_json::to_vec(&sent).unwrap()), sent);
+        assert_eq!(
+            error_of(StatusCode::PAYLOAD_TOO_LARGE, too_large().as_bytes()),
+            AppError { status: 413, message: too_large() }
+        );
     }
 }

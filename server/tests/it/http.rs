@@ -253,6 +253,23 @@ async fn malformed_and_oversized_requests_get_plain_4xx_answers() {
             assert!(!text.contains(internal), "{function} {shown}: {text}");
         }
         assert!(text.ends_with('.'), "a sentence: {text}");
+
+        // The portal's own pages ask for JSON: they get the same refusal as an error they
+        // decode, in the same words, never a body they cannot read.
+        let mut request = client()
+            .post(format!("{}/api/{function}", portal.url))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("accept", "application/json")
+            .header("origin", &portal.url)
+            .header("cookie", &admin)
+            .body(body.clone());
+        request = request.timeout(std::time::Duration::from_secs(120));
+        let resp = request.send().await.unwrap();
+        let own_status = resp.status().as_u16();
+        let own: slicehub_app::error::AppError =
+            serde_json::from_str(&resp.text().await.unwrap()).expect("the pages' error answer is an AppError");
+        assert_eq!((own_status, own.status), (expected, expected), "{function} {shown}: {own:?}");
+        assert_eq!(own.message, text, "{function} {shown}: the same words for the pages");
     }
 
     // A roster file of 4.6 MB (under the README's 5 MB) is read and answered line by
