@@ -1,7 +1,8 @@
 //! A student's claim: checked against the course's policy, quota and the GPUs or cluster,
 //! written, then placed by the queue (or submitted to Slurm).
 
-use super::model::{GpuSession, SessionKind, SessionPool, MAX_IMAGE_CHARS, MAX_PROFILE_CHARS};
+use super::model::{GpuSession, SessionKind, MAX_IMAGE_CHARS, MAX_PROFILE_CHARS};
+use super::pools;
 use super::service::Sessions;
 use crate::auth::tokens::new_session_token;
 use crate::courses::policy_of;
@@ -67,26 +68,9 @@ impl Sessions {
                 )));
             }
         }
-        let config = &self.ctx.config;
         let code = course_code(store, request.course_id).await?;
-        let pool = if !config.slurm_url.is_empty() && config.runs_on_slurm(&code) {
-            SessionPool::Slurm
-        } else {
-            SessionPool::Local
-        };
-        match pool {
-            SessionPool::Local => self.require_known_profile(&request.profile).await?,
-            SessionPool::Slurm => {
-                let known = self.slurm_profiles().await?;
-                if !known.contains(&request.profile) {
-                    return Err(CoreError::InvalidRequest(format!(
-                        "no node of the Slurm cluster offers the profile {:?}; there are {}",
-                        request.profile,
-                        known.join(", ")
-                    )));
-                }
-            }
-        }
+        let pool = pools::pool_for_course(&self.ctx.config, &code);
+        pools::pool(pool).require_profile(self, &request.profile).await?;
         let (kind, argv) = match &request.workload {
             Workload::Notebook => (SessionKind::Notebook, Vec::new()),
             Workload::Job(argv) if argv.is_empty() || argv[0].trim().is_empty() => {
@@ -111,26 +95,13 @@ impl Sessions {
             token: &token,
             deadline_at_ms: deadline,
         };
-        let sharing = match pool {
-            SessionPool::Local => self.require_course_share(request.course_id, &code, &request.profile).await?,
-            SessionPool::Slurm => None,
-        };
+        let sharing = pools::pool(pool).hold_course_share(self, request.course_id, &code, &request.profile).await?;
         let event = store
             .insert_gpu_session(&new, policy.max_sessions)
             .await?;
         drop(sharing);
         self.ctx.publish(Some(event));
-        if pool == SessionPool::Slurm {
-            self.submit_to_slurm(&id, policy.max_minutes).await?;
-            return self.session(&id).await;
-        }
-        // The claim is written: from here on it waits for its turn whatever the GPUs
-        // answer now (the next pass places it), rather than reporting an error for a
-        // session that exists.
-        // The pass launches what it places.
-        if let Err(e) = self.serve_queue(Some(&id)).await {
-            tracing::warn!(session = %id, error = %e, "claim written but not placed yet; the next pass tries again");
-        }
+        pools::pool(pool).take_claim(self, &id, policy.max_minutes).await?;
         self.session(&id).await
     }
 

@@ -20,6 +20,7 @@ mod launch;
 mod launch_gate;
 mod lifecycle;
 mod model;
+mod pools;
 mod queue;
 mod queue_now;
 mod queue_state;

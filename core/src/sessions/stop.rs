@@ -5,7 +5,7 @@
 use slicehub_mig::Placement;
 
 use super::context::Ctx;
-use super::model::{GpuSession, SessionKind, SessionPool, SessionState};
+use super::model::{GpuSession, SessionKind, SessionState};
 use crate::CoreError;
 
 /// Lines of a container's output kept when it is removed.
@@ -194,14 +194,14 @@ impl Ctx {
     /// Every way a session ends comes here (`tear_down`), so a failed session's job never
     /// runs on.
     pub(super) async fn cancel_slurm_job(&self, session: &GpuSession) -> Result<(), CoreError> {
-        match (session.pool, session.slurm_job, &self.slurm) {
-            (SessionPool::Slurm, Some(job), Some(client)) => match client.cancel(job as u64, &session.username).await {
+        match (session.slurm_job, &self.slurm) {
+            (Some(job), Some(client)) => match client.cancel(job as u64, &session.username).await {
                 Ok(()) => Ok(()),
                 // The student's token may not be accepted (no such user on the cluster):
                 // the portal's own user, an operator on most sites, tries next.
                 Err(e) => client.cancel_as_portal(job as u64).await.map_err(|_| e),
             },
-            (SessionPool::Slurm, Some(job), None) => {
+            (Some(job), None) => {
                 tracing::warn!(session = %session.id, job, "slurm: no cluster configured any more; the job is left to the cluster");
                 Ok(())
             }

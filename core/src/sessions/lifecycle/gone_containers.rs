@@ -6,7 +6,8 @@ use std::collections::HashSet;
 
 use crate::runtime::ManagedContainer;
 use crate::sessions::service::Sessions;
-use crate::sessions::model::{SessionPool, SessionState};
+use crate::sessions::model::SessionState;
+use crate::sessions::pools::pool;
 use crate::CoreError;
 
 /// Ends them, given this portal's containers as the pass read them; how many ended.
@@ -19,7 +20,7 @@ pub(super) async fn pass(sessions: &Sessions, containers: &[ManagedContainer]) -
         .collect();
     let mut ended = 0;
     for session in sessions.ctx.store.gpu_sessions_in(&[SessionState::Ready]).await? {
-        if running.contains(session.id.as_str()) || session.pool == SessionPool::Slurm {
+        if running.contains(session.id.as_str()) || !pool(session.pool).runs_here() {
             continue;
         }
         // Not running in the list read above, but that list may predate the session's own

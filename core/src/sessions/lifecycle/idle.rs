@@ -13,6 +13,7 @@ use super::idle_rule::{IdleVerdict, IdleWarning, Judged};
 use crate::sessions::jupyter_activity::jupyter_activity;
 use crate::sessions::service::Sessions;
 use crate::sessions::model::{GpuSession, SessionKind, SessionPool, SessionState};
+use crate::sessions::pools::{pool, POOLS};
 use crate::courses::{policy_of, CoursePolicy};
 use crate::store::IdleRow;
 use crate::CoreError;
@@ -85,15 +86,11 @@ impl Sessions {
         if running.is_empty() {
             return Ok(0);
         }
-        let waiting: HashSet<String> = store
-            .waiting_claims()
-            .await?
-            .into_iter()
-            .filter(|c| c.state == SessionState::Queued.as_str())
-            .map(|c| c.profile)
-            .collect();
-        // The Slurm pool's own queue (the local queue does not wait for its slices).
-        let waiting_on_slurm: HashSet<String> = self.slurm_waits().into_values().map(|w| w.profile).collect();
+        // Each pool's own line: a claim waits for a slice of its pool only.
+        let mut waiting: HashMap<SessionPool, HashSet<String>> = HashMap::new();
+        for which in POOLS {
+            waiting.insert(which, pool(which).waiting_profiles(self).await?);
+        }
         let proxy_seen = self.idle.seen_active.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let mut policies: HashMap<i64, CoursePolicy> = HashMap::new();
         for session in &running {
@@ -111,9 +108,8 @@ impl Sessions {
         .await;
         let mut stopped = 0;
         for (session, from_jupyter) in running.iter().zip(jupyter) {
-            // A Slurm job's only signal would be its slice, which no node reports yet: it is
-            // never judged idle.
-            if session.kind == SessionKind::Job && session.pool == SessionPool::Slurm {
+            // A job whose pool cannot tell how busy its slice is is never judged idle.
+            if session.kind == SessionKind::Job && !pool(session.pool).reports_job_activity() {
                 continue;
             }
             // Nor is a job whose slice gives no activity figure at all (MIG slices on GPUs
@@ -139,8 +135,8 @@ impl Sessions {
                 .filter(|r| r.last_active_at == last && r.stops == stops)
                 .and_then(|r| r.stops_at.map(|stops_at_ms| IdleWarning { stops_at_ms, early: r.early }))
                 .map(|w| if first_pass && w.stops_at_ms <= now { IdleWarning { stops_at_ms: now + lead, ..w } } else { w });
-            let queue = if session.pool == SessionPool::Slurm { &waiting_on_slurm } else { &waiting };
-            let verdict = idle.judge(kind, last, warned, queue.contains(&session.profile), now);
+            let others_wait = waiting.get(&session.pool).is_some_and(|w| w.contains(&session.profile));
+            let verdict = idle.judge(kind, last, warned, others_wait, now);
             let warning = match verdict {
                 IdleVerdict::Active => None,
                 IdleVerdict::Warn(w) | IdleVerdict::Stop(w) => Some(w),

@@ -6,7 +6,8 @@
 use std::time::Duration;
 
 use crate::sessions::service::Sessions;
-use crate::sessions::model::{SessionKind, SessionPool, SessionState};
+use crate::sessions::model::{SessionKind, SessionState};
+use crate::sessions::pools::pool;
 use crate::sessions::ReconcileReport;
 use crate::CoreError;
 
@@ -21,10 +22,11 @@ impl Sessions {
         if let Err(e) = self.end_unreachable_slurm_sessions().await {
             tracing::warn!(error = %e, "recovery: Slurm sessions not checked");
         }
-        // A Slurm session's job may have run on through the restart: the watcher adopts it.
-        // A local launch whose container runs goes on; one cut off before that fails.
+        // A session of a pool that does not run here (a Slurm job) may have run on through
+        // the restart: the pool's watcher adopts it. A launch here whose container runs
+        // goes on; one cut off before that fails.
         for session in store.gpu_sessions_in(&[Allocating, Creating, Starting]).await? {
-            if session.pool == SessionPool::Slurm {
+            if !pool(session.pool).runs_here() {
                 continue;
             }
             match self.ctx.resume_launch(&session).await {

@@ -5,7 +5,8 @@
 //! release are idempotent and the database lets one transition win.)
 
 use crate::sessions::service::Sessions;
-use crate::sessions::model::{SessionPool, SessionState};
+use crate::sessions::model::SessionState;
+use crate::sessions::pools::pool;
 use crate::CoreError;
 
 /// How long a session nobody in this process works on may sit between states before the
@@ -20,8 +21,9 @@ pub(super) async fn pass(sessions: &Sessions, now: i64) -> Result<usize, CoreErr
         if now - session.updated_at_ms < STUCK_MS || sessions.ctx.is_in_flight(&session.id) {
             continue;
         }
-        // Slurm sessions' launches are the watcher's; only their stops are repaired here.
-        if session.pool == SessionPool::Slurm && session.state != Stopping {
+        // Launches in a pool that does not run here are its watcher's; only their stops
+        // are repaired here.
+        if !pool(session.pool).runs_here() && session.state != Stopping {
             continue;
         }
         let _working = sessions.ctx.mark_in_flight(&session.id);
