@@ -22,6 +22,7 @@ mod lifecycle_rules;
 mod module_imports;
 mod queue_eta;
 mod quota_periods;
+mod queue_rules;
 mod quotas;
 mod readme_config;
 mod reconcile_race;

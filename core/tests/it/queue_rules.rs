@@ -1,0 +1,81 @@
+//! The queue on the in-process engine: who is placed when a slice comes free, in which
+//! order, and what start a waiting student is promised. Milliseconds a test, no Docker.
+
+use std::time::Duration;
+
+use slicehub_core::sessions::{ClaimRequest, SessionState};
+use slicehub_core::store::Store;
+
+use crate::lab::{lab_on_fake, Lab};
+
+const SOON: Duration = Duration::from_secs(10);
+
+/// A job that takes the whole simulated H100.
+fn whole(lab: &Lab, user: i64) -> ClaimRequest {
+    let mut claim = lab.job(user, &["sleep", "600"]);
+    claim.profile = "7g.80gb".into();
+    claim
+}
+
+/// A student's stop gives the slice back, and the claim waiting for that size is placed
+/// by the stop itself: no reconcile pass runs in this test.
+async fn a_stop_places_the_waiting_claim_without_a_pass(store: Store) {
+    let (lab, _fake) = lab_on_fake(store, "1 x H100-80GB", |c| c.sessions_max_compute_slices = 7).await;
+    let (amy, bo) = (lab.student("q-amy").await, lab.student("q-bo").await);
+    let first = lab.sessions.claim(whole(&lab, amy)).await.unwrap();
+    lab.until(&first.id, &[SessionState::Ready], SOON).await;
+    let waiting = lab.sessions.claim(whole(&lab, bo)).await.unwrap();
+    assert_eq!(waiting.state, SessionState::Queued, "the GPU is taken: {waiting:?}");
+
+    lab.sessions.stop(&first.id, "done for today").await.unwrap();
+    let placed = lab.until(&waiting.id, &[SessionState::Ready], SOON).await;
+    assert!(placed.placement.is_some(), "{placed:?}");
+    lab.clean_up().await;
+}
+
+/// Claims of one size start in the order they came: when the slice frees, the older one
+/// is placed and the newer one stays first in line.
+async fn claims_of_one_size_start_in_the_order_they_came(store: Store) {
+    let (lab, _fake) = lab_on_fake(store, "1 x H100-80GB", |c| c.sessions_max_compute_slices = 7).await;
+    let (cy, di, ed) = (lab.student("q-cy").await, lab.student("q-di").await, lab.student("q-ed").await);
+    let running = lab.sessions.claim(whole(&lab, cy)).await.unwrap();
+    lab.until(&running.id, &[SessionState::Ready], SOON).await;
+    let older = lab.sessions.claim(whole(&lab, di)).await.unwrap();
+    lab.clock.skip_ms(1_000);
+    let newer = lab.sessions.claim(whole(&lab, ed)).await.unwrap();
+    assert_eq!((older.state, newer.state), (SessionState::Queued, SessionState::Queued));
+
+    lab.sessions.stop(&running.id, "done").await.unwrap();
+    lab.until(&older.id, &[SessionState::Ready], SOON).await;
+    let newer = lab.sessions.session(&newer.id).await.unwrap();
+    assert_eq!(newer.state, SessionState::Queued, "the newer claim must not pass the older one");
+    lab.clean_up().await;
+}
+
+/// The start promised to a waiting student ("at the latest") comes no later than the
+/// running session's time limit allows, and the "about" estimate is never after it.
+async fn a_waiting_claim_is_promised_a_start_by_the_running_sessions_limit(store: Store) {
+    let (lab, _fake) = lab_on_fake(store, "1 x H100-80GB", |c| c.sessions_max_compute_slices = 7).await;
+    let (fay, gus) = (lab.student("q-fay").await, lab.student("q-gus").await);
+    let running = lab.sessions.claim(whole(&lab, fay)).await.unwrap();
+    let running = lab.until(&running.id, &[SessionState::Ready], SOON).await;
+    let waiting = lab.sessions.claim(whole(&lab, gus)).await.unwrap();
+
+    let estimates = lab.sessions.queue_estimates().await.unwrap();
+    let promise = estimates.get(&waiting.id).unwrap_or_else(|| panic!("no promise for the waiting claim: {estimates:?}"));
+    let now = lab.sessions.now_ms();
+    assert!(promise.latest_ms >= running.deadline_at_ms, "not before the running session may end: {promise:?}");
+    assert!(
+        promise.latest_ms <= running.deadline_at_ms + 10 * 60_000,
+        "within minutes of its limit ({} ms after): {promise:?}",
+        promise.latest_ms - running.deadline_at_ms
+    );
+    assert!(promise.about_ms <= promise.latest_ms && promise.about_ms >= now, "{promise:?}");
+    lab.clean_up().await;
+}
+
+on_both_databases!(
+    a_stop_places_the_waiting_claim_without_a_pass,
+    claims_of_one_size_start_in_the_order_they_came,
+    a_waiting_claim_is_promised_a_start_by_the_running_sessions_limit,
+);
