@@ -27,12 +27,12 @@ pub struct Services {
 }
 
 impl Services {
-    /// Runs `work` against the GPU backend off the async runtime (NVML calls block).
+    /// Runs `work` against the GPU backend off the async runtime (NVML calls block), given
+    /// up on after `gpu.call_timeout_seconds`: the session service's one way to the GPUs.
     pub async fn on_gpus<T: Send + 'static>(
         &self,
         work: impl FnOnce(&dyn GpuBackend) -> Result<T, CoreError> + Send + 'static,
     ) -> Result<T, CoreError> {
-        let limit = std::time::Duration::from_secs(u64::from(self.config.gpu_call_timeout_seconds));
-        crate::gpu::on_gpus(&self.gpus, limit, work).await
+        self.sessions.on_gpus(work).await
     }
 }

@@ -181,6 +181,14 @@ impl Sessions {
         }
     }
 
+    /// Runs GPU calls off the async runtime, given up on after `gpu.call_timeout_seconds`.
+    pub async fn on_gpus<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&dyn GpuBackend) -> Result<T, CoreError> + Send + 'static,
+    ) -> Result<T, CoreError> {
+        self.ctx.on_gpus(work).await
+    }
+
     /// Profile names offered by at least one GPU.
     pub async fn known_profiles(&self) -> Result<Vec<String>, CoreError> {
         self.ctx.on_gpus(crate::gpu::profile_names).await

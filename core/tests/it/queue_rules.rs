@@ -41,7 +41,8 @@ async fn claims_of_one_size_start_in_the_order_they_came(store: Store) {
     let running = lab.sessions.claim(whole(&lab, cy)).await.unwrap();
     lab.until(&running.id, &[SessionState::Ready], SOON).await;
     let older = lab.sessions.claim(whole(&lab, di)).await.unwrap();
-    lab.clock.skip_ms(1_000);
+    // The line is ordered by the store's own time of the claim.
+    tokio::time::sleep(Duration::from_millis(20)).await;
     let newer = lab.sessions.claim(whole(&lab, ed)).await.unwrap();
     assert_eq!((older.state, newer.state), (SessionState::Queued, SessionState::Queued));
 
@@ -52,8 +53,8 @@ async fn claims_of_one_size_start_in_the_order_they_came(store: Store) {
     lab.clean_up().await;
 }
 
-/// The start promised to a waiting student ("at the latest") comes no later than the
-/// running session's time limit allows, and the "about" estimate is never after it.
+/// The start promised to a waiting student ("at the latest") is the running session's
+/// time limit plus the reconciler's slack (a pass and a minute), not a vaguer bound.
 async fn a_waiting_claim_is_promised_a_start_by_the_running_sessions_limit(store: Store) {
     let (lab, _fake) = lab_on_fake(store, "1 x H100-80GB", |c| c.sessions_max_compute_slices = 7).await;
     let (fay, gus) = (lab.student("q-fay").await, lab.student("q-gus").await);
@@ -63,14 +64,12 @@ async fn a_waiting_claim_is_promised_a_start_by_the_running_sessions_limit(store
 
     let estimates = lab.sessions.queue_estimates().await.unwrap();
     let promise = estimates.get(&waiting.id).unwrap_or_else(|| panic!("no promise for the waiting claim: {estimates:?}"));
-    let now = lab.sessions.now_ms();
     assert!(promise.latest_ms >= running.deadline_at_ms, "not before the running session may end: {promise:?}");
     assert!(
-        promise.latest_ms <= running.deadline_at_ms + 10 * 60_000,
-        "within minutes of its limit ({} ms after): {promise:?}",
+        promise.latest_ms <= running.deadline_at_ms + 2 * 60_000,
+        "the limit and the slack of a running session, not of one still starting ({} ms after): {promise:?}",
         promise.latest_ms - running.deadline_at_ms
     );
-    assert!(promise.about_ms <= promise.latest_ms && promise.about_ms >= now, "{promise:?}");
     lab.clean_up().await;
 }
 

@@ -1,7 +1,9 @@
 //! Where a session runs: on this host's GPUs in a container the portal starts
 //! ([`LocalPool`]), or as a job of a Slurm cluster ([`SlurmPool`]). Each pool answers
-//! what the claim and the reconciler ask of it, so no rule outside asks which pool a
-//! session is in; a new pool (Kubernetes, `docs/kubernetes-backend.md`) is one more file.
+//! what the claim and the reconciler's rules ask of it (profiles, a course's share, taking
+//! a claim on, who follows its sessions, which sizes wait), so those rules do not branch
+//! on the pool. Still outside: the local queue's own position (`model::queue_position`)
+//! and share count (`course_share.rs`), and the Slurm pool's recovery and watcher.
 
 mod local;
 mod slurm;
@@ -47,8 +49,9 @@ pub(in crate::sessions) trait SlicePool: Send + Sync {
     /// otherwise the pool's own watcher does.
     fn runs_here(&self) -> bool;
 
-    /// Whether a running job's slice tells how busy it is (a job without that signal is
-    /// never judged idle).
+    /// Whether the pool can read how busy a running job's slice is at all (a job without
+    /// that signal is never judged idle; on this host a MIG slice without GPM has none
+    /// either, which the idle rule checks per session).
     fn reports_job_activity(&self) -> bool;
 }
 
@@ -63,8 +66,8 @@ pub(in crate::sessions) fn pool(which: SessionPool) -> &'static dyn SlicePool {
 /// Every pool.
 pub(in crate::sessions) const POOLS: [SessionPool; 2] = [SessionPool::Local, SessionPool::Slurm];
 
-/// Where a course's claims go: the cluster when `slurm.courses` or `slurm.partition`
-/// sends the course there, else this host.
+/// Where a course's claims go: the cluster when `slurm.url` is set and `slurm.courses`
+/// names the course (or `*`), else this host.
 pub(in crate::sessions) fn pool_for_course(config: &Config, course_code: &str) -> SessionPool {
     if config.runs_on_slurm(course_code) {
         SessionPool::Slurm
