@@ -49,8 +49,7 @@ pub async fn add_account(
         },
         &actor(&caller),
     )
-    .await
-    ?;
+    .await?;
     Ok(OneTimePassword {
         username: created.user.username,
         password: created.one_time_password.unwrap_or_default(),
@@ -69,13 +68,11 @@ pub async fn reset_account_password(user_id: i64) -> Result<OneTimePassword, App
         user_id,
         &actor(&caller),
     )
-    .await
-    ?;
+    .await?;
     let user = services
         .store
         .user_by_id(user_id)
-        .await
-        ?;
+        .await?;
     Ok(OneTimePassword {
         username: user.map(|u| u.username).unwrap_or_default(),
         password,

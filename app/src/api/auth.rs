@@ -19,14 +19,12 @@ pub async fn current_user() -> Result<Option<Me>, AppError> {
     let user = services
         .store
         .user_by_id(id)
-        .await
-        ?;
+        .await?;
     let Some(user) = user else { return Ok(None) };
     let courses = services
         .store
         .courses_of_user(id)
-        .await
-        ?;
+        .await?;
     Ok(Some(Me {
         username: user.username,
         display_name: user.display_name,
@@ -139,8 +137,7 @@ pub async fn logout() -> Result<(), AppError> {
         services()?
             .auth
             .logout(token)
-            .await
-            ?;
+            .await?;
     }
     set_session_cookie(None, 0, auth.secure_cookies);
     leptos_axum::redirect("/login?signed_out=1");
@@ -171,8 +168,7 @@ pub async fn change_password(
     let ok = services
         .auth
         .change_own_password(id, &current, &new_password, auth.address)
-        .await
-        ?;
+        .await?;
     let max_age = services.auth.policy().absolute_ms / 1000;
     set_session_cookie(Some(&ok.token), max_age, auth.secure_cookies);
     Ok(())

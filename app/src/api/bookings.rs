@@ -52,8 +52,7 @@ use slicehub_core::courses::policy_of;
     let policy = policy_of(&services.store, &services.config, course.id).await?;
     let form = BookingForm { profile, slices, date, start, end, weeks };
     let request = form
-        .parse(course.id, &policy.time_zone, &actor(&caller), admin && override_running.is_some())
-        ?;
+        .parse(course.id, &policy.time_zone, &actor(&caller), admin && override_running.is_some())?;
     services.sessions.book(&request).await.map_err(from_core)
 }
 

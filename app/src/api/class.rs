@@ -17,24 +17,18 @@ pub async fn class_dashboard(code: String) -> Result<ClassPageView, AppError> {
     require(Action::WatchClass(course.id)).await?;
     let now = now_ms();
     let view = class_view(&services.store, &services.config, course.id, now)
-        .await
-        ?;
+        .await?;
     let names: std::collections::HashMap<&str, &str> = view
         .students
         .iter()
         .map(|s| (s.username.as_str(), s.display_name.as_str()))
         .collect();
-    let slurm_waits = if view.sessions.iter().any(|c| c.session.pool == slicehub_core::sessions::SessionPool::Slurm) {
-        services.sessions.slurm_waits()
-    } else {
-        std::collections::HashMap::new()
-    };
+    let slurm_waits = services.sessions.slurm_waits();
     let estimates = if view.sessions.iter().any(|c| c.queue_position.is_some()) {
         services
             .sessions
             .queue_estimates()
-            .await
-            ?
+            .await?
     } else {
         std::collections::HashMap::new()
     };

@@ -57,8 +57,7 @@ pub async fn add_course(code: String, title: String) -> Result<(), AppError> {
     use super::ssr::{actor, require, services, Action};
     let caller = require(Action::CreateCourse).await?;
     slicehub_core::courses::create_course(&services()?.store, &code, &title, &actor(&caller))
-        .await
-        ?;
+        .await?;
     Ok(())
 }
 
@@ -75,8 +74,7 @@ pub async fn open_course(code: String) -> Result<CourseDetail, AppError> {
     let members = services
         .store
         .course_members(course.id)
-        .await
-        ?;
+        .await?;
     // Who runs the roster sees how to reach people; classmates see names only.
     let manage = authorize(&caller, &Action::ManageRoster(course.id)).is_ok();
     let student_id = match &caller {
@@ -88,8 +86,7 @@ pub async fn open_course(code: String) -> Result<CourseDetail, AppError> {
     };
     // The course's rules as its students live by them.
     let policy = policy_of(&services.store, &services.config, course.id)
-        .await
-        ?;
+        .await?;
     // The sizes the GPUs offer that the course allows; unreadable GPUs leave the course's
     // own list (or none) rather than failing the whole page.
     let offered: Vec<String> = match services.sessions.known_profiles().await {
@@ -127,8 +124,7 @@ pub async fn open_course(code: String) -> Result<CourseDetail, AppError> {
     });
     let budget = match student_id {
         Some(user_id) => budget_at(&services.store, &policy, course.id, user_id, now_ms())
-            .await
-            ?
+            .await?
             .map(super::policy::ssr::budget_view),
         None => None,
     };
@@ -192,8 +188,7 @@ pub async fn drop_student(code: String, username: String) -> Result<(), AppError
     let caller = require(Action::ManageRoster(course.id)).await?;
     let user = ssr::user(&services, &username).await?;
     slicehub_core::courses::remove_student(&services.store, course.id, user.id, &actor(&caller))
-        .await
-        ?;
+        .await?;
     // A dropped student's notebooks and jobs in the course end with them.
     let reason = format!("{} was removed from {} by {}", user.username, course.code, actor(&caller));
     // The drop itself is done; a stop that fails now is retried by nobody, so it is
@@ -224,8 +219,7 @@ pub async fn reset_student_password(
         &Resetter::of(&caller),
         &actor(&caller),
     )
-    .await
-    ?;
+    .await?;
     Ok(OneTimePassword {
         username: user.username,
         password,
@@ -245,8 +239,7 @@ pub async fn check_roster(
     let caller = require(Action::ManageRoster(course.id)).await?;
     let bytes = ssr::decode(&csv_base64)?;
     let preview = slicehub_core::courses::preview_roster(&services.store, course.id, &bytes, slicehub_core::courses::Importer::of(&caller))
-        .await
-        ?;
+        .await?;
     Ok(RosterPreviewView {
         rows: preview
             .rows
@@ -290,8 +283,7 @@ pub async fn import_roster(
         &actor(&caller),
         slicehub_core::courses::Importer::of(&caller),
     )
-    .await
-    ?;
+    .await?;
     Ok(RosterAppliedView {
         created: applied.created,
         enrolled: applied.enrolled,
@@ -319,8 +311,7 @@ pub(crate) mod ssr {
         let found = services
             .store
             .course_by_code(code)
-            .await
-            ?;
+            .await?;
         let outsider = match (&found, request_auth().await.map(|a| a.caller)) {
             (Some(course), Ok(Caller::User { is_admin: false, memberships, .. })) => {
                 !memberships.iter().any(|(id, _)| *id == course.id)
@@ -344,8 +335,7 @@ pub(crate) mod ssr {
         services
             .store
             .user_by_username(&name)
-            .await
-            ?
+            .await?
             .ok_or_else(|| fail(StatusCode::NOT_FOUND, format!("There is no user {name}.")))
     }
 

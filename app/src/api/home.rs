@@ -34,8 +34,7 @@ pub async fn operations_summary() -> Result<OperationsOverview, AppError> {
     }
     let queue = store
         .queue_counts()
-        .await
-        ?
+        .await?
         .into_iter()
         .map(|q| (q.profile, q.waiting, format!("waited {} min", (now - q.oldest_requested_at).max(0) / 60_000)))
         .collect();
@@ -65,8 +64,7 @@ pub async fn operations_summary() -> Result<OperationsOverview, AppError> {
     }
     let stuck = store
         .gpu_sessions_in(&[SessionState::Stopping])
-        .await
-        ?
+        .await?
         .into_iter()
         .filter(|s| now - s.updated_at_ms > STUCK_STOPPING_MS)
         .count();

@@ -70,8 +70,7 @@ pub async fn set_gpu_drained(index: u32, drained: bool) -> Result<(), AppError> 
     use super::ssr::{actor, require, services, Action};
     let caller = require(Action::OperateGpus).await?;
     slicehub_core::fleet::set_drained(&services()?, index, drained, &actor(&caller))
-        .await
-        ?;
+        .await?;
     Ok(())
 }
 
@@ -121,11 +120,9 @@ mod board {
 
     pub async fn board(services: &Services) -> Result<GpuBoard, AppError> {
         let snapshots = fleet::snapshot(services)
-            .await
-            ?;
+            .await?;
         let holders = holders(services)
-            .await
-            ?;
+            .await?;
         let latest = services.sessions.latest_slice_samples();
         let bookings = services.sessions.bookings().await?;
         Ok(GpuBoard {

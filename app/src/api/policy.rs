@@ -26,8 +26,7 @@ pub async fn course_policy(code: String) -> Result<PolicyPageView, AppError> {
             continue;
         }
         let budget = budget_at(store, &policy, course.id, member.user.id, now)
-            .await
-            ?;
+            .await?;
         students.push(StudentBudgetRow {
             username: member.user.username,
             display_name: member.user.display_name,
@@ -140,8 +139,7 @@ pub async fn save_course_policy(
                 }
             }
             set_policy(&services.store, &services.config, course.id, &policy, &known, &actor(&caller))
-                .await
-                ?;
+                .await?;
             Ok(Vec::new())
         }
         Err(problems) => Ok(problems
@@ -168,8 +166,7 @@ pub async fn grant_extra_hours(
     let student = services
         .store
         .course_members(course.id)
-        .await
-        ?
+        .await?
         .into_iter()
         .find(|m| m.user.username == name && m.role.as_str() == "student")
         .ok_or_else(|| {
@@ -188,8 +185,7 @@ pub async fn grant_extra_hours(
         &actor(&caller),
         now_ms(),
     )
-    .await
-    ?;
+    .await?;
     Ok(format!(
         "{} has {} more slice-hours this period.",
         student.user.display_name,

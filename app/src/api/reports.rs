@@ -32,8 +32,7 @@ pub async fn usage_report(
         services
             .store
             .courses_of_user(*id)
-            .await
-            ?
+            .await?
             .into_iter()
             .filter(|(c, _)| authorize(&caller, &Action::ReportOn(c.id)).is_ok())
             .map(|(c, _)| c.code)

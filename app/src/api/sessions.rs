@@ -20,13 +20,11 @@ pub async fn launch_options() -> Result<Vec<LaunchCourse>, AppError> {
     let known = services
         .sessions
         .known_profiles()
-        .await
-        ?;
+        .await?;
     let mut courses = Vec::new();
     for (course, _role) in services.store.courses_of_user(id).await? {
         let policy = policy_of(&services.store, &services.config, course.id)
-            .await
-            ?;
+            .await?;
         courses.push((course, policy));
     }
     // One read of the GPUs and the queue; per course, its own bookings are free to it
@@ -35,8 +33,7 @@ pub async fn launch_options() -> Result<Vec<LaunchCourse>, AppError> {
     let availability = services
         .sessions
         .availability_per_course(&known, &limits, true)
-        .await
-        ?;
+        .await?;
     // Courses on the Slurm cluster see their partition's free GRES (the nodes read once).
     let config = &services.config;
     let partitions: Vec<Option<&str>> = courses.iter().map(|(c, _)| config.slurm_partition_of(&c.code)).collect();
@@ -62,8 +59,7 @@ pub async fn launch_options() -> Result<Vec<LaunchCourse>, AppError> {
             id,
             super::ssr::now_ms(),
         )
-        .await
-        ?;
+        .await?;
         let affordable = |profile: &str| budget.as_ref().is_none_or(|b| services.sessions.budget_starts(b, profile));
         let profiles = availability
             .iter()
@@ -99,7 +95,7 @@ const HISTORY: i64 = 50;
 #[server(endpoint = "my_sessions")]
 pub async fn my_sessions() -> Result<Vec<SessionView>, AppError> {
     use super::ssr::{require, services, Action, Caller};
-    use slicehub_core::sessions::{queue_position, SessionPool, SessionState};
+    use slicehub_core::sessions::{queue_position, SessionState};
     let caller = require(Action::ListOwnSessions).await?;
     let Caller::User { id, is_admin, .. } = caller else {
         return Ok(Vec::new());
@@ -118,19 +114,15 @@ pub async fn my_sessions() -> Result<Vec<SessionView>, AppError> {
     } else {
         Vec::new()
     };
-    let slurm_waits = if sessions.iter().any(|s| s.pool == SessionPool::Slurm && s.state == SessionState::Queued) {
-        services.sessions.slurm_waits()
-    } else {
-        std::collections::HashMap::new()
-    };
+    // Why each of the cluster's waiting sessions waits (none without a cluster).
+    let slurm_waits = services.sessions.slurm_waits();
     let estimates = if queued.is_empty() {
         std::collections::HashMap::new()
     } else {
         services
             .sessions
             .queue_estimates()
-            .await
-            ?
+            .await?
     };
     let places: std::collections::HashMap<String, u32> = sessions
         .iter()
@@ -141,8 +133,7 @@ pub async fn my_sessions() -> Result<Vec<SessionView>, AppError> {
         .collect();
     let models = ssr_views::gpu_models(&services, &sessions).await;
     let mut views = ssr_views::with_steps(store, sessions, &models)
-        .await
-        ?;
+        .await?;
     let warn = i64::from(services.config.quotas_warn_minutes) * 60_000;
     let idle = if views.iter().any(|v| v.state == SessionState::Ready) {
         services.sessions.idle_notices().await?
@@ -193,14 +184,12 @@ pub async fn session_history(page: u32) -> Result<HistoryPage, AppError> {
     let page = i64::from(page).min(pages - 1);
     let sessions = store
         .past_sessions_of_user(id, page * per_page, per_page)
-        .await
-        ?;
+        .await?;
     let models = ssr_views::gpu_models(&services, &sessions).await;
     Ok(HistoryPage {
         sessions: ssr_views::shown_to(
             ssr_views::with_steps(store, sessions, &models)
-                .await
-                ?,
+                .await?,
             is_admin,
         ),
         page: page as u32,
@@ -236,13 +225,11 @@ pub async fn start_session(
             image,
             workload,
         })
-        .await
-        ?;
+        .await?;
     let steps = services
         .store
         .session_events(&session.id)
-        .await
-        ?;
+        .await?;
     let models = ssr_views::gpu_models(&services, std::slice::from_ref(&session)).await;
     let view = ssr_views::session_view(session, steps, &models);
     Ok(ssr_views::shown_to(vec![view], is_admin).remove(0))
@@ -270,13 +257,11 @@ pub async fn stop_session(id: String, reason: Option<String>) -> Result<(), AppE
     services
         .sessions
         .stop(&id, &reason)
-        .await
-        ?;
+        .await?;
     services
         .store
         .audit(&by, "session.stop", &id, &reason)
-        .await
-        ?;
+        .await?;
     Ok(())
 }
 
