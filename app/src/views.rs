@@ -3,7 +3,7 @@
 //! (`slicehub-types`), never strings compared by spelling.
 
 use serde::{Deserialize, Serialize};
-pub use slicehub_types::{SessionKind, SessionState};
+pub use slicehub_types::{PolicyForm, SessionKind, SessionState};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ComponentView {
@@ -292,34 +292,6 @@ pub struct BudgetView {
     pub exhausted: bool,
 }
 
-/// A course policy as the policy form holds it: every field text, so that whatever is
-/// typed comes back with a message rather than a parse failure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct PolicyFields {
-    pub images: String,
-    pub profiles: String,
-    pub max_minutes: String,
-    pub max_sessions: String,
-    pub max_slices: String,
-    pub internet: String,
-    pub quota_hours: String,
-    pub period: String,
-    pub reset_day: String,
-    pub reset_time: String,
-    pub term_starts: String,
-    pub term_ends: String,
-    pub time_zone: String,
-    /// `counts` or `free`
-    pub booked_time: String,
-    pub idle_minutes: String,
-    pub idle_waiting_minutes: String,
-    pub idle_gpu_percent: String,
-    pub idle_warning_minutes: String,
-    pub job_idle_minutes: String,
-    /// `report` or `stop`
-    pub job_idle: String,
-}
-
 /// One field's problem after a save was refused.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FieldProblemView {
@@ -331,7 +303,9 @@ pub struct FieldProblemView {
 pub struct PolicyPageView {
     pub code: String,
     pub title: String,
-    pub fields: PolicyFields,
+    /// Every field as text, so that whatever is typed comes back with a message rather
+    /// than a parse failure.
+    pub fields: PolicyForm,
     /// Profiles the GPUs offer, for the hint under "Allowed sizes".
     pub known_profiles: Vec<String>,
     /// The administrator's images, the only ones the course may choose.

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use crate::lab::{host_service, lab, BUSYBOX};
 use slicehub_core::sessions::{ClaimRequest, SessionState, Workload};
-use slicehub_core::courses::{set_policy, PolicyForm};
+use slicehub_core::courses::{set_policy, PolicyForm, PolicyFormRules};
 
 const START: Duration = Duration::from_secs(60);
 

@@ -1,7 +1,10 @@
-//! What the server and the browser both say about a GPU session. `core` keeps its state
+//! What the server and the browser both say: about a GPU session, and a course policy as
+//! typed. `core` keeps its state
 //! machine in these words and `app`'s views carry them, so a page compares
 //! `SessionState::Ready`, never the string `"ready"`.
 
+mod policy_form;
 mod session;
 
+pub use policy_form::PolicyForm;
 pub use session::{SessionKind, SessionPool, SessionState, UnknownName};

@@ -12,7 +12,7 @@ pub async fn course_policy(code: String) -> Result<PolicyPageView, AppError> {
     use super::ssr::{now_ms, require, services, Action};
     use crate::views::{ImageChoice, PolicyCeilings, StudentBudgetRow};
     use slicehub_core::quotas::budget_at;
-    use slicehub_core::courses::{policy_of, PolicyForm};
+    use slicehub_core::courses::{policy_of, PolicyForm, PolicyFormRules};
     let services = services()?;
     let course = super::courses::ssr::course(&services, &code).await?;
     require(Action::SetCoursePolicy(course.id)).await?;
@@ -46,7 +46,7 @@ pub async fn course_policy(code: String) -> Result<PolicyPageView, AppError> {
     Ok(PolicyPageView {
         code: course.code,
         title: course.title,
-        fields: ssr::fields_of(PolicyForm::from_policy(&policy)),
+        fields: PolicyForm::from_policy(&policy),
         known_profiles: known,
         offered_images,
         ceilings: PolicyCeilings {
@@ -88,7 +88,7 @@ pub async fn save_course_policy(
     job_idle: Option<String>,
 ) -> Result<Vec<FieldProblemView>, AppError> {
     use super::ssr::{actor, require, services, Action};
-    use slicehub_core::courses::{admin_limit_problems, set_policy, PolicyForm};
+    use slicehub_core::courses::{admin_limit_problems, set_policy, PolicyForm, PolicyFormRules};
     let services = services()?;
     let course = super::courses::ssr::course(&services, &code).await?;
     let caller = require(Action::SetCoursePolicy(course.id)).await?;
@@ -196,9 +196,7 @@ pub async fn grant_extra_hours(
 #[cfg(feature = "ssr")]
 pub(crate) mod ssr {
     use slicehub_core::quotas::{hours, Budget};
-    use slicehub_core::courses::PolicyForm;
-
-    use crate::views::{BudgetView, PolicyFields};
+    use crate::views::BudgetView;
 
     pub fn budget_view(b: Budget) -> BudgetView {
         BudgetView {
@@ -218,30 +216,5 @@ pub(crate) mod ssr {
         chrono::DateTime::from_timestamp(ms / 1000, 0)
             .map(|t| t.format("%a %Y-%m-%d %H:%M UTC").to_string())
             .unwrap_or_default()
-    }
-
-    pub fn fields_of(f: PolicyForm) -> PolicyFields {
-        PolicyFields {
-            images: f.images,
-            profiles: f.profiles,
-            max_minutes: f.max_minutes,
-            max_sessions: f.max_sessions,
-            max_slices: f.max_slices,
-            internet: f.internet,
-            quota_hours: f.quota_hours,
-            period: f.period,
-            reset_day: f.reset_day,
-            reset_time: f.reset_time,
-            term_starts: f.term_starts,
-            term_ends: f.term_ends,
-            time_zone: f.time_zone,
-            booked_time: f.booked_time,
-            idle_minutes: f.idle_minutes,
-            idle_waiting_minutes: f.idle_waiting_minutes,
-            idle_gpu_percent: f.idle_gpu_percent,
-            idle_warning_minutes: f.idle_warning_minutes,
-            job_idle_minutes: f.job_idle_minutes,
-            job_idle: f.job_idle,
-        }
     }
 }

@@ -16,7 +16,7 @@ pub use manage::{
     assign_instructor, check_course_code, check_course_title, create_course, remove_student,
 };
 pub use policy::{
-    admin_limit_problems, policy_of, set_policy, split_list, CoursePolicy, FieldProblem, PolicyForm, Quota,
+    admin_limit_problems, policy_of, set_policy, split_list, CoursePolicy, FieldProblem, PolicyForm, PolicyFormRules, Quota,
 };
 pub use roster::{
     apply_roster, one_time_passwords_csv, preview_roster, Importer, RosterApplied, RosterPreview,

@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use slicehub_types::PolicyForm;
+
 use crate::sessions::IdlePolicy;
 
 use crate::config::Config;
@@ -189,43 +191,6 @@ impl CoursePolicy {
     }
 }
 
-/// A policy as typed into the policy page or given to the CLI: every field text.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct PolicyForm {
-    pub images: String,
-    /// Empty: every size up to the cap.
-    pub profiles: String,
-    pub max_minutes: String,
-    pub max_sessions: String,
-    pub max_slices: String,
-    /// `on` or `off`.
-    pub internet: String,
-    /// Empty or 0: no quota.
-    pub quota_hours: String,
-    /// `week` or `term`.
-    pub period: String,
-    /// 0 (Monday) to 6, or the weekday's name.
-    pub reset_day: String,
-    /// HH:MM
-    pub reset_time: String,
-    pub term_starts: String,
-    pub term_ends: String,
-    pub time_zone: String,
-    /// `free`: time in the course's booked lab windows is not charged; empty or `counts`.
-    pub booked_time: String,
-    /// Minutes idle before a notebook stops; `off`; empty: the default.
-    pub idle_minutes: String,
-    /// The shorter limit while students wait for the size; `off`: the same.
-    pub idle_waiting_minutes: String,
-    /// Percent busy of the slice that counts as activity.
-    pub idle_gpu_percent: String,
-    /// Minutes of warning before an idle stop.
-    pub idle_warning_minutes: String,
-    /// Minutes a job may show no GPU activity before it is reported; `off`.
-    pub job_idle_minutes: String,
-    /// `report` (default) or `stop`.
-    pub job_idle: String,
-}
 
 fn whole(field: &str, text: &str, what: &str, problems: &mut Vec<FieldProblem>) -> i64 {
     match text.trim().parse::<i64>() {
@@ -237,8 +202,16 @@ fn whole(field: &str, text: &str, what: &str, problems: &mut Vec<FieldProblem>) 
     }
 }
 
-impl PolicyForm {
-    pub fn from_policy(policy: &CoursePolicy) -> PolicyForm {
+/// What core reads from a policy form (the form itself is shared with the browser).
+pub trait PolicyFormRules: Sized {
+    /// The form showing `policy`.
+    fn from_policy(policy: &CoursePolicy) -> Self;
+    /// The policy the form describes, or every problem with it (each with its field).
+    fn parse(&self, known_profiles: &[String]) -> Result<CoursePolicy, Vec<FieldProblem>>;
+}
+
+impl PolicyFormRules for PolicyForm {
+    fn from_policy(policy: &CoursePolicy) -> PolicyForm {
         let (period, day, time, starts, ends) = match policy.quota.as_ref().map(|q| &q.period) {
             Some(QuotaPeriod::Term { starts, ends }) => ("term", 0, 0, starts.to_string(), ends.to_string()),
             Some(QuotaPeriod::Weekly { weekday, minute }) => ("week", *weekday, *minute, String::new(), String::new()),
@@ -272,9 +245,8 @@ impl PolicyForm {
         }
     }
 
-    /// The policy the form describes, or every problem with it (each with its field).
-    pub fn parse(&self, known_profiles: &[String]) -> Result<CoursePolicy, Vec<FieldProblem>> {
-        let problems = self.text_problems();
+    fn parse(&self, known_profiles: &[String]) -> Result<CoursePolicy, Vec<FieldProblem>> {
+        let problems = text_problems(self);
         if !problems.is_empty() {
             return Err(problems);
         }
@@ -347,7 +319,7 @@ impl PolicyForm {
             max_slices: whole("max_slices", &self.max_slices, "The largest slice", &mut problems),
             time_zone: self.time_zone.trim().to_string(),
             quota,
-            idle: self.idle(&mut problems),
+            idle: idle_of(self, &mut problems),
         };
         for p in policy.problems(known_profiles) {
             if !problems.iter().any(|q| q.field == p.field) {
@@ -366,77 +338,75 @@ fn minutes_or_off(minutes: Option<i64>) -> String {
     minutes.map(|m| m.to_string()).unwrap_or_else(|| "off".into())
 }
 
-impl PolicyForm {
-    /// Fields too long, or holding a control character, each once: nothing else is read
-    /// from such a form (and no message repeats what was typed).
-    fn text_problems(&self) -> Vec<FieldProblem> {
-        use crate::auth::validate::{check_text, Lines};
-        let fields: [(&str, &str, &str, usize); 20] = [
-            ("images", "the images", self.images.as_str(), 4096),
-            ("profiles", "the profiles", self.profiles.as_str(), 1024),
-            ("max_minutes", "the session length", self.max_minutes.as_str(), 32),
-            ("max_sessions", "sessions at once", self.max_sessions.as_str(), 32),
-            ("max_slices", "the largest slice", self.max_slices.as_str(), 32),
-            ("internet", "outbound internet", self.internet.as_str(), 32),
-            ("quota_hours", "the budget", self.quota_hours.as_str(), 32),
-            ("period", "the period", self.period.as_str(), 32),
-            ("reset", "the reset day", self.reset_day.as_str(), 32),
-            ("reset", "the reset time", self.reset_time.as_str(), 32),
-            ("term", "the term's first day", self.term_starts.as_str(), 32),
-            ("term", "the term's last day", self.term_ends.as_str(), 32),
-            ("time_zone", "the time zone", self.time_zone.as_str(), 64),
-            ("booked_time", "booked lab time", self.booked_time.as_str(), 32),
-            ("idle_minutes", "the idle limit", self.idle_minutes.as_str(), 32),
-            ("idle_waiting_minutes", "the idle limit while students wait", self.idle_waiting_minutes.as_str(), 32),
-            ("idle_gpu_percent", "the GPU threshold", self.idle_gpu_percent.as_str(), 32),
-            ("idle_warning_minutes", "the warning", self.idle_warning_minutes.as_str(), 32),
-            ("job_idle_minutes", "the job limit", self.job_idle_minutes.as_str(), 32),
-            ("job_idle", "the job rule", self.job_idle.as_str(), 32),
-        ];
-        let mut out: Vec<FieldProblem> = Vec::new();
-        for (field, what, text, max_chars) in fields {
-            if let Err(message) = check_text(what, text.trim(), max_chars, Lines::One) {
-                if !out.iter().any(|p| p.field == field) {
-                    out.push(problem(field, message));
-                }
+/// Fields too long, or holding a control character, each once: nothing else is read
+/// from such a form (and no message repeats what was typed).
+fn text_problems(form: &PolicyForm) -> Vec<FieldProblem> {
+    use crate::auth::validate::{check_text, Lines};
+    let fields: [(&str, &str, &str, usize); 20] = [
+        ("images", "the images", form.images.as_str(), 4096),
+        ("profiles", "the profiles", form.profiles.as_str(), 1024),
+        ("max_minutes", "the session length", form.max_minutes.as_str(), 32),
+        ("max_sessions", "sessions at once", form.max_sessions.as_str(), 32),
+        ("max_slices", "the largest slice", form.max_slices.as_str(), 32),
+        ("internet", "outbound internet", form.internet.as_str(), 32),
+        ("quota_hours", "the budget", form.quota_hours.as_str(), 32),
+        ("period", "the period", form.period.as_str(), 32),
+        ("reset", "the reset day", form.reset_day.as_str(), 32),
+        ("reset", "the reset time", form.reset_time.as_str(), 32),
+        ("term", "the term's first day", form.term_starts.as_str(), 32),
+        ("term", "the term's last day", form.term_ends.as_str(), 32),
+        ("time_zone", "the time zone", form.time_zone.as_str(), 64),
+        ("booked_time", "booked lab time", form.booked_time.as_str(), 32),
+        ("idle_minutes", "the idle limit", form.idle_minutes.as_str(), 32),
+        ("idle_waiting_minutes", "the idle limit while students wait", form.idle_waiting_minutes.as_str(), 32),
+        ("idle_gpu_percent", "the GPU threshold", form.idle_gpu_percent.as_str(), 32),
+        ("idle_warning_minutes", "the warning", form.idle_warning_minutes.as_str(), 32),
+        ("job_idle_minutes", "the job limit", form.job_idle_minutes.as_str(), 32),
+        ("job_idle", "the job rule", form.job_idle.as_str(), 32),
+    ];
+    let mut out: Vec<FieldProblem> = Vec::new();
+    for (field, what, text, max_chars) in fields {
+        if let Err(message) = check_text(what, text.trim(), max_chars, Lines::One) {
+            if !out.iter().any(|p| p.field == field) {
+                out.push(problem(field, message));
             }
         }
-        out
     }
+    out
+}
 
-    /// The idle fields; an empty one takes the default.
-    fn idle(&self, problems: &mut Vec<FieldProblem>) -> IdlePolicy {
-        let defaults = IdlePolicy::default();
-        let mut optional = |field: &str, text: &str, default: Option<i64>, what: &str| match text.trim() {
-            "" => default,
-            t if t.eq_ignore_ascii_case("off") || t == "0" => None,
-            t => Some(whole(field, t, what, problems)),
-        };
-        let idle_minutes = optional("idle_minutes", &self.idle_minutes, defaults.idle_minutes, "The idle limit");
-        let waiting_minutes = optional("idle_waiting_minutes", &self.idle_waiting_minutes, defaults.waiting_minutes, "The idle limit while students wait");
-        let job_idle_minutes = optional("job_idle_minutes", &self.job_idle_minutes, defaults.job_idle_minutes, "The job limit");
-        let mut plain = |field: &str, text: &str, default: i64, what: &str| match text.trim() {
-            "" => default,
-            t => whole(field, t, what, problems),
-        };
-        let gpu_busy_percent = plain("idle_gpu_percent", &self.idle_gpu_percent, i64::from(defaults.gpu_busy_percent), "The GPU threshold");
-        let warning_minutes = plain("idle_warning_minutes", &self.idle_warning_minutes, defaults.warning_minutes, "The warning");
-        let job_idle_stop = match self.job_idle.trim() {
-            "stop" => true,
-            "" | "report" => false,
-            _ => {
-                problems.push(problem("job_idle", "A job with no GPU activity is either reported or stopped."));
-                false
-            }
-        };
-        IdlePolicy {
-            idle_minutes,
-            waiting_minutes,
-            gpu_busy_percent: gpu_busy_percent.clamp(0, 1_000) as u32,
-            warning_minutes,
-            job_idle_minutes,
-            job_idle_stop,
+/// The idle fields; an empty one takes the default.
+fn idle_of(form: &PolicyForm, problems: &mut Vec<FieldProblem>) -> IdlePolicy {
+    let defaults = IdlePolicy::default();
+    let mut optional = |field: &str, text: &str, default: Option<i64>, what: &str| match text.trim() {
+        "" => default,
+        t if t.eq_ignore_ascii_case("off") || t == "0" => None,
+        t => Some(whole(field, t, what, problems)),
+    };
+    let idle_minutes = optional("idle_minutes", &form.idle_minutes, defaults.idle_minutes, "The idle limit");
+    let waiting_minutes = optional("idle_waiting_minutes", &form.idle_waiting_minutes, defaults.waiting_minutes, "The idle limit while students wait");
+    let job_idle_minutes = optional("job_idle_minutes", &form.job_idle_minutes, defaults.job_idle_minutes, "The job limit");
+    let mut plain = |field: &str, text: &str, default: i64, what: &str| match text.trim() {
+        "" => default,
+        t => whole(field, t, what, problems),
+    };
+    let gpu_busy_percent = plain("idle_gpu_percent", &form.idle_gpu_percent, i64::from(defaults.gpu_busy_percent), "The GPU threshold");
+    let warning_minutes = plain("idle_warning_minutes", &form.idle_warning_minutes, defaults.warning_minutes, "The warning");
+    let job_idle_stop = match form.job_idle.trim() {
+        "stop" => true,
+        "" | "report" => false,
+        _ => {
+            problems.push(problem("job_idle", "A job with no GPU activity is either reported or stopped."));
+            false
         }
+    };
+    IdlePolicy {
+        idle_minutes,
+        waiting_minutes,
+        gpu_busy_percent: gpu_busy_percent.clamp(0, 1_000) as u32,
+        warning_minutes,
+        job_idle_minutes,
+        job_idle_stop,
     }
 }
 

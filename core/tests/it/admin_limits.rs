@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::lab::{lab, now_ms, BUSYBOX};
 use slicehub_core::sessions::{BookingRequest, SessionState};
-use slicehub_core::courses::{admin_limit_problems, policy_of, set_policy, PolicyForm};
+use slicehub_core::courses::{admin_limit_problems, policy_of, set_policy, PolicyForm, PolicyFormRules};
 use slicehub_core::store::{NewBooking, Role, Store};
 use slicehub_core::CoreError;
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::lab::{lab, now_ms, BUSYBOX};
 use slicehub_core::sessions::SessionState::{Ended, Queued, Ready};
 use slicehub_core::sessions::BookingRequest;
-use slicehub_core::courses::{set_policy, PolicyForm};
+use slicehub_core::courses::{set_policy, PolicyForm, PolicyFormRules};
 use slicehub_core::store::{Role, Store};
 
 const LAUNCH: Duration = Duration::from_secs(120);

@@ -21,7 +21,7 @@ use futures_util::SinkExt;
 use crate::lab::{lab, Lab};
 use slicehub_core::gpu::GpuBackend;
 use slicehub_core::sessions::{ClaimRequest, GpuSession, SessionState::*, Sessions, Workload};
-use slicehub_core::courses::{set_policy, PolicyForm};
+use slicehub_core::courses::{set_policy, PolicyForm, PolicyFormRules};
 use slicehub_core::store::{IdleRow, Store};
 
 const JUPYTERLAB: &str = "slicehub/jupyterlab:offline";

@@ -11,7 +11,7 @@ use crate::lab::{lab, Lab, BUSYBOX};
 use slicehub_core::gpu::GpuBackend;
 use slicehub_core::sessions::SessionState::{Allocating, Creating, Queued, Ready, Starting};
 use slicehub_core::sessions::Sessions;
-use slicehub_core::courses::{set_policy, PolicyForm};
+use slicehub_core::courses::{set_policy, PolicyForm, PolicyFormRules};
 use slicehub_core::store::{Role, Store};
 
 fn now_ms() -> i64 {

@@ -200,7 +200,7 @@ async fn course_policy(
     changes: crate::cli::PolicyChanges,
 ) -> Result<(), CliError> {
     use slicehub_core::quotas::{hours, zone_or_utc};
-    use slicehub_core::courses::{policy_of, set_policy, PolicyForm};
+    use slicehub_core::courses::{policy_of, set_policy, PolicyForm, PolicyFormRules};
     let course = store
         .course_by_code(code)
         .await?

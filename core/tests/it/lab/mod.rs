@@ -17,7 +17,7 @@ use slicehub_gpu::SimulatedBackend;
 use slicehub_core::runtime::{ContainerEngine, FakeEngine};
 use slicehub_docker::Engine;
 use slicehub_core::sessions::{ClaimRequest, GpuSession, SessionState, Sessions, Workload};
-use slicehub_core::courses::{set_policy, PolicyForm};
+use slicehub_core::courses::{set_policy, PolicyForm, PolicyFormRules};
 use slicehub_core::store::{NewUserRow, Role, Store};
 
 pub const BUSYBOX: &str = "slicehub/busybox:offline";
