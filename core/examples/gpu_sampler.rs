@@ -18,7 +18,7 @@ use slicehub_core::store::Store;
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let seconds: u64 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(30);
-    let gpus = Arc::new(NvmlBackend::open("")?);
+    let gpus = Arc::new(NvmlBackend::open(None)?);
     println!("backend: {}", gpus.describe());
     for info in gpus.list_gpus()? {
         println!(

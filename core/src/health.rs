@@ -153,9 +153,9 @@ async fn probe(services: &Services) -> HealthReport {
         },
     };
 
-    let slurm = match services.config.slurm_url.is_empty() {
-        true => None,
-        false => Some(slurm_health(services).await),
+    let slurm = match &services.config.slurm.url {
+        None => None,
+        Some(url) => Some(slurm_health(services, url).await),
     };
 
     let background = background_health(services);
@@ -180,8 +180,7 @@ async fn probe(services: &Services) -> HealthReport {
 }
 
 /// The Slurm cluster's nodes, read within the same bound as the engine's probe.
-async fn slurm_health(services: &Services) -> ComponentHealth {
-    let url = &services.config.slurm_url;
+async fn slurm_health(services: &Services, url: &str) -> ComponentHealth {
     match tokio::time::timeout(PROBE_TIMEOUT, services.sessions.slurm_nodes()).await {
         Ok(Ok(nodes)) => {
             let up = nodes.iter().filter(|n| !n.unavailable()).count();

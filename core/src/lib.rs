@@ -2,6 +2,7 @@
 //! the database (`store`), the GPUs (`gpu`) and the container engine (`runtime`).
 //! Nothing here knows about HTTP or the UI.
 
+pub mod argv;
 pub mod audit_log;
 pub mod auth;
 pub mod clock;

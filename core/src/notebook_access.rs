@@ -66,7 +66,7 @@ impl NotebookAccess {
     /// The grant cookie's name: `__Host-` prefixed over HTTPS, so the browser refuses any
     /// version of it set with a Domain (from a sibling host) or without Secure.
     pub fn grant_cookie(&self) -> &'static str {
-        if self.config.server_secure_cookies {
+        if self.config.server.secure_cookies {
             "__Host-slicehub_notebook"
         } else {
             "slicehub_notebook"
@@ -76,7 +76,7 @@ impl NotebookAccess {
     /// The launch nonce cookie's name, prefixed like the grant cookie's. Host-only, and
     /// never passed on to JupyterLab.
     pub fn nonce_cookie(&self) -> &'static str {
-        if self.config.server_secure_cookies {
+        if self.config.server.secure_cookies {
             "__Host-slicehub_launch"
         } else {
             "slicehub_launch"
@@ -87,14 +87,14 @@ impl NotebookAccess {
     /// port browsers use for the portal.
     pub fn origin_of(&self, session_id: &str) -> String {
         let (scheme, port) = &*self.origin_parts;
-        format!("{scheme}{session_id}.{}{port}", self.config.server_notebook_domain)
+        format!("{scheme}{session_id}.{}{port}", self.config.server.notebook_domain)
     }
 
     /// The session a request's Host names, when it is a notebook host: `Some(Some(id))`
     /// for `ID.NOTEBOOK_DOMAIN`, `Some(None)` for any other name under the notebook domain
     /// (served nothing), `None` for the portal's own hosts.
     pub fn session_of_host(&self, host: &str) -> Option<Option<String>> {
-        session_of_host(host, &self.config.server_notebook_domain)
+        session_of_host(host, self.config.server.notebook_domain.as_str())
     }
 
     /// A ticket for `user_id` into the session, landing on `path` (which must be under the
@@ -171,7 +171,7 @@ impl NotebookAccess {
                 continue;
             };
             let owner = row.user_id == session.user_id;
-            let admin = row.user_is_admin && self.config.notebooks_admin_access;
+            let admin = row.user_is_admin && self.config.notebooks.admin_access;
             if !row.user_disabled && (owner || admin) {
                 return Ok(Some(index));
             }

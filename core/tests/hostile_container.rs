@@ -77,8 +77,8 @@ async fn hostile_notebook_servers_neither_exhaust_nor_steer_nor_stall_the_portal
     let fresh = common::sqlite().await;
     let offered = images.clone();
     let lab = lab(fresh.store.clone(), "1 x H100-80GB", move |c| {
-        c.sessions_images = offered;
-        c.sessions_ready_timeout_seconds = 30;
+        c.sessions.images = offered;
+        c.sessions.ready_timeout_seconds = 30;
     })
     .await;
     let known = lab.sessions.known_profiles().await.unwrap();

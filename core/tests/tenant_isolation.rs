@@ -251,7 +251,7 @@ async fn a_session_with_internet_reaches_no_lan_address_but_the_listed_ones() {
 
     let mirror = vec!["10.231.7.0/24".to_string()];
     let fresh = common::sqlite().await;
-    let listed = lab(fresh.store.clone(), "1 x H100-80GB", |c| c.sessions_reachable_private_ranges = mirror.clone()).await;
+    let listed = lab(fresh.store.clone(), "1 x H100-80GB", |c| c.sessions.reachable_private_ranges = mirror.clone()).await;
     let student = listed.student("lan-eve").await;
     let out = job_output(&listed, student, &probes(&target)).await;
     assert!(out.contains("REACHED-lan"), "the listed block stays reachable: {out}");

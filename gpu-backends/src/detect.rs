@@ -1,6 +1,7 @@
+use std::path::Path;
 use std::sync::Arc;
 
-use slicehub_core::config::{Config, GpuBackendChoice};
+use slicehub_core::config::{GpuBackendChoice, GpuConfig};
 use slicehub_core::gpu::{GpuBackend, GpuFallback};
 use slicehub_core::CoreError;
 
@@ -16,27 +17,29 @@ const DRIVER_SIGNS: [&str; 2] = ["/proc/driver/nvidia/version", "/dev/nvidiactl"
 /// value says why NVML is not used. Opening reads the simulated state file if there is
 /// one and writes nothing.
 pub fn open_backend(
-    config: &Config,
+    config: &GpuConfig,
+    data_dir: &Path,
 ) -> Result<(Arc<dyn GpuBackend>, Option<GpuFallback>), CoreError> {
-    let driver = DRIVER_SIGNS.iter().any(|sign| std::path::Path::new(sign).exists());
-    open_backend_on(config, driver)
+    let driver = DRIVER_SIGNS.iter().any(|sign| Path::new(sign).exists());
+    open_backend_on(config, data_dir, driver)
 }
 
 /// [`open_backend`] where `driver` says whether an NVIDIA driver is installed.
 pub fn open_backend_on(
-    config: &Config,
+    config: &GpuConfig,
+    data_dir: &Path,
     driver: bool,
 ) -> Result<(Arc<dyn GpuBackend>, Option<GpuFallback>), CoreError> {
     let simulated = || {
         SimulatedBackend::open(
-            &config.gpu_simulated,
-            config.data_dir.join(SIMULATED_STATE_FILE),
+            &config.simulated,
+            data_dir.join(SIMULATED_STATE_FILE),
         )
     };
-    match config.gpu_backend {
+    match config.backend {
         GpuBackendChoice::Simulated => Ok((Arc::new(simulated()?), None)),
         GpuBackendChoice::Nvml => {
-            let opened = NvmlBackend::open(&config.gpu_nvml_library)
+            let opened = NvmlBackend::open(config.nvml_library.as_deref())
                 .and_then(|nvml| nvml.list_gpus().map(|_| nvml));
             match opened {
                 Ok(nvml) => Ok((Arc::new(nvml), None)),
@@ -49,7 +52,7 @@ pub fn open_backend_on(
             }
         }
         GpuBackendChoice::Auto => {
-            let failure = match NvmlBackend::open(&config.gpu_nvml_library) {
+            let failure = match NvmlBackend::open(config.nvml_library.as_deref()) {
                 Ok(nvml) => match nvml.list_gpus() {
                     Ok(gpus) if !gpus.is_empty() => return Ok((Arc::new(nvml), None)),
                     Ok(_) => "NVML found no GPUs".to_string(),

@@ -8,7 +8,7 @@ use slicehub_core::CoreError;
 pub fn check(config: &Config) -> Result<Vec<String>, CoreError> {
     let public_url = config.public_url();
     let portal_host = host_of(&public_url);
-    let domain = config.server_notebook_domain.as_str();
+    let domain = config.server.notebook_domain.as_str();
     if is_loopback_name(domain) && !is_loopback_name(&portal_host) {
         return Err(CoreError::Config(format!(
             "server.notebook_domain is {domain}, but browsers reach the portal at {public_url}: a notebook link would send \
@@ -64,11 +64,12 @@ fn registrable(host: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use slicehub_core::config::{NotebookDomain, PublicUrl};
 
     fn config(public_url: &str, domain: &str) -> Config {
         let mut config = Config::default();
-        config.server_public_url = public_url.to_string();
-        config.server_notebook_domain = domain.to_string();
+        config.server.public_url = PublicUrl::parse(public_url).ok();
+        config.server.notebook_domain = NotebookDomain::parse(domain).unwrap();
         config
     }
 

@@ -43,10 +43,10 @@ pub fn router(services: Services, shutdown: CancellationToken) -> Router {
     let leptos_options = LeptosOptions::builder()
         .output_name(Arc::<str>::from("slicehub"))
         .site_root(Arc::<str>::from(
-            config.site_root.to_string_lossy().as_ref(),
+            config.server.site_root.to_string_lossy().as_ref(),
         ))
         .site_pkg_dir(Arc::<str>::from("pkg"))
-        .site_addr(config.server_bind)
+        .site_addr(config.server.bind)
         .build();
     let state = AppState {
         leptos_options: leptos_options.clone(),
@@ -69,7 +69,7 @@ pub fn router(services: Services, shutdown: CancellationToken) -> Router {
         .route(report_csv::PATH, get(report_csv::download))
         .route(audit_csv::PATH, get(audit_csv::download))
         .route("/user/{*rest}", any(proxy::door))
-        .nest_service("/pkg", site_assets(&config.site_root.join("pkg")))
+        .nest_service("/pkg", site_assets(&config.server.site_root.join("pkg")))
         .leptos_routes_with_context(
             &state,
             routes,
@@ -120,7 +120,7 @@ fn site_assets(dir: &std::path::Path) -> axum::routing::MethodRouter {
 }
 
 pub async fn run(config: Config) -> Result<(), CliError> {
-    let bind = config.server_bind;
+    let bind = config.server.bind;
     for warning in crate::deployment::check(&config)? {
         tracing::warn!("{warning}");
     }

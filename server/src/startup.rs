@@ -34,7 +34,7 @@ pub async fn open_store(config: &Config) -> Result<Store, CliError> {
     }
     let store = Store::connect(
         &config.effective_database_url(),
-        config.database_max_connections,
+        config.database.max_connections,
     )
     .await?;
     store.migrate().await?;
@@ -69,7 +69,7 @@ pub async fn migrate_only(config: &Config) -> Result<(), CliError> {
 /// Everything the portal needs. The database must work; Docker and NVML may be missing.
 pub async fn build_services(config: Config) -> Result<Services, CliError> {
     let store = open_store(&config).await?;
-    let (gpus, gpu_fallback_reason) = slicehub_gpu::open_backend(&config)?;
+    let (gpus, gpu_fallback_reason) = slicehub_gpu::open_backend(&config.gpu, &config.data_dir)?;
     match &gpu_fallback_reason {
         Some(why) if why.nvml_failed => {
             tracing::error!(reason = %why.reason, backend = %gpus.describe(), "the GPUs of this machine cannot be used; no session is placed until NVML works");
@@ -79,7 +79,7 @@ pub async fn build_services(config: Config) -> Result<Services, CliError> {
         }
         None => {}
     }
-    let engine = Arc::new(Engine::new(&config.docker_host));
+    let engine = Arc::new(Engine::new(config.docker.host.as_deref().unwrap_or_default()));
     let auth = Authenticator::from_config(store.clone(), &config);
     let config = Arc::new(config);
     let sessions = Sessions::new(store.clone(), gpus.clone(), engine.clone(), config.clone());

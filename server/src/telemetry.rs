@@ -5,11 +5,11 @@ use tracing_subscriber::EnvFilter;
 /// RUST_LOG, when set, replaces the configured level.
 pub fn init(config: &Config, json_flag: bool) {
     let filter =
-        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(&config.log_level));
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(&config.log.level));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
-    let result = if json_flag || config.log_format == LogFormat::Json {
+    let result = if json_flag || config.log.format == LogFormat::Json {
         builder.json().flatten_event(true).try_init()
     } else {
         builder.try_init()

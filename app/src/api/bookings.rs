@@ -25,8 +25,8 @@ pub async fn lab_bookings(code: String) -> Result<BookingsPageView, AppError> {
         most_slices,
         bookings: ssr::of_course(&services, course.id).await?,
         admin: matches!(caller, Caller::User { is_admin: true, .. }),
-        days_ahead: services.config.limits_booking_days_ahead,
-        slice_hours_per_week: services.config.limits_booking_slice_hours_per_week,
+        days_ahead: services.config.limits.booking_days_ahead,
+        slice_hours_per_week: services.config.limits.booking_slice_hours_per_week,
     })
 }
 

@@ -144,19 +144,19 @@ mod board {
     async fn cluster(services: &Services) -> Option<crate::views::SlurmPoolView> {
         use crate::views::{SlurmGresView, SlurmNodeView, SlurmPoolView};
         let config = &services.config;
-        if config.slurm_url.is_empty() {
+        if config.slurm.url.is_none() {
             return None;
         }
-        let courses = if config.slurm_courses.is_empty() {
+        let courses = if config.slurm.courses.is_empty() {
             "no course yet (slurm.courses)".to_string()
         } else {
             config
-                .slurm_courses
+                .slurm.courses
                 .iter()
                 .map(|c| match c.split_once('=') {
                     Some((code, partition)) => format!("{} (partition {})", code.trim(), partition.trim()),
-                    None if c == "*" => format!("every other course (partition {})", config.slurm_partition),
-                    None => format!("{c} (partition {})", config.slurm_partition),
+                    None if c == "*" => format!("every other course (partition {})", config.slurm.partition),
+                    None => format!("{c} (partition {})", config.slurm.partition),
                 })
                 .collect::<Vec<_>>()
                 .join(", ")

@@ -134,7 +134,7 @@ pub async fn my_sessions() -> Result<Vec<SessionView>, AppError> {
     let models = ssr_views::gpu_models(&services, &sessions).await;
     let mut views = ssr_views::with_steps(store, sessions, &models)
         .await?;
-    let warn = i64::from(services.config.quotas_warn_minutes) * 60_000;
+    let warn = i64::from(services.config.quotas.warn_minutes) * 60_000;
     let idle = if views.iter().any(|v| v.state == SessionState::Ready) {
         services.sessions.idle_notices().await?
     } else {

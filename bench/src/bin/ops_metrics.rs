@@ -24,13 +24,13 @@ const BUSYBOX: &str = "slicehub/busybox:offline";
 async fn services(dir: &std::path::Path) -> Services {
     let mut config = Config::default();
     config.data_dir = dir.to_path_buf();
-    config.gpu_backend = GpuBackendChoice::Simulated;
-    config.gpu_simulated = "8 x H100-80GB".into();
-    config.sessions_default_image = BUSYBOX.into();
-    config.sessions_memory_mib_per_memory_slice = 64;
+    config.gpu.backend = GpuBackendChoice::Simulated;
+    config.gpu.simulated = "8 x H100-80GB".into();
+    config.sessions.default_image = BUSYBOX.into();
+    config.sessions.memory_mib_per_memory_slice = 64;
     let store = Store::connect(&format!("sqlite://{}?mode=rwc", dir.join("bench.db").display()), 4).await.unwrap();
     store.migrate().await.unwrap();
-    let (gpus, gpu_fallback_reason) = slicehub_gpu::open_backend(&config).unwrap();
+    let (gpus, gpu_fallback_reason) = slicehub_gpu::open_backend(&config.gpu, &config.data_dir).unwrap();
     let engine = Arc::new(Engine::new(""));
     let auth = Authenticator::from_config(store.clone(), &config);
     let config = Arc::new(config);

@@ -20,8 +20,8 @@ impl LoginPolicy {
     /// From `auth.session_idle_minutes` and `auth.session_absolute_hours`.
     pub fn from_config(config: &Config) -> Self {
         LoginPolicy {
-            idle_ms: i64::from(config.auth_session_idle_minutes) * 60_000,
-            absolute_ms: i64::from(config.auth_session_absolute_hours) * 3_600_000,
+            idle_ms: i64::from(config.auth.session_idle_minutes) * 60_000,
+            absolute_ms: i64::from(config.auth.session_absolute_hours) * 3_600_000,
         }
     }
 }

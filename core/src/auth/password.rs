@@ -110,7 +110,7 @@ impl PasswordHasher {
 
     /// Sized by `auth.hash_concurrency`.
     pub fn from_config(config: &Config) -> Self {
-        PasswordHasher::new(config.auth_hash_concurrency as usize)
+        PasswordHasher::new(config.auth.hash_concurrency as usize)
     }
 
     /// How many hashes may run at once.

@@ -1,4 +1,8 @@
-use super::{Config, GpuBackendChoice, LogFormat};
+use std::path::PathBuf;
+
+use secrecy::SecretString;
+
+use super::{Config, GpuBackendChoice, LogFormat, NotebookDomain, PublicUrl};
 
 /// One configuration key: its TOML name (`section.key`), default, the form a value must
 /// take, what it does, and how a value is applied.
@@ -53,7 +57,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "an address and port such as 127.0.0.1:3000 or 0.0.0.0:8080",
         doc: "Address the portal listens on.",
         apply: |c, v| {
-            c.server_bind = v.trim().parse().map_err(|_| ())?;
+            c.server.bind = v.trim().parse().map_err(|_| ())?;
             Ok(())
         },
     },
@@ -66,7 +70,7 @@ pub static KEYS: &[KeySpec] = &[
             if v.trim().is_empty() {
                 return Err(());
             }
-            c.site_root = v.trim().into();
+            c.server.site_root = v.trim().into();
             Ok(())
         },
     },
@@ -76,7 +80,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "empty, or addresses and CIDR blocks separated by commas, such as 10.0.0.0/8, 127.0.0.1",
         doc: "Reverse proxies in front of the portal. Only a request from one of them has its client taken from X-Forwarded-For (the right-most address that is not itself a trusted proxy); every other request's client is its TCP peer.",
         apply: |c, v| {
-            c.server_trusted_proxies = super::TrustedProxies::parse(v)?;
+            c.server.trusted_proxies = super::TrustedProxies::parse(v)?;
             Ok(())
         },
     },
@@ -86,7 +90,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "true or false",
         doc: "Mark the session cookie Secure (and give it the __Host- prefix). Unset, it follows server.public_url: true for https://. False with an https:// public_url is refused at start.",
         apply: |c, v| {
-            c.server_secure_cookies = flag(v)?;
+            c.server.secure_cookies = flag(v)?;
             Ok(())
         },
     },
@@ -96,18 +100,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "a DNS name such as example-notebooks.net (its wildcard must resolve to the portal)",
         doc: "Each notebook is served on its own host, SESSION.<this domain>, so nothing it runs shares the portal's origin.",
         apply: |c, v| {
-            let v = v.trim().trim_end_matches('.').to_ascii_lowercase();
-            let label_ok = |l: &str| {
-                !l.is_empty()
-                    && l.len() <= 63
-                    && !l.starts_with('-')
-                    && !l.ends_with('-')
-                    && l.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '-')
-            };
-            if v.len() > 200 || !v.contains('.') || !v.split('.').all(label_ok) {
-                return Err(());
-            }
-            c.server_notebook_domain = v;
+            c.server.notebook_domain = NotebookDomain::parse(v)?;
             Ok(())
         },
     },
@@ -117,11 +110,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "empty, or the URL browsers use for the portal, such as https://gpu.example.edu",
         doc: "How browsers reach the portal; notebook hosts use its scheme and port. Empty: http:// and server.bind.",
         apply: |c, v| {
-            let v = v.trim().trim_end_matches('/');
-            if !v.is_empty() && !is_origin_url(v) {
-                return Err(());
-            }
-            c.server_public_url = v.to_string();
+            c.server.public_url = unless_empty(v).map(PublicUrl::parse).transpose()?;
             Ok(())
         },
     },
@@ -131,7 +120,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "true or false",
         doc: "Let administrators open students' notebooks (each visit confirmed and audited).",
         apply: |c, v| {
-            c.notebooks_admin_access = flag(v)?;
+            c.notebooks.admin_access = flag(v)?;
             Ok(())
         },
     },
@@ -147,7 +136,7 @@ pub static KEYS: &[KeySpec] = &[
             if !fits {
                 return Err(());
             }
-            c.metrics_token = v.to_string();
+            c.metrics.token = unless_empty(v).map(SecretString::from);
             Ok(())
         },
     },
@@ -157,7 +146,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "true or false",
         doc: "Install firewall rules (iptables INPUT and DOCKER-USER) that keep session containers off the portal host's services, link-local addresses and the private ranges of the LAN.",
         apply: |c, v| {
-            c.sessions_host_firewall = flag(v)?;
+            c.sessions.host_firewall = flag(v)?;
             Ok(())
         },
     },
@@ -167,7 +156,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "empty, or IPv4 blocks such as 10.20.30.0/24 inside 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16 or 100.64.0.0/10, separated by commas",
         doc: "Private addresses sessions with internet may still reach (a campus package mirror or proxy); the rest of the LAN's ranges are dropped.",
         apply: |c, v| {
-            c.sessions_reachable_private_ranges = private_ranges(v)?;
+            c.sessions.reachable_private_ranges = private_ranges(v)?;
             Ok(())
         },
     },
@@ -185,7 +174,7 @@ pub static KEYS: &[KeySpec] = &[
             if !ok {
                 return Err(());
             }
-            c.database_url = v.to_string();
+            c.database.url = unless_empty(v).map(SecretString::from);
             Ok(())
         },
     },
@@ -199,7 +188,7 @@ pub static KEYS: &[KeySpec] = &[
             if !(1..=1000).contains(&n) {
                 return Err(());
             }
-            c.database_max_connections = n;
+            c.database.max_connections = n;
             Ok(())
         },
     },
@@ -209,7 +198,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "one of auto, nvml, simulated",
         doc: "auto: NVML when an NVIDIA driver is present, otherwise the simulated inventory.",
         apply: |c, v| {
-            c.gpu_backend = one_of(
+            c.gpu.backend = one_of(
                 v,
                 &[
                     ("auto", GpuBackendChoice::Auto),
@@ -227,7 +216,7 @@ pub static KEYS: &[KeySpec] = &[
         doc: "The simulated inventory used when no NVIDIA driver is present.",
         apply: |c, v| {
             crate::gpu::parse_inventory(v).map_err(|_| ())?;
-            c.gpu_simulated = v.trim().to_string();
+            c.gpu.simulated = v.trim().to_string();
             Ok(())
         },
     },
@@ -237,7 +226,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "empty or the path of libnvidia-ml.so.1",
         doc: "Where to load NVML from; empty searches the standard places.",
         apply: |c, v| {
-            c.gpu_nvml_library = v.trim().to_string();
+            c.gpu.nvml_library = unless_empty(v).map(PathBuf::from);
             Ok(())
         },
     },
@@ -247,7 +236,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "a whole number from 1 to 600",
         doc: "How long one NVML call may take before the portal gives up on it (a GPU falling off the bus can hang the driver); the call is left behind and the GPU reads as failing.",
         apply: |c, v| {
-            c.gpu_call_timeout_seconds = whole_number(v, 1, 600)?;
+            c.gpu.call_timeout_seconds = whole_number(v, 1, 600)?;
             Ok(())
         },
     },
@@ -265,7 +254,7 @@ pub static KEYS: &[KeySpec] = &[
             if !ok {
                 return Err(());
             }
-            c.docker_host = v.to_string();
+            c.docker.host = unless_empty(v).map(str::to_string);
             Ok(())
         },
     },
@@ -275,7 +264,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "one of text, json",
         doc: "Log line format; `--log-json` on the command line also selects json.",
         apply: |c, v| {
-            c.log_format = one_of(v, &[("text", LogFormat::Text), ("json", LogFormat::Json)])?;
+            c.log.format = one_of(v, &[("text", LogFormat::Text), ("json", LogFormat::Json)])?;
             Ok(())
         },
     },
@@ -291,7 +280,7 @@ pub static KEYS: &[KeySpec] = &[
             if !ok {
                 return Err(());
             }
-            c.log_level = v.to_string();
+            c.log.level = v.to_string();
             Ok(())
         },
     },
@@ -301,7 +290,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "a whole number from 0 to 1024 (0 = number of CPUs)",
         doc: "How many password hashes may run at once; each holds about 19 MiB while it runs.",
         apply: |c, v| {
-            c.auth_hash_concurrency = whole_number(v, 0, 1024)?;
+            c.auth.hash_concurrency = whole_number(v, 0, 1024)?;
             Ok(())
         },
     },
@@ -311,7 +300,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "a whole number of minutes from 1 to 525600",
         doc: "A login session ends after this long without a request.",
         apply: |c, v| {
-            c.auth_session_idle_minutes = whole_number(v, 1, 525_600)?;
+            c.auth.session_idle_minutes = whole_number(v, 1, 525_600)?;
             Ok(())
         },
     },
@@ -321,7 +310,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "a whole number of hours from 1 to 8760",
         doc: "A login session ends this long after the login, however active it is.",
         apply: |c, v| {
-            c.auth_session_absolute_hours = whole_number(v, 1, 8_760)?;
+            c.auth.session_absolute_hours = whole_number(v, 1, 8_760)?;
             Ok(())
         },
     },
@@ -331,7 +320,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "a Docker image reference such as repo/name:tag",
         doc: "The image a course allows when its policy names none.",
         apply: |c, v| {
-            c.sessions_default_image = image_reference(v)?;
+            c.sessions.default_image = image_reference(v)?;
             Ok(())
         },
     },
@@ -341,7 +330,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "empty, or Docker image references separated by commas",
         doc: "Further images a course may choose; with sessions.default_image, the only images any course can run.",
         apply: |c, v| {
-            c.sessions_images = v
+            c.sessions.images = v
                 .split(',')
                 .map(str::trim)
                 .filter(|i| !i.is_empty())
@@ -356,7 +345,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "a whole number from 1 to 64",
         doc: "How many sessions (queued or running) one person may have at once.",
         apply: |c, v| {
-            c.sessions_max_per_user = whole_number(v, 1, 64)?;
+            c.sessions.max_per_user = whole_number(v, 1, 64)?;
             Ok(())
         },
     },
@@ -366,7 +355,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "a whole number from 1 to 7",
         doc: "The largest slice (in compute slices: 3 for a 3g) one student may claim when their course's policy sets no cap, so nobody takes a whole GPU unless the course allows it.",
         apply: |c, v| {
-            c.sessions_max_compute_slices = whole_number(v, 1, 7)?;
+            c.sessions.max_compute_slices = whole_number(v, 1, 7)?;
             Ok(())
         },
     },
@@ -376,7 +365,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "a whole number of minutes from 1 to 10080",
         doc: "The longest session any course may set (its instructors choose up to this).",
         apply: |c, v| {
-            c.limits_session_minutes = whole_number(v, 1, 10_080)?;
+            c.limits.session_minutes = whole_number(v, 1, 10_080)?;
             Ok(())
         },
     },
@@ -386,7 +375,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "a whole number from 1 to 64",
         doc: "The most sessions at once any course may let one student have.",
         apply: |c, v| {
-            c.limits_sessions_per_student = whole_number(v, 1, 64)?;
+            c.limits.sessions_per_student = whole_number(v, 1, 64)?;
             Ok(())
         },
     },
@@ -396,7 +385,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "a whole number from 1 to 7",
         doc: "The largest slice (in compute slices) any course may let one student take.",
         apply: |c, v| {
-            c.limits_compute_slices = whole_number(v, 1, 7)?;
+            c.limits.compute_slices = whole_number(v, 1, 7)?;
             Ok(())
         },
     },
@@ -406,7 +395,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "a whole number from 1 to 100",
         doc: "The most of these GPUs' compute slices one course's sessions may hold or wait for at once.",
         apply: |c, v| {
-            c.limits_course_share_percent = whole_number(v, 1, 100)?;
+            c.limits.course_share_percent = whole_number(v, 1, 100)?;
             Ok(())
         },
     },
@@ -416,7 +405,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "a whole number of days from 1 to 400",
         doc: "How far ahead a course may book a lab (its last window included).",
         apply: |c, v| {
-            c.limits_booking_days_ahead = whole_number(v, 1, 400)?;
+            c.limits.booking_days_ahead = whole_number(v, 1, 400)?;
             Ok(())
         },
     },
@@ -426,7 +415,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "a whole number from 1 to 100000",
         doc: "The most compute-slice-hours one course's booked labs may keep in a week.",
         apply: |c, v| {
-            c.limits_booking_slice_hours_per_week = whole_number(v, 1, 100_000)?;
+            c.limits.booking_slice_hours_per_week = whole_number(v, 1, 100_000)?;
             Ok(())
         },
     },
@@ -436,7 +425,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "a whole number of minutes from 1 to 600",
         doc: "A student whose slice-hour budget cannot run the chosen slice this long is refused at launch instead of started and stopped at once.",
         apply: |c, v| {
-            c.quotas_min_launch_minutes = whole_number(v, 1, 600)?;
+            c.quotas.min_launch_minutes = whole_number(v, 1, 600)?;
             Ok(())
         },
     },
@@ -446,7 +435,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "a whole number of minutes from 1 to 600",
         doc: "How long before a session is stopped (time limit or used-up budget) the student's page warns.",
         apply: |c, v| {
-            c.quotas_warn_minutes = whole_number(v, 1, 600)?;
+            c.quotas.warn_minutes = whole_number(v, 1, 600)?;
             Ok(())
         },
     },
@@ -456,7 +445,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "a whole number of minutes from 1 to 10080",
         doc: "Longest a session may run when its course's policy sets no limit; then it is stopped.",
         apply: |c, v| {
-            c.sessions_max_minutes = whole_number(v, 1, 10_080)?;
+            c.sessions.max_minutes = whole_number(v, 1, 10_080)?;
             Ok(())
         },
     },
@@ -466,7 +455,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "a whole number of seconds from 5 to 3600",
         doc: "How long JupyterLab may take to answer its status API before the session fails.",
         apply: |c, v| {
-            c.sessions_ready_timeout_seconds = whole_number(v, 5, 3_600)?;
+            c.sessions.ready_timeout_seconds = whole_number(v, 5, 3_600)?;
             Ok(())
         },
     },
@@ -476,7 +465,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "a whole number of seconds from 1 to 3600",
         doc: "How often the database, Docker and the GPUs are reconciled (also at start-up).",
         apply: |c, v| {
-            c.sessions_reconcile_seconds = whole_number(v, 1, 3_600)?;
+            c.sessions.reconcile_seconds = whole_number(v, 1, 3_600)?;
             Ok(())
         },
     },
@@ -486,7 +475,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "a whole number of seconds from 1 to 3600",
         doc: "How often each running session's slice activity and memory are sampled.",
         apply: |c, v| {
-            c.sessions_sample_seconds = whole_number(v, 1, 3_600)?;
+            c.sessions.sample_seconds = whole_number(v, 1, 3_600)?;
             Ok(())
         },
     },
@@ -500,7 +489,7 @@ pub static KEYS: &[KeySpec] = &[
             if !(0.1..=64.0).contains(&n) {
                 return Err(());
             }
-            c.sessions_cpus_per_compute_slice = n;
+            c.sessions.cpus_per_compute_slice = n;
             Ok(())
         },
     },
@@ -510,7 +499,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "a whole number of MiB from 64 to 1048576",
         doc: "Host memory limit of a container per memory slice (of 8) its MIG profile covers.",
         apply: |c, v| {
-            c.sessions_memory_mib_per_memory_slice = whole_number(v, 64, 1_048_576)?;
+            c.sessions.memory_mib_per_memory_slice = whole_number(v, 64, 1_048_576)?;
             Ok(())
         },
     },
@@ -520,7 +509,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "a whole number from 16 to 1000000",
         doc: "Most processes and threads one session's container may have.",
         apply: |c, v| {
-            c.sessions_pids_limit = whole_number(v, 16, 1_000_000)?;
+            c.sessions.pids_limit = whole_number(v, 16, 1_000_000)?;
             Ok(())
         },
     },
@@ -530,7 +519,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "empty, or PROFILE=CPUS/MEMORY_MIB/PIDS separated by commas, e.g. 7g.80gb=16/65536/4096",
         doc: "Limits for named profiles that replace the per-slice scaling.",
         apply: |c, v| {
-            c.sessions_profile_limits = super::ProfileLimit::parse_list(v)?;
+            c.sessions.profile_limits = super::ProfileLimit::parse_list(v)?;
             Ok(())
         },
     },
@@ -544,7 +533,7 @@ pub static KEYS: &[KeySpec] = &[
             if !(v.is_empty() || v.starts_with("http://") || v.starts_with("https://")) {
                 return Err(());
             }
-            c.slurm_url = v.to_string();
+            c.slurm.url = unless_empty(v).map(str::to_string);
             Ok(())
         },
     },
@@ -558,7 +547,7 @@ pub static KEYS: &[KeySpec] = &[
             if v.is_empty() || !v.chars().all(|ch| ch.is_ascii_alphanumeric() || "._-".contains(ch)) {
                 return Err(());
             }
-            c.slurm_user = v.to_string();
+            c.slurm.user = v.to_string();
             Ok(())
         },
     },
@@ -568,7 +557,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "a JWT from `scontrol token username=USER`",
         doc: "The token slurmrestd accepts for `slurm.user`.",
         apply: |c, v| {
-            c.slurm_token = v.trim().to_string();
+            c.slurm.token = unless_empty(v).map(SecretString::from);
             Ok(())
         },
     },
@@ -578,7 +567,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "empty, or the path of the cluster's JWT key (AuthAltParameters=jwt_key=…), readable by the portal",
         doc: "With the cluster's key the portal signs a token per student, so each student's jobs run as their own Unix user.",
         apply: |c, v| {
-            c.slurm_jwt_key_file = optional_file(v)?;
+            c.slurm.jwt_key_file = optional_file(v)?;
             Ok(())
         },
     },
@@ -588,7 +577,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "empty, or the path of a file with one line per student: PORTAL_NAME [CLUSTER_NAME]",
         doc: "With slurm.jwt_key_file, the only students whose jobs run on the cluster, and the cluster account each runs as; all-digit, system and slurm.user names are refused.",
         apply: |c, v| {
-            c.slurm_users_file = optional_file(v)?;
+            c.slurm.users_file = optional_file(v)?;
             Ok(())
         },
     },
@@ -602,7 +591,7 @@ pub static KEYS: &[KeySpec] = &[
             if v.is_empty() || !v.chars().all(|ch| ch.is_ascii_alphanumeric() || "._-".contains(ch)) {
                 return Err(());
             }
-            c.slurm_partition = v.to_string();
+            c.slurm.partition = v.to_string();
             Ok(())
         },
     },
@@ -621,7 +610,7 @@ pub static KEYS: &[KeySpec] = &[
             if !entries.iter().all(valid) {
                 return Err(());
             }
-            c.slurm_courses = entries;
+            c.slurm.courses = entries;
             Ok(())
         },
     },
@@ -631,10 +620,10 @@ pub static KEYS: &[KeySpec] = &[
         expected: "empty, or the words that run a command in the course image on a node, with {image}",
         doc: "How a job enters the course's image on the node, e.g. `apptainer exec --nv {image}`; empty runs it on the node as it is.",
         apply: |c, v| {
-            c.slurm_container_command = if v.trim().is_empty() {
+            c.slurm.container_command = if v.trim().is_empty() {
                 Vec::new()
             } else {
-                crate::sessions::split_command(v).map_err(|_| ())?
+                crate::argv::split_command(v).map_err(|_| ())?
             };
             Ok(())
         },
@@ -648,7 +637,7 @@ pub static KEYS: &[KeySpec] = &[
             if v.trim().is_empty() {
                 return Err(());
             }
-            c.slurm_node_path = v.trim().to_string();
+            c.slurm.node_path = v.trim().to_string();
             Ok(())
         },
     },
@@ -668,7 +657,7 @@ fn image_reference(value: &str) -> Result<String, ()> {
 
 /// IPv4 blocks inside the LAN's ranges (never link-local or public ones), normalised.
 fn private_ranges(value: &str) -> Result<Vec<String>, ()> {
-    let lan: Vec<ipnet::Ipv4Net> = crate::runtime::firewall::PRIVATE_RANGES
+    let lan: Vec<ipnet::Ipv4Net> = super::PRIVATE_RANGES
         .iter()
         .filter_map(|r| r.parse().ok())
         .collect();
@@ -689,12 +678,16 @@ fn private_ranges(value: &str) -> Result<Vec<String>, ()> {
 }
 
 /// Empty, or the path of a file that exists.
-fn optional_file(value: &str) -> Result<String, ()> {
-    let v = value.trim();
-    if !v.is_empty() && !std::path::Path::new(v).is_file() {
-        return Err(());
+fn optional_file(value: &str) -> Result<Option<PathBuf>, ()> {
+    match unless_empty(value).map(PathBuf::from) {
+        Some(path) if !path.is_file() => Err(()),
+        file => Ok(file),
     }
-    Ok(v.to_string())
+}
+
+/// The trimmed value, or `None` for an empty one: an unset optional key.
+fn unless_empty(value: &str) -> Option<&str> {
+    Some(value.trim()).filter(|v| !v.is_empty())
 }
 
 fn whole_number(value: &str, min: u32, max: u32) -> Result<u32, ()> {
@@ -703,54 +696,5 @@ fn whole_number(value: &str, min: u32, max: u32) -> Result<u32, ()> {
         Ok(n)
     } else {
         Err(())
-    }
-}
-
-/// `http(s)://host[:port]` and nothing more: no path, query, fragment or credentials.
-fn is_origin_url(text: &str) -> bool {
-    let Ok(url) = url::Url::parse(text) else {
-        return false;
-    };
-    // Literally lower-case http:// or https://: the cookie rules read the prefix as written.
-    (text.starts_with("http://") || text.starts_with("https://"))
-        && url.host_str().is_some_and(|h| !h.is_empty())
-        && url.path() == "/"
-        && !text.ends_with('/')
-        && url.query().is_none()
-        && url.fragment().is_none()
-        && url.username().is_empty()
-        && url.password().is_none()
-        && !text.contains(' ')
-}
-
-#[cfg(test)]
-mod tests {
-    use super::is_origin_url;
-
-    #[test]
-    fn a_public_url_is_an_origin_and_nothing_more() {
-        for good in ["https://gpu.example.edu", "http://127.0.0.1:3000", "https://[::1]:8443", "https://GPU.example.edu:443"] {
-            assert!(is_origin_url(good), "{good}");
-        }
-        for bad in [
-            "gpu.example.edu",
-            "HTTPS://gpu.example.edu",
-            "https:gpu.example.edu",
-            "https:/gpu.example.edu",
-            "https:\\\\gpu.example.edu",
-            "ftp://gpu.example.edu",
-            "javascript:alert(1)",
-            "https://",
-            "https://gpu.example.edu/portal",
-            "https://gpu.example.edu/",
-            "https://gpu.example.edu?next=evil",
-            "https://gpu.example.edu#top",
-            "https://evil.example@gpu.example.edu",
-            "https://user:pw@gpu.example.edu",
-            "https://gpu example.edu",
-            "https://gpu.example.edu:99999",
-        ] {
-            assert!(!is_origin_url(bad), "{bad}");
-        }
     }
 }

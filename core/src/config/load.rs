@@ -114,20 +114,19 @@ fn secure_cookies_for_public_url(
     config: &mut Config,
     given: Option<(String, String)>,
 ) -> Result<(), ConfigError> {
-    if !config.server_public_url.starts_with("https://") {
+    let Some(public_url) = config.server.public_url.as_ref().filter(|u| u.is_https()) else {
         return Ok(());
-    }
+    };
     match given {
         None => {
-            config.server_secure_cookies = true;
+            config.server.secure_cookies = true;
             Ok(())
         }
-        Some((origin, value)) if !config.server_secure_cookies => Err(ConfigError::InvalidValue {
+        Some((origin, value)) if !config.server.secure_cookies => Err(ConfigError::InvalidValue {
             key: SECURE_COOKIES.to_string(),
             value,
             expected: format!(
-                "true, or no value at all, while server.public_url is {} (browsers reach the portal over HTTPS, so its cookies must be Secure)",
-                config.server_public_url
+                "true, or no value at all, while server.public_url is {public_url} (browsers reach the portal over HTTPS, so its cookies must be Secure)",
             ),
             origin,
         }),
@@ -226,8 +225,8 @@ mod tests {
     #[test]
     fn defaults_apply_when_nothing_is_set() {
         let c = load(&ConfigSource::default(), |_| None).unwrap();
-        assert_eq!(c.server_bind.to_string(), "127.0.0.1:3000");
-        assert_eq!(c.gpu_backend, GpuBackendChoice::Auto);
+        assert_eq!(c.server.bind.to_string(), "127.0.0.1:3000");
+        assert_eq!(c.gpu.backend, GpuBackendChoice::Auto);
         assert!(c
             .effective_database_url()
             .starts_with("sqlite://data/slicehub.db"));
@@ -241,8 +240,8 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.data_dir, PathBuf::from("/srv/slicehub"));
-        assert_eq!(c.server_bind.to_string(), "127.0.0.1:9000");
-        assert_eq!(c.log_format, LogFormat::Json);
+        assert_eq!(c.server.bind.to_string(), "127.0.0.1:9000");
+        assert_eq!(c.log.format, LogFormat::Json);
     }
 
     #[test]
@@ -267,7 +266,7 @@ mod tests {
     #[test]
     fn only_lan_blocks_may_be_reachable_and_images_are_a_list() {
         let c = with_file("", &[("SLICEHUB_SESSIONS_REACHABLE_PRIVATE_RANGES", "10.20.30.7/24, 192.168.1.0/24")]).unwrap();
-        assert_eq!(c.sessions_reachable_private_ranges, ["10.20.30.0/24", "192.168.1.0/24"]);
+        assert_eq!(c.sessions.reachable_private_ranges, ["10.20.30.0/24", "192.168.1.0/24"]);
         for bad in ["0.0.0.0/0", "10.0.0.0/7", "169.254.0.0/16", "8.8.8.0/24", "fd00::/8", "mirror.lan"] {
             let err = with_file("", &[("SLICEHUB_SESSIONS_REACHABLE_PRIVATE_RANGES", bad)]);
             assert!(err.is_err(), "{bad} accepted");
@@ -304,12 +303,12 @@ mod tests {
     #[test]
     fn secure_cookies_follow_an_https_public_url_unless_refused_explicitly() {
         let https = [("SLICEHUB_SERVER_PUBLIC_URL", "https://gpu.example.edu")];
-        assert!(with_file("", &https).unwrap().server_secure_cookies, "derived from https");
+        assert!(with_file("", &https).unwrap().server.secure_cookies, "derived from https");
         let http = with_file("", &[("SLICEHUB_SERVER_PUBLIC_URL", "http://portal.lan:8080")]).unwrap();
-        assert!(!http.server_secure_cookies, "plain HTTP keeps the default");
-        assert!(!with_file("", &[]).unwrap().server_secure_cookies);
+        assert!(!http.server.secure_cookies, "plain HTTP keeps the default");
+        assert!(!with_file("", &[]).unwrap().server.secure_cookies);
         let given = with_file("[server]\npublic_url = \"https://gpu.example.edu\"\nsecure_cookies = true\n", &[]).unwrap();
-        assert!(given.server_secure_cookies);
+        assert!(given.server.secure_cookies);
 
         let err = with_file("", &[https[0], ("SLICEHUB_SERVER_SECURE_COOKIES", "false")]).unwrap_err();
         let msg = err.to_string();
@@ -319,7 +318,25 @@ mod tests {
         assert!(err.to_string().contains("slicehub.toml"), "{err}");
         // The environment overrides the file, both ways.
         let fixed = with_file("[server]\nsecure_cookies = false\n", &[https[0], ("SLICEHUB_SERVER_SECURE_COOKIES", "true")]).unwrap();
-        assert!(fixed.server_secure_cookies);
+        assert!(fixed.server.secure_cookies);
+    }
+
+    #[test]
+    fn secrets_never_show_and_empty_keys_are_unset() {
+        let c = with_file(
+            "[metrics]\ntoken = \"prometheus-scrape-token-1234\"\n[slurm]\nurl = \"http://slurmctl:6820\"\ntoken = \"eyJhbGciOi.slurm.jwt\"\n",
+            &[("SLICEHUB_DATABASE_URL", "postgres://portal:hunter2-db-pass@db:5432/slicehub")],
+        )
+        .unwrap();
+        let shown = format!("{c:?}");
+        for secret in ["prometheus-scrape-token-1234", "eyJhbGciOi.slurm.jwt", "hunter2-db-pass"] {
+            assert!(!shown.contains(secret), "{secret} in {shown}");
+        }
+        assert!(c.effective_database_url().contains("hunter2-db-pass"), "the pool still gets the real URL");
+        assert_eq!(c.slurm.url.as_deref(), Some("http://slurmctl:6820"));
+        let unset = with_file("[metrics]\ntoken = \"  \"\n[docker]\nhost = \"\"\n", &[("SLICEHUB_SERVER_PUBLIC_URL", "")]).unwrap();
+        assert!(unset.metrics.token.is_none() && unset.docker.host.is_none() && unset.server.public_url.is_none());
+        assert!(unset.slurm.url.is_none() && unset.database.url.is_none() && unset.gpu.nvml_library.is_none());
     }
 
     #[test]

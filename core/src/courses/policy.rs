@@ -66,12 +66,12 @@ impl CoursePolicy {
     /// The configured defaults: what a course without a stored policy gets.
     pub fn defaults(config: &Config) -> CoursePolicy {
         CoursePolicy {
-            images: vec![config.sessions_default_image.clone()],
+            images: vec![config.sessions.default_image.clone()],
             profiles: Vec::new(),
-            max_minutes: i64::from(config.sessions_max_minutes),
+            max_minutes: i64::from(config.sessions.max_minutes),
             internet: true,
-            max_sessions: i64::from(config.sessions_max_per_user),
-            max_slices: i64::from(config.sessions_max_compute_slices),
+            max_sessions: i64::from(config.sessions.max_per_user),
+            max_slices: i64::from(config.sessions.max_compute_slices),
             time_zone: "UTC".into(),
             quota: None,
             idle: IdlePolicy::default(),
@@ -462,9 +462,9 @@ pub async fn policy_of(
         policy.images = defaults.images;
     }
     // Likewise a ceiling lowered after the course chose more.
-    policy.max_minutes = policy.max_minutes.min(i64::from(config.limits_session_minutes));
-    policy.max_sessions = policy.max_sessions.min(i64::from(config.limits_sessions_per_student));
-    policy.max_slices = policy.max_slices.min(i64::from(config.limits_compute_slices));
+    policy.max_minutes = policy.max_minutes.min(i64::from(config.limits.session_minutes));
+    policy.max_sessions = policy.max_sessions.min(i64::from(config.limits.sessions_per_student));
+    policy.max_slices = policy.max_slices.min(i64::from(config.limits.compute_slices));
     Ok(policy)
 }
 
@@ -493,9 +493,9 @@ pub fn admin_limit_problems(config: &Config, policy: &CoursePolicy) -> Vec<Field
             problem(field, format!("{what} is at most {limit} on this portal (the administrator's ceiling); {chosen} is more."))
         })
     };
-    out.extend(ceiling("max_minutes", policy.max_minutes, config.limits_session_minutes, "A session's length in minutes"));
-    out.extend(ceiling("max_sessions", policy.max_sessions, config.limits_sessions_per_student, "Sessions at once per student"));
-    out.extend(ceiling("max_slices", policy.max_slices, config.limits_compute_slices, "The largest slice in compute slices"));
+    out.extend(ceiling("max_minutes", policy.max_minutes, config.limits.session_minutes, "A session's length in minutes"));
+    out.extend(ceiling("max_sessions", policy.max_sessions, config.limits.sessions_per_student, "Sessions at once per student"));
+    out.extend(ceiling("max_slices", policy.max_slices, config.limits.compute_slices, "The largest slice in compute slices"));
     out
 }
 

@@ -15,13 +15,12 @@
 
 use std::process::Command;
 
+pub use crate::config::PRIVATE_RANGES;
 use crate::CoreError;
 
 /// The chain the INPUT rules jump to for traffic arriving from a session bridge.
 pub const CHAIN: &str = "SLICEHUB-ISOLATION";
 pub const LINK_LOCAL: &str = "169.254.0.0/16";
-/// The LAN's addresses: RFC 1918 and the shared address space of carrier NAT.
-pub const PRIVATE_RANGES: [&str; 4] = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10"];
 
 /// Every rule for one bridge, as (table chain, rule) pairs. The chain's own rules apply in
 /// this order; rules of the shared chains are each put first, so there the last listed

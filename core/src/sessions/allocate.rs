@@ -88,7 +88,7 @@ impl Sessions {
         &self,
         profiles: &[String],
     ) -> Result<Vec<ProfileAvailability>, CoreError> {
-        let minutes = i64::from(self.ctx.config.sessions_max_minutes);
+        let minutes = i64::from(self.ctx.config.sessions.max_minutes);
         self.availability_for(profiles, minutes, None, false).await
     }
 

@@ -76,7 +76,7 @@ impl Sessions {
         if self.recovered_or_stopped(&stop).await {
             return;
         }
-        let period = Duration::from_secs(u64::from(self.ctx.config.sessions_reconcile_seconds));
+        let period = Duration::from_secs(u64::from(self.ctx.config.sessions.reconcile_seconds));
         while !pause(&stop, period).await {
             supervised::pass("reconcile", async {
                 match self.reconcile().await {
@@ -148,7 +148,7 @@ impl Sessions {
         if self.recovered_or_stopped(&stop).await {
             return;
         }
-        let period = Duration::from_secs(u64::from(self.ctx.config.sessions_sample_seconds.max(1)));
+        let period = Duration::from_secs(u64::from(self.ctx.config.sessions.sample_seconds.max(1)));
         while !pause(&stop, period).await {
             supervised::pass("sampling", async {
                 if let Err(e) = self.sample_slices().await {

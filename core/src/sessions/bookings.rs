@@ -89,12 +89,12 @@ impl Sessions {
             .filter(|row| row.course_id == req.course_id)
             .map(|row| Booking { row, slots: Vec::new(), placements: Vec::new() })
             .collect();
-        let limits = &self.ctx.config;
+        let limits = &self.ctx.config.limits;
         super::booking_limits::check_booking_limits(
             req,
             &course_bookings,
-            limits.limits_booking_days_ahead,
-            limits.limits_booking_slice_hours_per_week,
+            limits.booking_days_ahead,
+            limits.booking_slice_hours_per_week,
             now,
         )?;
         let queue = self.queue_now(false).await?;

@@ -63,7 +63,7 @@ impl Sessions {
                 return Err(CoreError::InvalidRequest(format!(
                     "Not enough slice-hours left to run a {} for {} minutes: {}.",
                     request.profile,
-                    self.ctx.config.quotas_min_launch_minutes,
+                    self.ctx.config.quotas.min_launch_minutes,
                     budget.summary()
                 )));
             }
@@ -121,7 +121,7 @@ impl Sessions {
     /// Whether `budget` pays for the shortest start of `profile` (`quotas.min_launch_minutes`):
     /// the rule a claim is refused by, and what the launch card shows before one is made.
     pub fn budget_starts(&self, budget: &crate::quotas::Budget, profile: &str) -> bool {
-        let minutes = i64::from(self.ctx.config.quotas_min_launch_minutes);
+        let minutes = i64::from(self.ctx.config.quotas.min_launch_minutes);
         budget.affords(crate::quotas::compute_slices(profile), minutes)
     }
 }
@@ -134,7 +134,7 @@ fn check_claim_text(request: &ClaimRequest) -> Result<(), CoreError> {
     check_text("the image", &request.image, MAX_IMAGE_CHARS, Lines::One).map_err(CoreError::InvalidRequest)?;
     if let Workload::Job(argv) = &request.workload {
         for word in argv {
-            check_text("the command", word, super::argv::MAX_COMMAND_BYTES, Lines::Many).map_err(CoreError::InvalidRequest)?;
+            check_text("the command", word, crate::argv::MAX_COMMAND_BYTES, Lines::Many).map_err(CoreError::InvalidRequest)?;
         }
     }
     Ok(())

@@ -168,7 +168,7 @@ impl Ctx {
         &self,
         work: impl FnOnce(&dyn GpuBackend) -> Result<T, CoreError> + Send + 'static,
     ) -> Result<T, CoreError> {
-        let limit = std::time::Duration::from_secs(u64::from(self.config.gpu_call_timeout_seconds));
+        let limit = std::time::Duration::from_secs(u64::from(self.config.gpu.call_timeout_seconds));
         crate::gpu::on_gpus(&self.gpus, limit, work).await
     }
 }

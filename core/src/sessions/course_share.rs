@@ -18,7 +18,7 @@ impl Sessions {
         course_code: &str,
         profile: &str,
     ) -> Result<Option<tokio::sync::MutexGuard<'_, ()>>, CoreError> {
-        let percent = i64::from(self.ctx.config.limits_course_share_percent);
+        let percent = i64::from(self.ctx.config.limits.course_share_percent);
         if percent >= 100 {
             return Ok(None);
         }

@@ -208,9 +208,9 @@ impl Ctx {
             return Ok(wanted);
         }
         self.engine.ensure_network(&instance, &wanted).await?;
-        if self.config.sessions_host_firewall {
+        if self.config.sessions.host_firewall {
             let bridge = wanted.bridge.clone();
-            let reachable = self.config.sessions_reachable_private_ranges.clone();
+            let reachable = self.config.sessions.reachable_private_ranges.clone();
             let first = ready.is_empty();
             tokio::task::spawn_blocking(move || {
                 if first {
@@ -235,7 +235,7 @@ impl Ctx {
     ) -> Result<LaunchRequest, CoreError> {
         let config = &self.config;
         let limits = match config
-            .sessions_profile_limits
+            .sessions.profile_limits
             .iter()
             .find(|l| l.profile == session.profile)
         {
@@ -245,10 +245,10 @@ impl Ctx {
                 pids: l.pids,
             },
             None => Limits {
-                cpus: config.sessions_cpus_per_compute_slice * f64::from(device.compute_slices),
-                memory_mib: u64::from(config.sessions_memory_mib_per_memory_slice)
+                cpus: config.sessions.cpus_per_compute_slice * f64::from(device.compute_slices),
+                memory_mib: u64::from(config.sessions.memory_mib_per_memory_slice)
                     * u64::from(device.memory_slices),
-                pids: i64::from(config.sessions_pids_limit),
+                pids: i64::from(config.sessions.pids_limit),
             },
         };
         let host = *self
@@ -296,7 +296,7 @@ impl Ctx {
         // Counted from the start of the launch, with the launch's allowance: the queue
         // promised the slice free again by a time that includes both once, whatever the
         // MIG instance and the engine took before.
-        let timeout = Duration::from_secs(u64::from(self.config.sessions_ready_timeout_seconds));
+        let timeout = Duration::from_secs(u64::from(self.config.sessions.ready_timeout_seconds));
         let allowance = Duration::from_millis(LAUNCH_ALLOWANCE_MS as u64);
         let spent = Duration::from_millis(u64::try_from(self.now_ms() - placed_ms).unwrap_or(0));
         let until = Instant::now() + (timeout + allowance).saturating_sub(spent).min(timeout);

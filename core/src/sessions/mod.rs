@@ -3,7 +3,6 @@
 
 mod activity;
 mod allocate;
-mod argv;
 mod background;
 mod activity_state;
 mod booking_limits;
@@ -38,7 +37,7 @@ pub(crate) mod supervised;
 
 pub use activity_state::{SliceNow, SliceSample, KEPT_SAMPLES};
 pub use allocate::ProfileAvailability;
-pub use argv::split_command;
+pub use crate::argv::split_command;
 pub use booking_model::{Booking, BookingForm, BookingRequest};
 pub use queue_state::QueueEstimate;
 pub use lifecycle::{IdleNotice, IdlePolicy, IdleVerdict, IdleWarning, Judged, ReconcileReport, Rule, ORDER, PREPARE_LEAD_MS};

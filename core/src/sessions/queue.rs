@@ -47,15 +47,15 @@ impl Sessions {
     fn hold_for_ms(&self, limit_ms: i64) -> i64 {
         let config = &self.ctx.config;
         limit_ms
-            + i64::from(config.sessions_ready_timeout_seconds) * 1_000
+            + i64::from(config.sessions.ready_timeout_seconds) * 1_000
             + LAUNCH_ALLOWANCE_MS
-            + slack_ms(config.sessions_reconcile_seconds)
+            + slack_ms(config.sessions.reconcile_seconds)
     }
 
     /// The latest moment a placed session gives its slice back.
     fn held_until(&self, session: Option<&GpuSession>, now: i64) -> i64 {
         use SessionState::*;
-        let slack = slack_ms(self.ctx.config.sessions_reconcile_seconds);
+        let slack = slack_ms(self.ctx.config.sessions.reconcile_seconds);
         let Some(s) = session else { return now + slack };
         let until = match s.state {
             Ready => s.deadline_at_ms + slack,
@@ -305,7 +305,7 @@ impl Sessions {
         Ok((!self.budget_starts(&budget, &session.profile)).then(|| {
             format!(
                 "not started: while it waited, the slice-hours left stopped covering {} minutes of a {}: {}",
-                self.ctx.config.quotas_min_launch_minutes,
+                self.ctx.config.quotas.min_launch_minutes,
                 session.profile,
                 budget.summary()
             )

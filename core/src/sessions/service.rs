@@ -71,7 +71,7 @@ impl Sessions {
         config: Arc<Config>,
         clock: Arc<dyn Clock>,
     ) -> Sessions {
-        let slurm = (!config.slurm_url.is_empty()).then(|| crate::slurm::SlurmClient::new(&config.slurm_url, slurm_identity(&config)));
+        let slurm = config.slurm.url.as_deref().map(|url| crate::slurm::SlurmClient::new(url, slurm_identity(&config)));
         let sessions = Sessions {
             ctx: Arc::new(Ctx::new(store, gpus, engine, config, slurm, clock)),
             queue: Default::default(),
@@ -199,18 +199,20 @@ impl Sessions {
 /// at start; config loading checked it is a file), otherwise the one configured token.
 fn slurm_identity(config: &Config) -> crate::slurm::SlurmIdentity {
     use crate::slurm::SlurmIdentity;
-    let shared = || SlurmIdentity::Shared { user: config.slurm_user.clone(), token: config.slurm_token.clone() };
-    if config.slurm_jwt_key_file.is_empty() {
+    use crate::config::ExposeSecret;
+    let token = config.slurm.token.as_ref().map(|t| t.expose_secret().to_string()).unwrap_or_default();
+    let shared = || SlurmIdentity::Shared { user: config.slurm.user.clone(), token: token.clone() };
+    let Some(key_file) = &config.slurm.jwt_key_file else {
         return shared();
-    }
-    match std::fs::read(&config.slurm_jwt_key_file) {
+    };
+    match std::fs::read(key_file) {
         Ok(secret) => SlurmIdentity::PerStudent {
-            user: config.slurm_user.clone(),
+            user: config.slurm.user.clone(),
             key: jsonwebtoken::EncodingKey::from_secret(&secret),
             users: cluster_users(config),
         },
         Err(e) => {
-            tracing::error!(file = %config.slurm_jwt_key_file, error = %e, "slurm: the JWT key cannot be read; requests use slurm.token");
+            tracing::error!(file = %key_file.display(), error = %e, "slurm: the JWT key cannot be read; requests use slurm.token");
             shared()
         }
     }
@@ -219,20 +221,20 @@ fn slurm_identity(config: &Config) -> crate::slurm::SlurmIdentity {
 /// The administrator's links from portal users to cluster users (`slurm.users_file`); with
 /// none, no student's job runs in per-student mode.
 fn cluster_users(config: &Config) -> crate::slurm::ClusterUsers {
-    if config.slurm_users_file.is_empty() {
+    let Some(users_file) = &config.slurm.users_file else {
         tracing::error!("slurm: slurm.jwt_key_file is set but slurm.users_file is not: no student is linked to a cluster account, so none can start on the cluster");
         return Default::default();
-    }
-    match std::fs::read_to_string(&config.slurm_users_file) {
+    };
+    match std::fs::read_to_string(users_file) {
         Ok(text) => {
-            let (users, problems) = crate::slurm::ClusterUsers::parse(&text, &config.slurm_user);
+            let (users, problems) = crate::slurm::ClusterUsers::parse(&text, &config.slurm.user);
             for problem in problems {
-                tracing::error!(file = %config.slurm_users_file, %problem, "slurm: a line of the users file is left out");
+                tracing::error!(file = %users_file.display(), %problem, "slurm: a line of the users file is left out");
             }
             users
         }
         Err(e) => {
-            tracing::error!(file = %config.slurm_users_file, error = %e, "slurm: the users file cannot be read; no student can start on the cluster");
+            tracing::error!(file = %users_file.display(), error = %e, "slurm: the users file cannot be read; no student can start on the cluster");
             Default::default()
         }
     }

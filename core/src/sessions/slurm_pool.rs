@@ -63,7 +63,7 @@ impl Sessions {
     /// Where a course's jobs go: its partition, and the Slurm account named after it.
     pub(super) fn slurm_job_home(&self, course_code: &str) -> (String, String) {
         let config = &self.ctx.config;
-        let partition = config.slurm_partition_of(course_code).unwrap_or(&config.slurm_partition);
+        let partition = config.slurm_partition_of(course_code).unwrap_or(&config.slurm.partition);
         (partition.to_string(), course_code.to_ascii_lowercase())
     }
 
@@ -82,8 +82,8 @@ impl Sessions {
             profile: session.profile.clone(),
             time_limit_minutes,
             image: session.image.clone(),
-            container_command: config.slurm_container_command.clone(),
-            path: config.slurm_node_path.clone(),
+            container_command: config.slurm.container_command.clone(),
+            path: config.slurm.node_path.clone(),
             work: match session.kind {
                 SessionKind::Notebook => JobWork::Notebook {
                     token: session.token.clone(),

@@ -89,7 +89,7 @@ impl Ctx {
         let working = self.mark_in_flight(&id);
         tokio::spawn(async move {
             let _working = working;
-            let timeout = Duration::from_secs(u64::from(this.config.sessions_ready_timeout_seconds));
+            let timeout = Duration::from_secs(u64::from(this.config.sessions.ready_timeout_seconds));
             let until = Instant::now() + timeout;
             loop {
                 let session = match this.session(&id).await {

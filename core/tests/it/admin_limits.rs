@@ -24,9 +24,9 @@ on_both_databases!(
 
 async fn policies_stay_within_the_administrators_ceilings(store: Store) {
     let lab = lab(store, "1 x H100-80GB", |c| {
-        c.limits_session_minutes = 120;
-        c.limits_sessions_per_student = 2;
-        c.limits_compute_slices = 3;
+        c.limits.session_minutes = 120;
+        c.limits.sessions_per_student = 2;
+        c.limits.compute_slices = 3;
     })
     .await;
     let known = lab.sessions.known_profiles().await.unwrap();
@@ -54,7 +54,7 @@ async fn policies_stay_within_the_administrators_ceilings(store: Store) {
 
     // Stored before the ceilings were lowered: the course lives by the ceilings at once.
     let mut before = (*lab.config).clone();
-    (before.limits_session_minutes, before.limits_sessions_per_student, before.limits_compute_slices) = (10_080, 64, 7);
+    (before.limits.session_minutes, before.limits.sessions_per_student, before.limits.compute_slices) = (10_080, 64, 7);
     set_policy(&lab.store, &before, lab.course_id, &policy, &known, "instructor").await.unwrap();
     let lived = policy_of(&lab.store, &lab.config, lab.course_id).await.unwrap();
     assert_eq!((lived.max_minutes, lived.max_sessions, lived.max_slices), (120, 2, 3));
@@ -68,8 +68,8 @@ async fn policies_stay_within_the_administrators_ceilings(store: Store) {
 async fn one_course_holds_at_most_its_share_even_when_classmates_claim_at_once(store: Store) {
     // An H100 has 7 compute slices; 30% of them is 2.
     let lab = lab(store, "1 x H100-80GB", |c| {
-        c.limits_course_share_percent = 30;
-        c.sessions_max_per_user = 1;
+        c.limits.course_share_percent = 30;
+        c.sessions.max_per_user = 1;
     })
     .await;
     let mut claims = Vec::new();
@@ -140,8 +140,8 @@ async fn one_course_holds_at_most_its_share_even_when_classmates_claim_at_once(s
 
 async fn booked_labs_stay_within_the_horizon_and_the_weekly_budget(store: Store) {
     let lab = lab(store, "1 x H100-80GB", |c| {
-        c.limits_booking_days_ahead = 30;
-        c.limits_booking_slice_hours_per_week = 10;
+        c.limits.booking_days_ahead = 30;
+        c.limits.booking_slice_hours_per_week = 10;
     })
     .await;
     // Monday 10:00 UTC, two weeks from now: every window below falls in one calendar week.

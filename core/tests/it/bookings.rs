@@ -21,8 +21,8 @@ const STUDENTS: usize = 40;
 async fn a_booked_lab_gets_its_slices_while_another_course_floods(store: Store) {
     // Six H100s hold 42 1g slices.
     let lab = lab(store, "6 x H100-80GB", |c| {
-        c.sessions_max_minutes = 60;
-        c.sessions_max_per_user = 1;
+        c.sessions.max_minutes = 60;
+        c.sessions.max_per_user = 1;
     })
     .await;
     let known = lab.sessions.known_profiles().await.unwrap();
@@ -200,7 +200,7 @@ on_both_databases!(booked_lab_time_is_not_charged_when_the_course_says_so);
 async fn a_booked_windows_instances_are_ready_at_its_start_and_go_after_it(store: Store) {
     use slicehub_core::gpu::{GpuBackend, Placement};
     let lab = lab(store, "2 x H100-80GB", |c| {
-        c.sessions_max_minutes = 60;
+        c.sessions.max_minutes = 60;
     })
     .await;
     let two_g = lab.gpus.catalog(0).unwrap().profile_by_name("2g.20gb").unwrap().id;

@@ -40,7 +40,7 @@ async fn holds(lab: &Lab) -> HashSet<(String, u32, u8)> {
 async fn an_engine_restart_keeps_or_cleanly_ends_sessions(store: Store) {
     let docker = PrivateDocker::start();
     let lab = lab_on(Engine::new(&docker.host), store, "1 x H100-80GB", |c| {
-        c.sessions_host_firewall = false;
+        c.sessions.host_firewall = false;
     })
     .await;
     let _tasks = lab.sessions.start_background().await;
@@ -104,9 +104,9 @@ async fn an_engine_restart_keeps_or_cleanly_ends_sessions(store: Store) {
 async fn a_stop_during_a_frozen_engine_keeps_the_slice_until_the_container_is_gone(store: Store) {
     let docker = PrivateDocker::start();
     let lab = lab_on(Engine::new(&docker.host), store, "1 x H100-80GB", |c| {
-        c.sessions_host_firewall = false;
-        c.sessions_max_compute_slices = 7;
-        c.sessions_reconcile_seconds = 5;
+        c.sessions.host_firewall = false;
+        c.sessions.max_compute_slices = 7;
+        c.sessions.reconcile_seconds = 5;
     })
     .await;
     let _tasks = lab.sessions.start_background().await;
@@ -137,7 +137,7 @@ async fn a_stop_during_a_frozen_engine_keeps_the_slice_until_the_container_is_go
 
     docker.thaw();
     let thawed = Instant::now();
-    let interval = Duration::from_secs(u64::from(lab.config.sessions_reconcile_seconds));
+    let interval = Duration::from_secs(u64::from(lab.config.sessions.reconcile_seconds));
     let ended = lab.until(&first.id, &[Ended], interval).await;
     assert_eq!(ended.reason, "stopped by fz-alice");
     assert!(!docker.running().contains(&container));

@@ -34,10 +34,10 @@ async fn jupyter_lab(store: Store, idle: &str, waiting: &str) -> Lab {
 
 async fn jupyter_lab_with(store: Store, idle: &str, waiting: &str, job_minutes: &str, job_idle: &str) -> Lab {
     let lab = lab(store, "1 x H100-80GB", |c| {
-        c.sessions_default_image = JUPYTERLAB.to_string();
-        c.sessions_images = vec![lab::BUSYBOX.to_string()];
-        c.sessions_memory_mib_per_memory_slice = 256;
-        c.sessions_max_per_user = 1;
+        c.sessions.default_image = JUPYTERLAB.to_string();
+        c.sessions.images = vec![lab::BUSYBOX.to_string()];
+        c.sessions.memory_mib_per_memory_slice = 256;
+        c.sessions.max_per_user = 1;
     })
     .await;
     let known = lab.sessions.known_profiles().await.unwrap();

@@ -16,7 +16,7 @@ const DAY_MS: i64 = 24 * 3_600_000;
 /// time limit: one pass stops it, gives its slice back and the waiting one is placed
 /// without another pass.
 async fn a_stop_at_the_time_limit_places_the_waiting_claim_in_the_same_pass(store: Store) {
-    let (lab, fake) = lab_on_fake(store, "1 x H100-80GB", |c| c.sessions_max_compute_slices = 7).await;
+    let (lab, fake) = lab_on_fake(store, "1 x H100-80GB", |c| c.sessions.max_compute_slices = 7).await;
     let whole = |user| {
         let mut claim = lab.job(user, &["sleep", "600"]);
         claim.profile = "7g.80gb".into();

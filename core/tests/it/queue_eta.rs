@@ -58,7 +58,7 @@ async fn short_course(lab: &Lab, minutes: u32, user: i64) -> i64 {
 }
 
 async fn a_big_claim_keeps_its_place_and_its_latest_start(store: Store) {
-    let lab = lab(store, "1 x H100-80GB", |c| c.sessions_max_minutes = 60).await;
+    let lab = lab(store, "1 x H100-80GB", |c| c.sessions.max_minutes = 60).await;
     set_limit(&lab, lab.course_id, 60).await;
     let [ann, ben, cat, dan] = [
         lab.student("ann").await,
@@ -175,7 +175,7 @@ async fn a_big_claim_keeps_its_place_and_its_latest_start(store: Store) {
 /// booked lab keeps the GPU from in 10 minutes, and its sessions may run on past the
 /// window's end by that course's limit; the card counts that tail, as the promise does.
 async fn the_card_promises_no_earlier_than_the_claim_then_gets(store: Store) {
-    let lab = lab(store, "1 x H100-80GB", |c| c.sessions_max_minutes = 60).await;
+    let lab = lab(store, "1 x H100-80GB", |c| c.sessions.max_minutes = 60).await;
     set_limit(&lab, lab.course_id, 60).await;
     let (eve, lab_student) = (lab.student("eve").await, lab.student("lab-student").await);
     let other = short_course(&lab, 60, lab_student).await;
@@ -217,7 +217,7 @@ async fn the_card_promises_no_earlier_than_the_claim_then_gets(store: Store) {
 /// behind a 4g running there is not promised the GPU when the 4g's time is up (the instance
 /// stays, so no 7g could start then); it used to be.
 async fn a_claim_behind_an_admins_instance_is_not_promised_its_slices(store: Store) {
-    let lab = lab(store, "1 x H100-80GB", |c| c.sessions_max_minutes = 60).await;
+    let lab = lab(store, "1 x H100-80GB", |c| c.sessions.max_minutes = 60).await;
     set_limit(&lab, lab.course_id, 60).await;
     let catalog = lab.gpus.catalog(0).unwrap();
     let four_g = catalog.profile_by_name("4g.40gb").unwrap();

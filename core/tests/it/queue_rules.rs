@@ -20,7 +20,7 @@ fn whole(lab: &Lab, user: i64) -> ClaimRequest {
 /// A student's stop gives the slice back, and the claim waiting for that size is placed
 /// by the stop itself: no reconcile pass runs in this test.
 async fn a_stop_places_the_waiting_claim_without_a_pass(store: Store) {
-    let (lab, _fake) = lab_on_fake(store, "1 x H100-80GB", |c| c.sessions_max_compute_slices = 7).await;
+    let (lab, _fake) = lab_on_fake(store, "1 x H100-80GB", |c| c.sessions.max_compute_slices = 7).await;
     let (amy, bo) = (lab.student("q-amy").await, lab.student("q-bo").await);
     let first = lab.sessions.claim(whole(&lab, amy)).await.unwrap();
     lab.until(&first.id, &[SessionState::Ready], SOON).await;
@@ -36,7 +36,7 @@ async fn a_stop_places_the_waiting_claim_without_a_pass(store: Store) {
 /// Claims of one size start in the order they came: when the slice frees, the older one
 /// is placed and the newer one stays first in line.
 async fn claims_of_one_size_start_in_the_order_they_came(store: Store) {
-    let (lab, _fake) = lab_on_fake(store, "1 x H100-80GB", |c| c.sessions_max_compute_slices = 7).await;
+    let (lab, _fake) = lab_on_fake(store, "1 x H100-80GB", |c| c.sessions.max_compute_slices = 7).await;
     let (cy, di, ed) = (lab.student("q-cy").await, lab.student("q-di").await, lab.student("q-ed").await);
     let running = lab.sessions.claim(whole(&lab, cy)).await.unwrap();
     lab.until(&running.id, &[SessionState::Ready], SOON).await;
@@ -56,7 +56,7 @@ async fn claims_of_one_size_start_in_the_order_they_came(store: Store) {
 /// The start promised to a waiting student ("at the latest") is the running session's
 /// time limit plus the reconciler's slack (a pass and a minute), not a vaguer bound.
 async fn a_waiting_claim_is_promised_a_start_by_the_running_sessions_limit(store: Store) {
-    let (lab, _fake) = lab_on_fake(store, "1 x H100-80GB", |c| c.sessions_max_compute_slices = 7).await;
+    let (lab, _fake) = lab_on_fake(store, "1 x H100-80GB", |c| c.sessions.max_compute_slices = 7).await;
     let (fay, gus) = (lab.student("q-fay").await, lab.student("q-gus").await);
     let running = lab.sessions.claim(whole(&lab, fay)).await.unwrap();
     let running = lab.until(&running.id, &[SessionState::Ready], SOON).await;

@@ -89,7 +89,7 @@ async fn the_period_boundary_cuts_the_charge(store: Store) {
 }
 
 async fn a_launch_is_refused_when_the_budget_cannot_run_the_slice(store: Store) {
-    let lab = lab(store, "1 x H100-80GB", |c| c.quotas_min_launch_minutes = 15).await;
+    let lab = lab(store, "1 x H100-80GB", |c| c.quotas.min_launch_minutes = 15).await;
     let sam = lab.student("sam").await;
     // 0.1 slice-hours is 6 slice-minutes: not enough for 15 minutes on a 1g.
     lab.set_quota("0.1", 0, 0).await;
@@ -141,8 +141,8 @@ async fn the_profile_cap_and_session_count_come_from_the_course(store: Store) {
 /// instructor lowers the quota) does not start when its turn comes; the student reads why.
 async fn a_claim_whose_budget_ran_out_while_it_waited_does_not_start(store: Store) {
     let lab = lab(store, "1 x H100-80GB", |c| {
-        c.quotas_min_launch_minutes = 15;
-        c.sessions_max_compute_slices = 7;
+        c.quotas.min_launch_minutes = 15;
+        c.sessions.max_compute_slices = 7;
     })
     .await;
     let (ola, pia) = (lab.student("ola").await, lab.student("pia").await);

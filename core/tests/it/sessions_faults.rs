@@ -26,7 +26,7 @@ const LONG: Duration = Duration::from_secs(60);
 async fn a_slice_stays_held_until_its_container_is_gone(store: Store) {
     let docker = FaultyDocker::start();
     // A whole GPU per student: the course cap is raised to 7 compute slices.
-    let lab = lab_on(Engine::new(&docker.host), store, "1 x H100-80GB", |c| c.sessions_max_compute_slices = 7).await;
+    let lab = lab_on(Engine::new(&docker.host), store, "1 x H100-80GB", |c| c.sessions.max_compute_slices = 7).await;
     let (alice, bob) = (lab.student("fa-alice").await, lab.student("fa-bob").await);
     let whole_gpu = |user| {
         let mut claim = lab.job(user, &["sleep", "600"]);
@@ -76,7 +76,7 @@ async fn a_launch_nobody_finishes_is_failed_and_cleaned_up(store: Store) {
     // Another process of the portal (as after its first one hung) sees a launch that nobody
     // in it is working on, and no change for a while.
     let mut config = Config::default();
-    config.sessions_default_image = BUSYBOX.to_string();
+    config.sessions.default_image = BUSYBOX.to_string();
     let other = Sessions::new(store, lab.gpus.clone(), Arc::new(Engine::new("")), Arc::new(config));
     let report = other.reconcile().await.unwrap();
     assert_eq!(report.repaired, 0, "not while the launch may still be under way");
@@ -209,9 +209,9 @@ async fn a_lost_gpu_leaves_the_others_serving(store: Store) {
 async fn a_driver_nvml_cannot_use_places_nothing(store: Store) {
     let lab = lab::lab(store.clone(), "1 x H100-80GB", |_| {}).await;
     let mut config = (*lab.config).clone();
-    config.gpu_backend = slicehub_core::config::GpuBackendChoice::Auto;
-    config.gpu_nvml_library = "/nonexistent/libnvidia-ml.so.1".into();
-    let (gpus, why) = slicehub_gpu::open_backend_on(&config, true).unwrap();
+    config.gpu.backend = slicehub_core::config::GpuBackendChoice::Auto;
+    config.gpu.nvml_library = Some("/nonexistent/libnvidia-ml.so.1".into());
+    let (gpus, why) = slicehub_gpu::open_backend_on(&config.gpu, &config.data_dir, true).unwrap();
     let why = why.expect("says why NVML is not used");
     assert!(why.nvml_failed && why.reason.contains("no session is placed"), "{why:?}");
     assert!(gpus.list_gpus().is_err(), "no GPU is made up: {}", gpus.describe());
@@ -222,7 +222,7 @@ async fn a_driver_nvml_cannot_use_places_nothing(store: Store) {
     assert!(store.held_slices().await.unwrap().is_empty());
     assert!(store.gpu_sessions_of_user(gus, 10).await.unwrap().is_empty(), "no session row for a refused claim");
     // Without a driver at all, `auto` is the simulated inventory, as on a laptop.
-    let (gpus, why) = slicehub_gpu::open_backend_on(&config, false).unwrap();
+    let (gpus, why) = slicehub_gpu::open_backend_on(&config.gpu, &config.data_dir, false).unwrap();
     assert!(!why.unwrap().nvml_failed);
     assert!(!gpus.list_gpus().unwrap().is_empty());
     lab.clean_up().await;
@@ -275,7 +275,7 @@ async fn a_job_that_ended_unwatched_is_charged_until_it_ended(store: Store) {
 /// every queue window write) still launches the claim it placed before, instead of leaving
 /// it `allocating` for the repair pass to fail as "stopped midway".
 async fn a_pass_that_fails_midway_launches_what_it_placed(store: Store) {
-    let lab = lab::lab(store.clone(), "1 x H100-80GB", |c| c.sessions_max_compute_slices = 7).await;
+    let lab = lab::lab(store.clone(), "1 x H100-80GB", |c| c.sessions.max_compute_slices = 7).await;
     let whole = |user| {
         let mut claim = lab.job(user, &["sleep", "600"]);
         claim.profile = "7g.80gb".to_string();
@@ -408,7 +408,7 @@ async fn sessions_at_their_time_limit_are_stopped_side_by_side(store: Store) {
 /// again, further GPU calls are refused at once while it stays stuck (instead of each
 /// parking a thread), and the next claim starts once the GPU answers.
 async fn a_hung_gpu_call_is_given_up_and_the_portal_goes_on(store: Store) {
-    let lab = lab::lab(store.clone(), "1 x H100-80GB", |c| c.gpu_call_timeout_seconds = 2).await;
+    let lab = lab::lab(store.clone(), "1 x H100-80GB", |c| c.gpu.call_timeout_seconds = 2).await;
     let gpus = FaultyGpus::over(lab.gpus.clone());
     gpus.hang_creates(true);
     let sessions = Sessions::new(store, gpus.clone(), lab.engine.clone(), lab.config.clone());

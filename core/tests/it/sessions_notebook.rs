@@ -33,8 +33,8 @@ async fn get(address: &str, path: &str, token: Option<&str>) -> u16 {
 async fn a_notebook_is_ready_when_jupyterlab_answers_with_its_token() {
     let fresh = common::sqlite().await;
     let lab = lab(fresh.store.clone(), "1 x H100-80GB", |c| {
-        c.sessions_default_image = JUPYTERLAB.to_string();
-        c.sessions_memory_mib_per_memory_slice = 1024;
+        c.sessions.default_image = JUPYTERLAB.to_string();
+        c.sessions.memory_mib_per_memory_slice = 1024;
     })
     .await;
     let alice = lab.student("alice").await;
@@ -121,8 +121,8 @@ async fn a_notebook_is_ready_when_jupyterlab_answers_with_its_token() {
 async fn the_time_limit_counts_from_ready_not_from_the_claim() {
     let fresh = common::sqlite().await;
     let lab = lab(fresh.store.clone(), "1 x H100-80GB", |c| {
-        c.sessions_default_image = JUPYTERLAB.to_string();
-        c.sessions_memory_mib_per_memory_slice = 1024;
+        c.sessions.default_image = JUPYTERLAB.to_string();
+        c.sessions.memory_mib_per_memory_slice = 1024;
     })
     .await;
     let dana = lab.student("dana").await;
@@ -199,8 +199,8 @@ async fn upload_in_one_request(address: &str, path: &str, token: &str, megabytes
 async fn a_notebook_server_out_of_memory_says_so_and_frees_its_slice() {
     let fresh = common::sqlite().await;
     let lab = lab(fresh.store.clone(), "1 x H100-80GB", |c| {
-        c.sessions_default_image = JUPYTERLAB.to_string();
-        c.sessions_memory_mib_per_memory_slice = 256;
+        c.sessions.default_image = JUPYTERLAB.to_string();
+        c.sessions.memory_mib_per_memory_slice = 256;
     })
     .await;
     // As in the serving portal: container deaths are followed from the engine's events.

@@ -53,15 +53,15 @@ pub struct NvmlBackend {
 
 impl NvmlBackend {
     /// Loads NVML from `configured` if given, else from the standard places.
-    pub fn open(configured: &str) -> Result<Self, CoreError> {
-        let candidates: Vec<&str> = if configured.is_empty() {
-            STANDARD_LIBRARIES.to_vec()
-        } else {
-            vec![configured]
+    pub fn open(configured: Option<&std::path::Path>) -> Result<Self, CoreError> {
+        let candidates: Vec<&OsStr> = match configured {
+            None => STANDARD_LIBRARIES.iter().map(OsStr::new).collect(),
+            Some(path) => vec![path.as_os_str()],
         };
         let mut failures = Vec::new();
         for library in candidates {
-            match Nvml::builder().lib_path(OsStr::new(library)).init() {
+            let library = library.to_string_lossy();
+            match Nvml::builder().lib_path(OsStr::new(library.as_ref())).init() {
                 Ok(nvml) => {
                     return Ok(NvmlBackend {
                         nvml: Box::leak(Box::new(nvml)),
@@ -75,7 +75,7 @@ impl NvmlBackend {
                 Err(e) => failures.push(format!("{library}: {}", short(&e))),
             }
         }
-        if !configured.is_empty() {
+        if configured.is_some() {
             return Err(CoreError::Gpu(format!(
                 "NVML could not be loaded from gpu.nvml_library ({})",
                 failures.join("; ")

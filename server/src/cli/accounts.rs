@@ -244,7 +244,7 @@ async fn course_policy(
         changing = true;
     }
     if changing {
-        let (gpus, _) = slicehub_gpu::open_backend(config)?;
+        let (gpus, _) = slicehub_gpu::open_backend(&config.gpu, &config.data_dir)?;
         let known = tokio::task::spawn_blocking(move || slicehub_core::gpu::profile_names(gpus.as_ref()))
         .await
         .map_err(|e| CoreError::Gpu(e.to_string()))??;

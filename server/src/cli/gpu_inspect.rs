@@ -51,7 +51,7 @@ struct Activity {
 }
 
 pub fn run(config: &Config, json: bool, activity: Option<u64>) -> Result<(), CliError> {
-    let (backend, fallback_reason) = slicehub_gpu::open_backend(config)?;
+    let (backend, fallback_reason) = slicehub_gpu::open_backend(&config.gpu, &config.data_dir)?;
     let mut gpus: Vec<GpuReport> = backend
         .list_gpus()?
         .into_iter()

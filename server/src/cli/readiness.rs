@@ -146,7 +146,7 @@ fn storage_driver(report: &HealthReport) -> Finding {
 }
 
 async fn firewall_rules(config: &Config) -> Finding {
-    if !config.sessions_host_firewall {
+    if !config.sessions.host_firewall {
         return not_ok(
             "firewall",
             Level::Warn,
@@ -191,7 +191,7 @@ fn disk(check: &'static str, dir: &str) -> Finding {
 }
 
 async fn notebook_domain(config: &Config) -> Finding {
-    let domain = config.server_notebook_domain.trim_end_matches('.');
+    let domain = config.server.notebook_domain.as_str();
     if is_loopback_name(domain) {
         return ok("notebook domain", format!("*.{domain}: browsers on this machine resolve it themselves (local use only)"));
     }
@@ -214,17 +214,17 @@ async fn notebook_domain(config: &Config) -> Finding {
 
 fn cookies(config: &Config) -> Finding {
     let url = config.public_url();
-    if config.server_secure_cookies && url.starts_with("https://") {
+    if config.server.secure_cookies && url.starts_with("https://") {
         return ok("cookies", format!("{url}: sign-in cookies only over https"));
     }
-    let open_bind = config.server_public_url.is_empty() && !config.server_bind.ip().is_loopback();
+    let open_bind = config.server.public_url.is_none() && !config.server.bind.ip().is_loopback();
     if is_loopback_name(&host_of(&url)) && !open_bind {
         return ok("cookies", format!("{url}: this machine only"));
     }
     not_ok(
         "cookies",
         Level::Fail,
-        format!("{url} (listening on {}): sign-in cookies and notebook tokens would cross the network in the clear", config.server_bind),
+        format!("{url} (listening on {}): sign-in cookies and notebook tokens would cross the network in the clear", config.server.bind),
         "put TLS in front and set server.public_url = \"https://…\" (cookies then get Secure)",
     )
 }

@@ -9,16 +9,16 @@ use crate::error::CliError;
 use crate::startup::open_store;
 
 pub async fn link(config: &Config, username: &str) -> Result<(), CliError> {
-    if config.slurm_users_file.is_empty() {
+    let Some(users_file) = &config.slurm.users_file else {
         return Err(CoreError::InvalidRequest("slurm.users_file is not set: there are no lines to bind".to_string()).into());
-    }
-    let text = std::fs::read_to_string(&config.slurm_users_file)
-        .map_err(|e| CliError::Io(format!("cannot read slurm.users_file {}: {e}", config.slurm_users_file)))?;
-    let listed = ClusterUsers::parse(&text, &config.slurm_user).0;
+    };
+    let text = std::fs::read_to_string(users_file)
+        .map_err(|e| CliError::Io(format!("cannot read slurm.users_file {}: {e}", users_file.display())))?;
+    let listed = ClusterUsers::parse(&text, &config.slurm.user).0;
     let Some(cluster_user) = listed.cluster_name(username).map(str::to_string) else {
         return Err(CoreError::InvalidRequest(format!(
             "{username} is not linked to a cluster user in slurm.users_file ({}); add the line first",
-            config.slurm_users_file
+            users_file.display()
         ))
         .into());
     };

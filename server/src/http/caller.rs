@@ -21,7 +21,7 @@ pub async fn resolve(
     let token = if path.starts_with("/pkg/") || path == crate::http::handlers::metrics::PATH {
         None
     } else {
-        let name = session_cookie(services.config.server_secure_cookies);
+        let name = session_cookie(services.config.server.secure_cookies);
         crate::http::cookies::values(request.headers(), name).into_iter().next()
     };
     let caller = match services.auth.caller(token.as_deref()).await {
@@ -34,12 +34,12 @@ pub async fn resolve(
     if let Some(refusal) = page_guard::check(&services, request.uri(), &caller).await {
         return refusal;
     }
-    let address = client_addr::of_request(&request, &services.config.server_trusted_proxies);
+    let address = client_addr::of_request(&request, &services.config.server.trusted_proxies);
     request.extensions_mut().insert(RequestAuth {
         caller,
         token,
         address,
-        secure_cookies: services.config.server_secure_cookies,
+        secure_cookies: services.config.server.secure_cookies,
     });
     next.run(request).await
 }

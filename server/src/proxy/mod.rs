@@ -133,7 +133,7 @@ pub async fn door(State(state): State<AppState>, request: Request) -> Response {
     let enrolled = memberships.iter().any(|(course, _)| *course == session.course_id);
     // Administrators may start sessions in any course (and are members of none).
     let owner = *caller_id == session.user_id && (enrolled || *is_admin);
-    let admin_visit = !owner && *is_admin && services.config.notebooks_admin_access;
+    let admin_visit = !owner && *is_admin && services.config.notebooks.admin_access;
     if !owner && !admin_visit {
         return pages::not_found("");
     }

@@ -105,7 +105,7 @@ async fn launch(
         services.notebooks.grant_cookie(),
         &entry.grant,
         entry.max_age_secs,
-        services.config.server_secure_cookies,
+        services.config.server.secure_cookies,
     );
     let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, entry.path)]).into_response();
     let headers = response.headers_mut();
@@ -217,7 +217,7 @@ fn begin(state: &AppState, headers: &HeaderMap, portal: &str, target: &str) -> R
             return pages::unavailable(portal, "The portal cannot open this notebook right now.");
         }
     };
-    let cookie = cookie_header(name, &nonce, NONCE_SECS, state.services.config.server_secure_cookies);
+    let cookie = cookie_header(name, &nonce, NONCE_SECS, state.services.config.server.secure_cookies);
     let mut response = see_other(format!("{portal}{}", with_state(target, &nonce)));
     if let Ok(value) = HeaderValue::from_str(&cookie) {
         response.headers_mut().insert(header::SET_COOKIE, value);

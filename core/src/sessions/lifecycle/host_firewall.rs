@@ -15,7 +15,7 @@ impl Sessions {
     /// Puts back the missing rules of this instance's session networks; how many were
     /// missing.
     pub(super) async fn keep_host_firewall(&self) -> Result<usize, CoreError> {
-        if !self.ctx.config.sessions_host_firewall {
+        if !self.ctx.config.sessions.host_firewall {
             return Ok(0);
         }
         let instance = self.instance_id().await?;
@@ -28,7 +28,7 @@ impl Sessions {
             self.set_firewall_problem(None);
             return Ok(0);
         }
-        let reachable = self.ctx.config.sessions_reachable_private_ranges.clone();
+        let reachable = self.ctx.config.sessions.reachable_private_ranges.clone();
         let checked = bridges.clone();
         let restored = tokio::task::spawn_blocking(move || {
             let bridges: Vec<&str> = checked.iter().map(String::as_str).collect();

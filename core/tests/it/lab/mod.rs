@@ -79,7 +79,7 @@ pub async fn lab_on(
 pub async fn lab_on_fake(store: Store, inventory: &str, tweak: impl FnOnce(&mut Config)) -> (Lab, Arc<FakeEngine>) {
     let fake = Arc::new(FakeEngine::new());
     let tweak = |config: &mut Config| {
-        config.sessions_host_firewall = false;
+        config.sessions.host_firewall = false;
         tweak(config);
     };
     let lab = lab_with(Arc::new(Engine::new("")), fake.clone(), store, inventory, tweak).await;
@@ -98,9 +98,9 @@ async fn lab_with(
         SimulatedBackend::open(inventory, dir.path().join("simulated-gpus.json")).unwrap(),
     );
     let mut config = Config::default();
-    config.sessions_default_image = BUSYBOX.to_string();
-    config.sessions_memory_mib_per_memory_slice = 128;
-    config.sessions_reconcile_seconds = 1;
+    config.sessions.default_image = BUSYBOX.to_string();
+    config.sessions.memory_mib_per_memory_slice = 128;
+    config.sessions.reconcile_seconds = 1;
     tweak(&mut config);
     let course = store.insert_course("CS-101", "Deep Learning").await.unwrap();
     let backend: Arc<dyn GpuBackend> = gpus.clone();

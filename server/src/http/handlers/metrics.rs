@@ -5,23 +5,23 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use slicehub_core::auth::token_sha256;
+use slicehub_core::config::ExposeSecret;
 
 use crate::serve::AppState;
 
 pub const PATH: &str = "/metrics";
 
 pub async fn scrape(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    let wanted = &state.services.config.metrics_token;
-    if wanted.is_empty() {
+    let Some(wanted) = &state.services.config.metrics.token else {
         return (StatusCode::NOT_FOUND, "Metrics are off: set metrics.token to serve them.").into_response();
-    }
+    };
     let given = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .unwrap_or("");
     // Digests compared: the answer's timing says nothing of the token.
-    if token_sha256(given) != token_sha256(wanted) {
+    if token_sha256(given) != token_sha256(wanted.expose_secret()) {
         return (
             StatusCode::UNAUTHORIZED,
             [(header::WWW_AUTHENTICATE, "Bearer")],
