@@ -4,6 +4,7 @@
 //! job's command is JSON.
 
 use crate::sessions::{GpuSession, SessionKind, SessionPool, SessionState, SlicePlacement};
+use super::flag::Flag;
 use crate::CoreError;
 
 #[derive(sqlx::FromRow)]
@@ -49,22 +50,8 @@ pub(super) struct GpuSessionRow {
     deadline_at: i64,
 }
 
-/// A 0/1 column.
-struct Flag(bool);
-
 /// A job's command, stored as a JSON list; empty text for a notebook.
 struct Argv(Vec<String>);
-
-impl TryFrom<i64> for Flag {
-    type Error = CoreError;
-    fn try_from(value: i64) -> Result<Self, CoreError> {
-        match value {
-            0 => Ok(Flag(false)),
-            1 => Ok(Flag(true)),
-            other => Err(CoreError::Database(format!("a flag column holds {other}"))),
-        }
-    }
-}
 
 impl TryFrom<String> for Argv {
     type Error = CoreError;

@@ -23,12 +23,25 @@ pub struct NewGpuSession<'a> {
 }
 
 /// A slice some unreleased session holds.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct HeldSlice {
+    #[sqlx(rename = "id")]
     pub session_id: String,
     pub gpu_uuid: String,
+    #[sqlx(try_from = "i64")]
     pub profile_id: u32,
+    #[sqlx(rename = "start_slice", try_from = "i64")]
     pub start: u8,
+}
+
+/// A [`SessionEvent`] as the join reads it, its state as the word stored.
+#[derive(sqlx::FromRow)]
+struct EventColumns {
+    session_id: String,
+    at_ms: i64,
+    state: String,
+    detail: String,
+    user_id: i64,
 }
 
 /// How stale the record of a Slurm job seen running may get.
@@ -463,21 +476,12 @@ impl Store {
 
     /// Every placement an unreleased session holds.
     pub async fn held_slices(&self) -> Result<Vec<HeldSlice>, CoreError> {
-        let rows: Vec<(String, String, i64, i64)> = sqlx::query_as(
+        Ok(sqlx::query_as(
             "SELECT id, gpu_uuid, profile_id, start_slice FROM gpu_sessions
              WHERE released = 0 AND gpu_uuid IS NOT NULL",
         )
         .fetch_all(self.pool())
-        .await?;
-        Ok(rows
-            .into_iter()
-            .map(|(session_id, gpu_uuid, profile_id, start)| HeldSlice {
-                session_id,
-                gpu_uuid,
-                profile_id: profile_id as u32,
-                start: start as u8,
-            })
-            .collect())
+        .await?)
     }
 
     /// Whether the portal ever created a MIG instance at this placement for a session
@@ -627,20 +631,20 @@ impl Store {
              WHERE e.session_id IN ({}) ORDER BY e.id",
             placeholders.join(", ")
         );
-        let mut query = sqlx::query_as::<_, (String, i64, String, String, i64)>(&sql);
+        let mut query = sqlx::query_as::<_, EventColumns>(&sql);
         for id in ids {
             query = query.bind(id);
         }
         let rows = query.fetch_all(self.pool()).await?;
         Ok(rows
             .into_iter()
-            .filter_map(|(session_id, at_ms, state, detail, user_id)| {
+            .filter_map(|row| {
                 Some(SessionEvent {
-                    session_id,
-                    user_id,
-                    at_ms,
-                    state: SessionState::parse(&state)?,
-                    detail,
+                    state: SessionState::parse(&row.state)?,
+                    session_id: row.session_id,
+                    user_id: row.user_id,
+                    at_ms: row.at_ms,
+                    detail: row.detail,
                 })
             })
             .collect())

@@ -7,6 +7,7 @@ mod backup;
 mod bookings;
 mod connect;
 mod edited_migrations;
+mod flag;
 mod courses;
 mod gpu_session_row;
 mod gpu_sessions;

@@ -1,13 +1,12 @@
 //! Launch tickets and notebook grants (see `crate::notebook_access`). Only SHA-256
 //! digests of their tokens are stored.
 
-use sqlx::Row;
-
+use super::flag::Flag;
 use super::{now_ms, Store};
 use crate::CoreError;
 
 /// A redeemed ticket: who may enter which session, and where to go first.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct RedeemedTicket {
     pub session_id: String,
     pub user_id: i64,
@@ -21,6 +20,25 @@ pub struct GrantRow {
     pub user_id: i64,
     pub user_is_admin: bool,
     pub user_disabled: bool,
+}
+
+/// A ticket as its DELETE returns it.
+#[derive(sqlx::FromRow)]
+struct TicketColumns {
+    #[sqlx(flatten)]
+    ticket: RedeemedTicket,
+    expires_at: i64,
+}
+
+/// [`GrantRow`] as the join reads it: the user's flags as 0 or 1.
+#[derive(sqlx::FromRow)]
+struct GrantColumns {
+    session_id: String,
+    user_id: i64,
+    #[sqlx(try_from = "i64")]
+    is_admin: Flag,
+    #[sqlx(try_from = "i64")]
+    disabled: Flag,
 }
 
 /// How long a grant outlives its session, for the ended notice alone.
@@ -62,22 +80,14 @@ impl Store {
         &self,
         token_sha256: &str,
     ) -> Result<Option<RedeemedTicket>, CoreError> {
-        let row = sqlx::query(
+        let row: Option<TicketColumns> = sqlx::query_as(
             "DELETE FROM notebook_tickets WHERE token_sha256 = $1
              RETURNING session_id, user_id, path, expires_at",
         )
         .bind(token_sha256)
         .fetch_optional(self.pool())
         .await?;
-        let Some(row) = row else { return Ok(None) };
-        if row.try_get::<i64, _>("expires_at")? <= now_ms() {
-            return Ok(None);
-        }
-        Ok(Some(RedeemedTicket {
-            session_id: row.try_get("session_id")?,
-            user_id: row.try_get("user_id")?,
-            path: row.try_get("path")?,
-        }))
+        Ok(row.filter(|row| row.expires_at > now_ms()).map(|row| row.ticket))
     }
 
     pub async fn insert_notebook_grant(
@@ -112,7 +122,7 @@ impl Store {
         token_sha256: &str,
         session_id: &str,
     ) -> Result<Option<GrantRow>, CoreError> {
-        let row = sqlx::query(
+        let row: Option<GrantColumns> = sqlx::query_as(
             "SELECT g.session_id, g.user_id, u.is_admin, u.disabled
              FROM notebook_grants g JOIN users u ON u.id = g.user_id
              WHERE g.token_sha256 = $1 AND g.session_id = $2 AND g.expires_at > $3
@@ -123,15 +133,12 @@ impl Store {
         .bind(now_ms())
         .fetch_optional(self.pool())
         .await?;
-        row.map(|row| {
-            Ok(GrantRow {
-                session_id: row.try_get("session_id")?,
-                user_id: row.try_get("user_id")?,
-                user_is_admin: row.try_get::<i64, _>("is_admin")? != 0,
-                user_disabled: row.try_get::<i64, _>("disabled")? != 0,
-            })
-        })
-        .transpose()
+        Ok(row.map(|row| GrantRow {
+            session_id: row.session_id,
+            user_id: row.user_id,
+            user_is_admin: row.is_admin.0,
+            user_disabled: row.disabled.0,
+        }))
     }
 
     /// Ends every way into a session's notebook, and forgets its JupyterLab token: called

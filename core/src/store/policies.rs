@@ -1,7 +1,6 @@
 //! What each course lets its students run.
 
-use sqlx::Row;
-
+use super::flag::Flag;
 use super::{now_ms, Store};
 use crate::CoreError;
 
@@ -29,9 +28,53 @@ pub struct PolicyRow {
     pub idle_policy: Option<String>,
 }
 
+/// [`PolicyRow`] as the table holds it: its flags as 0 or 1.
+#[derive(sqlx::FromRow)]
+struct PolicyColumns {
+    allowed_images: String,
+    allowed_profiles: String,
+    max_session_minutes: i64,
+    #[sqlx(try_from = "i64")]
+    internet: Flag,
+    max_sessions: Option<i64>,
+    max_slices: Option<i64>,
+    quota_slice_minutes: Option<i64>,
+    quota_period: String,
+    reset_weekday: i64,
+    reset_minute: i64,
+    term_starts: Option<String>,
+    term_ends: Option<String>,
+    time_zone: String,
+    #[sqlx(try_from = "i64")]
+    booked_time_free: Flag,
+    idle_policy: Option<String>,
+}
+
+impl From<PolicyColumns> for PolicyRow {
+    fn from(c: PolicyColumns) -> PolicyRow {
+        PolicyRow {
+            allowed_images: c.allowed_images,
+            allowed_profiles: c.allowed_profiles,
+            max_session_minutes: c.max_session_minutes,
+            internet: c.internet.0,
+            max_sessions: c.max_sessions,
+            max_slices: c.max_slices,
+            quota_slice_minutes: c.quota_slice_minutes,
+            quota_period: c.quota_period,
+            reset_weekday: c.reset_weekday,
+            reset_minute: c.reset_minute,
+            term_starts: c.term_starts,
+            term_ends: c.term_ends,
+            time_zone: c.time_zone,
+            booked_time_free: c.booked_time_free.0,
+            idle_policy: c.idle_policy,
+        }
+    }
+}
+
 impl Store {
     pub async fn course_policy(&self, course_id: i64) -> Result<Option<PolicyRow>, CoreError> {
-        let row = sqlx::query(
+        let row: Option<PolicyColumns> = sqlx::query_as(
             "SELECT allowed_images, allowed_profiles, max_session_minutes, internet,
                     max_sessions, max_slices, quota_slice_minutes, quota_period,
                     reset_weekday, reset_minute, term_starts, term_ends, time_zone, booked_time_free, idle_policy
@@ -41,24 +84,7 @@ impl Store {
         .bind(course_id)
         .fetch_optional(self.pool())
         .await?;
-        let Some(row) = row else { return Ok(None) };
-        Ok(Some(PolicyRow {
-            allowed_images: row.try_get("allowed_images")?,
-            allowed_profiles: row.try_get("allowed_profiles")?,
-            max_session_minutes: row.try_get("max_session_minutes")?,
-            internet: row.try_get::<i64, _>("internet")? != 0,
-            max_sessions: row.try_get("max_sessions")?,
-            max_slices: row.try_get("max_slices")?,
-            quota_slice_minutes: row.try_get("quota_slice_minutes")?,
-            quota_period: row.try_get("quota_period")?,
-            reset_weekday: row.try_get("reset_weekday")?,
-            reset_minute: row.try_get("reset_minute")?,
-            term_starts: row.try_get("term_starts")?,
-            term_ends: row.try_get("term_ends")?,
-            time_zone: row.try_get("time_zone")?,
-            booked_time_free: row.try_get::<i64, _>("booked_time_free")? != 0,
-            idle_policy: row.try_get("idle_policy")?,
-        }))
+        Ok(row.map(PolicyRow::from))
     }
 
     pub async fn set_course_policy(&self, course_id: i64, policy: &PolicyRow) -> Result<(), CoreError> {

@@ -40,7 +40,7 @@ impl UsageKey {
 }
 
 /// One group's intervals of one profile.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct UsageTotals {
     pub key: String,
     pub profile: String,
@@ -57,7 +57,7 @@ pub struct UsageTotals {
 /// Intervals of one group and profile whose part inside the period begins in bucket
 /// `first` and ends in bucket `last`, with the sums of those parts' starts and ends, which
 /// is all it takes to share their time out among the buckets exactly.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct BucketSums {
     pub key: String,
     pub profile: String,
@@ -130,6 +130,17 @@ macro_rules! bind_all {
     }};
 }
 
+/// A wait with its rank in its group (`rn` of `n`) and among all (`rn_all` of `n_all`).
+#[derive(sqlx::FromRow)]
+struct RankedWait {
+    k: String,
+    w: i64,
+    rn: i64,
+    n: i64,
+    rn_all: i64,
+    n_all: i64,
+}
+
 impl Store {
     /// Per group and profile: sessions, time held and end causes in the period.
     pub async fn usage_totals(&self, window: &UsageWindow<'_>, key: UsageKey) -> Result<Vec<UsageTotals>, CoreError> {
@@ -138,10 +149,11 @@ impl Store {
         }
         let end = end();
         let sql = format!(
-            "SELECT {key}, u.profile,
-                    CAST(SUM(CASE WHEN {end} > {START} OR u.started_at >= $1 THEN 1 ELSE 0 END) AS BIGINT),
-                    CAST(SUM({end} - {START}) AS BIGINT),
-                    CAST(SUM({}) AS BIGINT), CAST(SUM({}) AS BIGINT), CAST(SUM({}) AS BIGINT)
+            "SELECT {key} AS key, u.profile AS profile,
+                    CAST(SUM(CASE WHEN {end} > {START} OR u.started_at >= $1 THEN 1 ELSE 0 END) AS BIGINT) AS sessions,
+                    CAST(SUM({end} - {START}) AS BIGINT) AS held_ms,
+                    CAST(SUM({}) AS BIGINT) AS ended_time_limit, CAST(SUM({}) AS BIGINT) AS ended_quota,
+                    CAST(SUM({}) AS BIGINT) AS ended_idle
              {} {} GROUP BY 1, 2",
             ended_with("stopped at the course''s time limit"),
             ended_with("quota used up"),
@@ -150,22 +162,8 @@ impl Store {
             overlapping(window, 4),
             key = key.sql(),
         );
-        let query = sqlx::query_as::<_, (String, String, i64, i64, i64, i64, i64)>(&sql);
-        let rows = bind_all!(query, window, window.from_ms, window.to_ms, window.until_ms)
-            .fetch_all(self.pool())
-            .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| UsageTotals {
-                key: r.0,
-                profile: r.1,
-                sessions: r.2,
-                held_ms: r.3,
-                ended_time_limit: r.4,
-                ended_quota: r.5,
-                ended_idle: r.6,
-            })
-            .collect())
+        let query = sqlx::query_as::<_, UsageTotals>(&sql);
+        Ok(bind_all!(query, window, window.from_ms, window.to_ms, window.until_ms).fetch_all(self.pool()).await?)
     }
 
     /// Per group and profile, the intervals' parts inside the period by the buckets of
@@ -176,21 +174,15 @@ impl Store {
         }
         let end = end();
         let sql = format!(
-            "SELECT {key}, u.profile, ({START} - $1) / $4, ({end} - 1 - $1) / $4, COUNT(*),
-                    CAST(SUM({START}) AS BIGINT), CAST(SUM({end}) AS BIGINT)
+            "SELECT {key} AS key, u.profile AS profile, ({START} - $1) / $4 AS first, ({end} - 1 - $1) / $4 AS last,
+                    COUNT(*) AS intervals, CAST(SUM({START}) AS BIGINT) AS start_sum, CAST(SUM({end}) AS BIGINT) AS end_sum
              {} {} AND {end} > {START} GROUP BY 1, 2, 3, 4",
             from(Some(key)),
             overlapping(window, 5),
             key = key.sql(),
         );
-        let query = sqlx::query_as::<_, (String, String, i64, i64, i64, i64, i64)>(&sql);
-        let rows = bind_all!(query, window, window.from_ms, window.to_ms, window.until_ms, bucket_ms)
-            .fetch_all(self.pool())
-            .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| BucketSums { key: r.0, profile: r.1, first: r.2, last: r.3, intervals: r.4, start_sum: r.5, end_sum: r.6 })
-            .collect())
+        let query = sqlx::query_as::<_, BucketSums>(&sql);
+        Ok(bind_all!(query, window, window.from_ms, window.to_ms, window.until_ms, bucket_ms).fetch_all(self.pool()).await?)
     }
 
     /// The queue waits at the nearest ranks of `percents`, of each group (`key` set) and
@@ -220,10 +212,10 @@ impl Store {
             ranks.join(" OR "),
             group = key.sql(),
         );
-        let query = sqlx::query_as::<_, (String, i64, i64, i64, i64, i64)>(&sql);
+        let query = sqlx::query_as::<_, RankedWait>(&sql);
         let rows = bind_all!(query, window, window.from_ms, window.to_ms).fetch_all(self.pool()).await?;
         let mut out = Vec::new();
-        for (k, wait_ms, rn, n, rn_all, n_all) in rows {
+        for RankedWait { k, w: wait_ms, rn, n, rn_all, n_all } in rows {
             for p in percents {
                 if rn == (n * p + 99) / 100 {
                     out.push(WaitAtRank { key: Some(k.clone()), percent: *p, wait_ms });

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use super::flag::Flag;
 use super::Store;
 use crate::CoreError;
 
@@ -16,32 +17,42 @@ pub struct IdleRow {
     pub stops: bool,
 }
 
-impl IdleRow {
-    fn of(last_active_at: i64, stops_at: Option<i64>, early: i64, stops: i64) -> IdleRow {
-        IdleRow { last_active_at, stops_at, early: early != 0, stops: stops != 0 }
+/// [`IdleRow`] as the table holds it, with its session's id: flags as 0 or 1.
+#[derive(sqlx::FromRow)]
+struct IdleColumns {
+    session_id: String,
+    last_active_at: i64,
+    stops_at: Option<i64>,
+    #[sqlx(try_from = "i64")]
+    early: Flag,
+    #[sqlx(try_from = "i64")]
+    stops: Flag,
+}
+
+impl From<IdleColumns> for (String, IdleRow) {
+    fn from(c: IdleColumns) -> (String, IdleRow) {
+        let row = IdleRow { last_active_at: c.last_active_at, stops_at: c.stops_at, early: c.early.0, stops: c.stops.0 };
+        (c.session_id, row)
     }
 }
 
 impl Store {
     /// The idle state of every session that has one, by session id.
     pub async fn idle_rows(&self) -> Result<HashMap<String, IdleRow>, CoreError> {
-        let rows: Vec<(String, i64, Option<i64>, i64, i64)> =
+        let rows: Vec<IdleColumns> =
             sqlx::query_as("SELECT session_id, last_active_at, stops_at, early, stops FROM session_idle")
                 .fetch_all(self.pool())
                 .await?;
-        Ok(rows
-            .into_iter()
-            .map(|(id, last_active_at, stops_at, early, stops)| (id, IdleRow::of(last_active_at, stops_at, early, stops)))
-            .collect())
+        Ok(rows.into_iter().map(<(String, IdleRow)>::from).collect())
     }
 
     pub async fn idle_row(&self, session_id: &str) -> Result<Option<IdleRow>, CoreError> {
-        let row: Option<(i64, Option<i64>, i64, i64)> =
-            sqlx::query_as("SELECT last_active_at, stops_at, early, stops FROM session_idle WHERE session_id = $1")
+        let row: Option<IdleColumns> =
+            sqlx::query_as("SELECT session_id, last_active_at, stops_at, early, stops FROM session_idle WHERE session_id = $1")
                 .bind(session_id)
                 .fetch_optional(self.pool())
                 .await?;
-        Ok(row.map(|(last_active_at, stops_at, early, stops)| IdleRow::of(last_active_at, stops_at, early, stops)))
+        Ok(row.map(|row| <(String, IdleRow)>::from(row).1))
     }
 
     pub async fn save_idle(&self, session_id: &str, row: &IdleRow) -> Result<(), CoreError> {
