@@ -3,7 +3,7 @@
 //! (`slicehub-types`), never strings compared by spelling.
 
 use serde::{Deserialize, Serialize};
-pub use slicehub_types::{PolicyForm, SessionKind, SessionState};
+pub use slicehub_types::{PolicyForm, Role, SessionKind, SessionState};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ComponentView {
@@ -130,7 +130,7 @@ pub struct Me {
 
 impl Me {
     pub fn teaches_any(&self) -> bool {
-        self.courses.iter().any(|c| c.role == "instructor")
+        self.courses.iter().any(|c| c.role == Role::Instructor)
     }
 }
 
@@ -138,8 +138,7 @@ impl Me {
 pub struct CourseRef {
     pub code: String,
     pub title: String,
-    /// `instructor` or `student`
-    pub role: String,
+    pub role: Role,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -173,7 +172,7 @@ pub struct CourseSummary {
     pub code: String,
     pub title: String,
     /// The caller's role in it, if any.
-    pub role: Option<String>,
+    pub role: Option<Role>,
     pub students: usize,
     pub instructors: Vec<String>,
 }
@@ -220,8 +219,7 @@ pub struct MemberRow {
     pub display_name: String,
     /// `None` unless the caller may see contacts (or no address is stored).
     pub email: Option<String>,
-    /// `instructor` or `student`
-    pub role: String,
+    pub role: Role,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,10 +1,14 @@
-//! What the server and the browser both say: about a GPU session, and a course policy as
-//! typed. `core` keeps its state
+//! What the server and the browser both say: about a GPU session, a course role, and a
+//! course policy as typed. `core` keeps its state
 //! machine in these words and `app`'s views carry them, so a page compares
 //! `SessionState::Ready`, never the string `"ready"`.
 
 mod policy_form;
+mod role;
 mod session;
+mod words;
 
 pub use policy_form::PolicyForm;
-pub use session::{SessionKind, SessionPool, SessionState, UnknownName};
+pub use role::Role;
+pub use session::{SessionKind, SessionPool, SessionState};
+pub use words::UnknownName;

@@ -3,13 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A stored or sent name this build does not know (a row edited by hand, a newer release).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown session {what} {name:?}")]
-pub struct UnknownName {
-    pub what: &'static str,
-    pub name: String,
-}
+use crate::words::UnknownName;
 
 /// The lifecycle of a session (DESIGN.md). Every change is written to the database first,
 /// then published as an event.
@@ -141,27 +135,10 @@ impl SessionPool {
     }
 }
 
-macro_rules! words {
-    ($($ty:ident, $what:literal;)*) => {$(
-        impl std::fmt::Display for $ty {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-
-        impl TryFrom<String> for $ty {
-            type Error = UnknownName;
-            fn try_from(name: String) -> Result<Self, UnknownName> {
-                $ty::parse(&name).ok_or(UnknownName { what: $what, name })
-            }
-        }
-    )*};
-}
-
-words! {
-    SessionState, "state";
-    SessionKind, "kind";
-    SessionPool, "pool";
+crate::words::words! {
+    SessionState, "session state";
+    SessionKind, "session kind";
+    SessionPool, "session pool";
 }
 
 #[cfg(test)]

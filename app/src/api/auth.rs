@@ -35,7 +35,7 @@ pub async fn current_user() -> Result<Option<Me>, AppError> {
             .map(|(course, role)| CourseRef {
                 code: course.code,
                 title: course.title,
-                role: role.as_str().to_string(),
+                role,
             })
             .collect(),
     }))

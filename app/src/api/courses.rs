@@ -33,15 +33,15 @@ pub async fn list_courses() -> Result<Vec<CourseSummary>, AppError> {
         let role = mine
             .iter()
             .find(|(c, _)| c.id == course.id)
-            .map(|(_, r)| r.as_str().to_string());
+            .map(|(_, r)| *r);
         out.push(CourseSummary {
             students: members
                 .iter()
-                .filter(|m| m.role.as_str() == "student")
+                .filter(|m| m.role == crate::views::Role::Student)
                 .count(),
             instructors: members
                 .iter()
-                .filter(|m| m.role.as_str() == "instructor")
+                .filter(|m| m.role == crate::views::Role::Instructor)
                 .map(|m| m.user.display_name.clone())
                 .collect(),
             code: course.code,
@@ -80,7 +80,7 @@ pub async fn open_course(code: String) -> Result<CourseDetail, AppError> {
     let student_id = match &caller {
         Caller::User { id, .. } => members
             .iter()
-            .find(|m| m.user.id == *id && m.role.as_str() == "student")
+            .find(|m| m.user.id == *id && m.role == crate::views::Role::Student)
             .map(|m| m.user.id),
         Caller::Anonymous => None,
     };
@@ -162,7 +162,7 @@ pub async fn open_course(code: String) -> Result<CourseDetail, AppError> {
                 username: manage.then_some(m.user.username),
                 display_name: m.user.display_name,
                 email: m.user.email.filter(|_| manage),
-                role: m.role.as_str().to_string(),
+                role: m.role,
             })
             .collect(),
     })

@@ -22,7 +22,7 @@ pub async fn course_policy(code: String) -> Result<PolicyPageView, AppError> {
     let now = now_ms();
     let mut students = Vec::new();
     for member in store.course_members(course.id).await? {
-        if member.role.as_str() != "student" {
+        if member.role != crate::views::Role::Student {
             continue;
         }
         let budget = budget_at(store, &policy, course.id, member.user.id, now)
@@ -168,7 +168,7 @@ pub async fn grant_extra_hours(
         .course_members(course.id)
         .await?
         .into_iter()
-        .find(|m| m.user.username == name && m.role.as_str() == "student")
+        .find(|m| m.user.username == name && m.role == crate::views::Role::Student)
         .ok_or_else(|| {
             fail(
                 http::StatusCode::NOT_FOUND,

@@ -5,30 +5,11 @@ use super::users::{is_unique_violation, user_from_row, UserRow, USER_COLUMNS};
 use super::{now_ms, Store, User};
 use crate::CoreError;
 
-/// A person's role in one course.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-pub enum Role {
-    Instructor,
-    Student,
-}
+pub use slicehub_types::Role;
 
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Instructor => "instructor",
-            Role::Student => "student",
-        }
-    }
-
-    fn from_db(text: &str) -> Result<Role, CoreError> {
-        match text {
-            "instructor" => Ok(Role::Instructor),
-            "student" => Ok(Role::Student),
-            other => Err(CoreError::Database(format!(
-                "unknown course role {other:?}"
-            ))),
-        }
-    }
+/// A stored role word; another word is a damaged row.
+fn role_of(text: &str) -> Result<Role, CoreError> {
+    Role::parse(text).ok_or_else(|| CoreError::Database(format!("unknown course role {text:?}")))
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -169,7 +150,7 @@ impl Store {
             .map(|(id, code, title, at, role)| {
                 Ok((
                     course_from_row((id, code, title, at)),
-                    Role::from_db(&role)?,
+                    role_of(&role)?,
                 ))
             })
             .collect()
@@ -184,7 +165,7 @@ impl Store {
         .fetch_all(self.pool())
         .await?;
         rows.into_iter()
-            .map(|(course, role)| Ok((course, Role::from_db(&role)?)))
+            .map(|(course, role)| Ok((course, role_of(&role)?)))
             .collect()
     }
 
@@ -216,7 +197,7 @@ impl Store {
                     let user: UserRow = (id, name, display, email, admin, must, off, at);
                     Ok(Member {
                         user: user_from_row(user),
-                        role: Role::from_db(&role)?,
+                        role: role_of(&role)?,
                         added_at_ms: added,
                     })
                 },
@@ -295,7 +276,7 @@ impl Store {
                     user_id,
                     username,
                     is_admin: admin != 0,
-                    role_in_course: role.as_deref().map(Role::from_db).transpose()?,
+                    role_in_course: role.as_deref().map(role_of).transpose()?,
                     invited: invited > 0,
                 });
             }

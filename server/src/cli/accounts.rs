@@ -3,6 +3,7 @@
 
 use std::io::BufRead;
 
+use slicehub_core::store::Role;
 use slicehub_core::auth::{
     add_user, reset_password, set_disabled, set_password, NewUser, PasswordHasher,
 };
@@ -150,12 +151,12 @@ async fn run_course(config: &Config, store: &Store, command: CourseCommand) -> R
                 let members = store.course_members(course.id).await?;
                 let instructors: Vec<String> = members
                     .iter()
-                    .filter(|m| m.role.as_str() == "instructor")
+                    .filter(|m| m.role == Role::Instructor)
                     .map(|m| m.user.username.clone())
                     .collect();
                 let students = members
                     .iter()
-                    .filter(|m| m.role.as_str() == "student")
+                    .filter(|m| m.role == Role::Student)
                     .count();
                 rows.push((course, instructors, students));
             }

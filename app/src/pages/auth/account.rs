@@ -33,7 +33,7 @@ pub fn AccountPage() -> impl IntoView {
                 let items = me.courses
                     .iter()
                     .map(|c| view! {
-                        <li><a href=format!("/courses/{}", c.code)>{c.code.clone()}</a>" — "{c.title.clone()}" "<Badge kind=c.role.clone() text=c.role.clone()/></li>
+                        <li><a href=format!("/courses/{}", c.code)>{c.code.clone()}</a>" — "{c.title.clone()}" "<Badge kind=c.role.to_string() text=c.role.to_string()/></li>
                     })
                     .collect_view();
                 view! { <ul class="plain-list">{items}</ul> }.into_any()

@@ -7,6 +7,7 @@ use super::import::{RosterImport, RosterImportState};
 use crate::api::courses::{open_course, DropStudent, MakeInstructor, ResetStudentPassword};
 use crate::api::message;
 use crate::components::badge::Badge;
+use crate::views::Role;
 use crate::components::confirm::ConfirmButton;
 use crate::components::form::reset_on_success;
 use crate::components::message::{ErrorMessage, OneTimeNotice, SuccessMessage};
@@ -66,14 +67,14 @@ fn MemberLine(
     removed: RwSignal<Option<String>>,
 ) -> impl IntoView {
     let username = m.username.clone().unwrap_or_default();
-    let removable = manage && m.role == "student" && m.username.is_some();
+    let removable = manage && m.role == Role::Student && m.username.is_some();
     let (reset_code, reset_name) = (code.clone(), username.clone());
     view! {
         <tr data-member=m.username.clone()>
             {contacts.then(|| view! { <td><b>{username.clone()}</b></td> })}
             <td>{m.display_name.clone()}</td>
             {contacts.then(|| view! { <td class="muted">{m.email.clone().unwrap_or_default()}</td> })}
-            <td><Badge kind=m.role.clone() text=m.role.clone()/></td>
+            <td><Badge kind=m.role.to_string() text=m.role.to_string()/></td>
             <td class="actions">
                 {removable.then(|| view! {
                     <ConfirmButton label="Reset password" class="btn-ghost-dark btn-small reset-student"
@@ -113,7 +114,7 @@ fn CourseView(
     let students = detail
         .members
         .iter()
-        .filter(|m| m.role == "student")
+        .filter(|m| m.role == Role::Student)
         .count();
     // One row per member, keyed by username (members whose username the caller may not
     // see have no controls and are told apart by their place).

@@ -51,7 +51,7 @@ pub fn CoursesPage() -> impl IntoView {
                                         {count(c.students, "student", "students")}
                                         {(!c.instructors.is_empty()).then(|| format!(" · taught by {}", c.instructors.join(", ")))}
                                     </div>
-                                    {c.role.clone().map(|r| view! { <Badge kind=r.clone() text=r/> })}
+                                    {c.role.map(|r| view! { <Badge kind=r.to_string() text=r.to_string()/> })}
                                 </a>
                             }).collect_view();
                             view! { <div class="course-grid">{cards}</div> }.into_any()
