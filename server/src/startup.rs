@@ -82,7 +82,10 @@ pub async fn build_services(config: Config) -> Result<Services, CliError> {
     let engine = Arc::new(Engine::new(config.docker.host.as_deref().unwrap_or_default()));
     let auth = Authenticator::from_config(store.clone(), &config);
     let config = Arc::new(config);
-    let sessions = Sessions::new(store.clone(), gpus.clone(), engine.clone(), config.clone());
+    let sessions = match slicehub_slurm::connect(&config.slurm) {
+        Some(cluster) => Sessions::with_cluster(store.clone(), gpus.clone(), engine.clone(), config.clone(), cluster),
+        None => Sessions::new(store.clone(), gpus.clone(), engine.clone(), config.clone()),
+    };
     let notebooks = NotebookAccess::new(store.clone(), config.clone());
     Ok(Services {
         config,

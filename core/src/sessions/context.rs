@@ -14,7 +14,7 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::gpu::GpuBackend;
 use crate::runtime::{ContainerEngine, EngineHost};
-use crate::slurm::SlurmClient;
+use crate::slurm::SlurmCluster;
 use crate::store::Store;
 use crate::CoreError;
 
@@ -31,7 +31,7 @@ pub(super) struct Ctx {
     pub engine: Arc<dyn ContainerEngine>,
     pub config: Arc<Config>,
     /// The Slurm cluster, when one is configured.
-    pub slurm: Option<SlurmClient>,
+    pub slurm: Option<Arc<dyn SlurmCluster>>,
     /// Where "now" comes from for every time rule (deadlines, idle, quotas, bookings).
     pub clock: Arc<dyn Clock>,
     /// Placement decisions are made one at a time, so each sees what the last one took.
@@ -76,7 +76,7 @@ impl Ctx {
         gpus: Arc<dyn GpuBackend>,
         engine: Arc<dyn ContainerEngine>,
         config: Arc<Config>,
-        slurm: Option<SlurmClient>,
+        slurm: Option<Arc<dyn SlurmCluster>>,
         clock: Arc<dyn Clock>,
     ) -> Ctx {
         Ctx {

@@ -14,6 +14,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
 use crate::gpu::GpuBackend;
 use crate::runtime::ContainerEngine;
+use crate::slurm::SlurmCluster;
 use crate::store::Store;
 use crate::CoreError;
 
@@ -60,7 +61,18 @@ impl Sessions {
         engine: Arc<dyn ContainerEngine>,
         config: Arc<Config>,
     ) -> Sessions {
-        Sessions::with_clock(store, gpus, engine, config, Arc::new(SystemClock))
+        Sessions::build(store, gpus, engine, config, None, Arc::new(SystemClock))
+    }
+
+    /// [`Sessions::new`] with a Slurm cluster for the courses `slurm.courses` names.
+    pub fn with_cluster(
+        store: Store,
+        gpus: Arc<dyn GpuBackend>,
+        engine: Arc<dyn ContainerEngine>,
+        config: Arc<Config>,
+        cluster: Arc<dyn SlurmCluster>,
+    ) -> Sessions {
+        Sessions::build(store, gpus, engine, config, Some(cluster), Arc::new(SystemClock))
     }
 
     /// [`Sessions::new`] on another clock (a test's [`crate::clock::ManualClock`]).
@@ -71,7 +83,17 @@ impl Sessions {
         config: Arc<Config>,
         clock: Arc<dyn Clock>,
     ) -> Sessions {
-        let slurm = config.slurm.url.as_deref().map(|url| crate::slurm::SlurmClient::new(url, slurm_identity(&config)));
+        Sessions::build(store, gpus, engine, config, None, clock)
+    }
+
+    fn build(
+        store: Store,
+        gpus: Arc<dyn GpuBackend>,
+        engine: Arc<dyn ContainerEngine>,
+        config: Arc<Config>,
+        slurm: Option<Arc<dyn SlurmCluster>>,
+        clock: Arc<dyn Clock>,
+    ) -> Sessions {
         let sessions = Sessions {
             ctx: Arc::new(Ctx::new(store, gpus, engine, config, slurm, clock)),
             queue: Default::default(),
@@ -192,51 +214,6 @@ impl Sessions {
     /// Profile names offered by at least one GPU.
     pub async fn known_profiles(&self) -> Result<Vec<String>, CoreError> {
         self.ctx.on_gpus(crate::gpu::profile_names).await
-    }
-}
-
-/// Per-student tokens signed with the cluster's key when `slurm.jwt_key_file` is set (read
-/// at start; config loading checked it is a file), otherwise the one configured token.
-fn slurm_identity(config: &Config) -> crate::slurm::SlurmIdentity {
-    use crate::slurm::SlurmIdentity;
-    use crate::config::ExposeSecret;
-    let token = config.slurm.token.as_ref().map(|t| t.expose_secret().to_string()).unwrap_or_default();
-    let shared = || SlurmIdentity::Shared { user: config.slurm.user.clone(), token: token.clone() };
-    let Some(key_file) = &config.slurm.jwt_key_file else {
-        return shared();
-    };
-    match std::fs::read(key_file) {
-        Ok(secret) => SlurmIdentity::PerStudent {
-            user: config.slurm.user.clone(),
-            key: jsonwebtoken::EncodingKey::from_secret(&secret),
-            users: cluster_users(config),
-        },
-        Err(e) => {
-            tracing::error!(file = %key_file.display(), error = %e, "slurm: the JWT key cannot be read; requests use slurm.token");
-            shared()
-        }
-    }
-}
-
-/// The administrator's links from portal users to cluster users (`slurm.users_file`); with
-/// none, no student's job runs in per-student mode.
-fn cluster_users(config: &Config) -> crate::slurm::ClusterUsers {
-    let Some(users_file) = &config.slurm.users_file else {
-        tracing::error!("slurm: slurm.jwt_key_file is set but slurm.users_file is not: no student is linked to a cluster account, so none can start on the cluster");
-        return Default::default();
-    };
-    match std::fs::read_to_string(users_file) {
-        Ok(text) => {
-            let (users, problems) = crate::slurm::ClusterUsers::parse(&text, &config.slurm.user);
-            for problem in problems {
-                tracing::error!(file = %users_file.display(), %problem, "slurm: a line of the users file is left out");
-            }
-            users
-        }
-        Err(e) => {
-            tracing::error!(file = %users_file.display(), error = %e, "slurm: the users file cannot be read; no student can start on the cluster");
-            Default::default()
-        }
     }
 }
 

@@ -9,15 +9,15 @@ use std::collections::HashMap;
 use super::service::Sessions;
 use super::slurm_state::SlurmWait;
 use super::model::{GpuSession, SessionKind, SessionState};
-use crate::slurm::{JobRequest, JobWork, SlurmClient, SlurmNode};
+use crate::slurm::{JobRequest, JobWork, SlurmCluster, SlurmNode};
 use crate::store::SlurmLink;
 use crate::CoreError;
 
 impl Sessions {
-    pub(super) fn slurm_client(&self) -> Result<&SlurmClient, CoreError> {
+    pub(super) fn slurm_client(&self) -> Result<&dyn SlurmCluster, CoreError> {
         self.ctx
             .slurm
-            .as_ref()
+            .as_deref()
             .ok_or_else(|| CoreError::Config("this portal has no Slurm cluster configured (slurm.url)".into()))
     }
 

@@ -6,8 +6,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
-use super::users::{refusal, ClusterUsers};
-use crate::CoreError;
+use slicehub_core::slurm::{refusal, ClusterUsers};
+use slicehub_core::CoreError;
 
 /// How long a minted token lives: one request's worth, with room for clock skew.
 const LIFESPAN_S: u64 = 300;

@@ -3,13 +3,11 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
 use serde_json::Value;
+use slicehub_core::slurm::{parse_gres, JobPhase, JobRequest, SlurmCluster, SlurmJob, SlurmNode};
+use slicehub_core::CoreError;
 
-use super::gres::{parse_gres, GresCount};
-use super::job::{JobPhase, JobRequest};
-use super::tokens::SlurmIdentity;
-use crate::CoreError;
+use crate::tokens::SlurmIdentity;
 
 const API: &str = "slurm/v0.0.38";
 
@@ -17,66 +15,6 @@ pub struct SlurmClient {
     http: reqwest::Client,
     url: String,
     identity: SlurmIdentity,
-}
-
-/// One job as Slurm reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SlurmJob {
-    pub id: u64,
-    /// `PENDING`, `RUNNING`, `COMPLETED`, `CANCELLED`, `NODE_FAIL`…
-    pub state: String,
-    /// Why it waits (`Resources`, `Priority`) or why it ended.
-    pub reason: String,
-    pub comment: String,
-    /// The Slurm account it is charged to (the portal's jobs: the course code, lowercase).
-    pub account: String,
-    /// The Unix user it runs as.
-    pub user: String,
-    pub partition: String,
-    /// The node it runs on (one node per session).
-    pub node: Option<String>,
-    /// Expected start while pending (Slurm's backfill estimate), start once running.
-    pub start_ms: Option<i64>,
-    /// The job's exit code (128 + N when signal N killed it).
-    pub exit_code: Option<i64>,
-    /// When it ended, once it has (epoch ms).
-    pub end_ms: Option<i64>,
-    pub priority: u64,
-}
-
-impl SlurmJob {
-    pub fn phase(&self) -> JobPhase {
-        JobPhase::of(&self.state)
-    }
-}
-
-/// One compute node, its GPU GRES and what is allocated of them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SlurmNode {
-    pub name: String,
-    /// Where the portal reaches services on the node (`NodeAddr`).
-    pub address: String,
-    /// `idle`, `mixed`, `allocated`, `down`…
-    pub state: String,
-    /// `DRAIN`, `NOT_RESPONDING`…
-    pub flags: Vec<String>,
-    pub reason: String,
-    pub partitions: Vec<String>,
-    pub gres: Vec<GresCount>,
-    pub used: Vec<GresCount>,
-}
-
-impl SlurmNode {
-    /// Down: the jobs that ran there are gone. (A drained node lets them finish.)
-    pub fn down(&self) -> bool {
-        self.state == "down"
-    }
-
-    /// Down, drained or not answering: no new job starts there.
-    pub fn unavailable(&self) -> bool {
-        self.state == "down"
-            || self.flags.iter().any(|f| f == "DRAIN" || f == "NOT_RESPONDING" || f == "FAIL")
-    }
 }
 
 impl SlurmClient {
@@ -89,21 +27,6 @@ impl SlurmClient {
             url: url.trim_end_matches('/').to_string(),
             identity,
         }
-    }
-
-    /// Whether each student's jobs run as their own user.
-    pub fn per_student(&self) -> bool {
-        self.identity.per_student()
-    }
-
-    /// The portal names the administrator's file links to cluster users.
-    pub fn linked_portal_names(&self) -> Vec<String> {
-        self.identity.linked_portal_names()
-    }
-
-    /// The cluster account portal user `student`'s jobs run as.
-    pub fn cluster_user(&self, student: &str) -> Result<String, CoreError> {
-        self.identity.cluster_user(student)
     }
 
     /// A request as `student` (their jobs) or, with `None`, as the portal (reads).
@@ -154,7 +77,35 @@ impl SlurmClient {
         })
     }
 
-    pub async fn ping(&self) -> Result<(), CoreError> {
+    async fn cancel_by(&self, id: u64, owner: Option<&str>) -> Result<(), CoreError> {
+        let value = self.call(reqwest::Method::DELETE, &format!("job/{id}"), None, owner).await?;
+        match Self::first_error(&value) {
+            Some(e) if !(e.contains("already") || e.contains("Invalid job id")) => {
+                Err(CoreError::Cluster(format!("Slurm did not cancel job {id}: {e}")))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl SlurmCluster for SlurmClient {
+    /// Whether each student's jobs run as their own user.
+    fn per_student(&self) -> bool {
+        self.identity.per_student()
+    }
+
+    /// The portal names the administrator's file links to cluster users.
+    fn linked_portal_names(&self) -> Vec<String> {
+        self.identity.linked_portal_names()
+    }
+
+    /// The cluster account portal user `student`'s jobs run as.
+    fn cluster_user(&self, student: &str) -> Result<String, CoreError> {
+        self.identity.cluster_user(student)
+    }
+
+    async fn ping(&self) -> Result<(), CoreError> {
         let value = self.call(reqwest::Method::GET, "ping", None, None).await?;
         match Self::first_error(&value) {
             Some(e) => Err(CoreError::Cluster(format!("slurmctld does not answer: {e}"))),
@@ -163,7 +114,7 @@ impl SlurmClient {
     }
 
     /// Submits the job as `student`; its id.
-    pub async fn submit(&self, job: &JobRequest, student: &str) -> Result<u64, CoreError> {
+    async fn submit(&self, job: &JobRequest, student: &str) -> Result<u64, CoreError> {
         let value = self.call(reqwest::Method::POST, "job/submit", Some(&job.body()), Some(student)).await?;
         // A job id means Slurm has the job, whatever else it says (a held job comes with
         // an "error" that is only a remark).
@@ -175,7 +126,7 @@ impl SlurmClient {
     }
 
     /// Every job Slurm still knows (finished ones for `MinJobAge`).
-    pub async fn jobs(&self) -> Result<Vec<SlurmJob>, CoreError> {
+    async fn jobs(&self) -> Result<Vec<SlurmJob>, CoreError> {
         let value = self.call(reqwest::Method::GET, "jobs", None, None).await?;
         if let Some(e) = Self::first_error(&value) {
             return Err(CoreError::Cluster(format!("Slurm's job list cannot be read: {e}")));
@@ -184,7 +135,7 @@ impl SlurmClient {
     }
 
     /// One job, or `None` when Slurm no longer knows it.
-    pub async fn job(&self, id: u64) -> Result<Option<SlurmJob>, CoreError> {
+    async fn job(&self, id: u64) -> Result<Option<SlurmJob>, CoreError> {
         let value = self.call(reqwest::Method::GET, &format!("job/{id}"), None, None).await?;
         match Self::first_error(&value) {
             Some(e) if e.contains("Invalid job id") => Ok(None),
@@ -194,26 +145,16 @@ impl SlurmClient {
     }
 
     /// Cancels a job as its owner; one already over is not an error.
-    pub async fn cancel(&self, id: u64, owner: &str) -> Result<(), CoreError> {
+    async fn cancel(&self, id: u64, owner: &str) -> Result<(), CoreError> {
         self.cancel_by(id, Some(owner)).await
     }
 
     /// Cancels a job as the portal's own user (`slurm.user`).
-    pub async fn cancel_as_portal(&self, id: u64) -> Result<(), CoreError> {
+    async fn cancel_as_portal(&self, id: u64) -> Result<(), CoreError> {
         self.cancel_by(id, None).await
     }
 
-    async fn cancel_by(&self, id: u64, owner: Option<&str>) -> Result<(), CoreError> {
-        let value = self.call(reqwest::Method::DELETE, &format!("job/{id}"), None, owner).await?;
-        match Self::first_error(&value) {
-            Some(e) if !(e.contains("already") || e.contains("Invalid job id")) => {
-                Err(CoreError::Cluster(format!("Slurm did not cancel job {id}: {e}")))
-            }
-            _ => Ok(()),
-        }
-    }
-
-    pub async fn nodes(&self) -> Result<Vec<SlurmNode>, CoreError> {
+    async fn nodes(&self) -> Result<Vec<SlurmNode>, CoreError> {
         let value = self.call(reqwest::Method::GET, "nodes", None, None).await?;
         if let Some(e) = Self::first_error(&value) {
             return Err(CoreError::Cluster(format!("Slurm's nodes cannot be read: {e}")));
