@@ -3,7 +3,7 @@
 //! (`slicehub-types`), never strings compared by spelling.
 
 use serde::{Deserialize, Serialize};
-pub use slicehub_types::{PolicyForm, Role, SessionKind, SessionState};
+pub use slicehub_types::{CourseId, PolicyForm, Role, SessionKind, SessionState, UserId};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ComponentView {
@@ -143,7 +143,7 @@ pub struct CourseRef {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UserRow {
-    pub id: i64,
+    pub id: UserId,
     pub username: String,
     pub display_name: String,
     pub email: String,
@@ -259,7 +259,7 @@ pub struct RosterAppliedView {
 /// A course the caller may launch in, with what it allows.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LaunchCourse {
-    pub course_id: i64,
+    pub course_id: CourseId,
     pub code: String,
     pub title: String,
     pub profiles: Vec<ProfileOption>,
@@ -431,7 +431,7 @@ pub struct Eta {
 pub struct SessionView {
     pub id: String,
     /// The course it runs in, for starting the same again.
-    pub course_id: i64,
+    pub course_id: CourseId,
     pub course: String,
     pub kind: SessionKind,
     pub profile: String,

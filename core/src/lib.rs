@@ -2,6 +2,8 @@
 //! the database (`store`), the GPUs (`gpu`) and the container engine (`runtime`).
 //! Nothing here knows about HTTP or the UI.
 
+pub use slicehub_types::{CourseId, UserId};
+
 pub mod argv;
 pub mod audit_log;
 pub mod auth;

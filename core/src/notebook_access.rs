@@ -20,6 +20,7 @@ use crate::config::Config;
 use crate::sessions::GpuSession;
 use crate::store::Store;
 use crate::CoreError;
+use crate::UserId;
 
 /// How long a launch ticket may wait to be redeemed.
 pub const TICKET_MS: i64 = 60_000;
@@ -102,7 +103,7 @@ impl NotebookAccess {
     pub async fn mint_ticket(
         &self,
         session: &GpuSession,
-        user_id: i64,
+        user_id: UserId,
         path: &str,
         nonce: &str,
     ) -> Result<String, CoreError> {

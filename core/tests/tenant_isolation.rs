@@ -29,6 +29,8 @@ use crate::lab::{host_service, lab, Lab, BUSYBOX};
 use slicehub_core::runtime::{firewall, SessionNetwork};
 use slicehub_core::sessions::SessionState;
 use slicehub_core::courses::CoursePolicy;
+use slicehub_core::CourseId;
+use slicehub_core::UserId;
 
 const LONG: Duration = Duration::from_secs(60);
 
@@ -89,11 +91,11 @@ async fn outside_slicehub(lab: &Lab, script: &str) -> String {
     out
 }
 
-async fn job_output(lab: &Lab, user: i64, script: &str) -> String {
+async fn job_output(lab: &Lab, user: UserId, script: &str) -> String {
     job_output_in(lab, lab.course_id, user, script).await
 }
 
-async fn job_output_in(lab: &Lab, course_id: i64, user: i64, script: &str) -> String {
+async fn job_output_in(lab: &Lab, course_id: CourseId, user: UserId, script: &str) -> String {
     let mut claim = lab.job(user, &["sh", "-c", script]);
     claim.course_id = course_id;
     let job = lab.sessions.claim(claim).await.unwrap();

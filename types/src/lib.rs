@@ -3,11 +3,13 @@
 //! machine in these words and `app`'s views carry them, so a page compares
 //! `SessionState::Ready`, never the string `"ready"`.
 
+mod ids;
 mod policy_form;
 mod role;
 mod session;
 mod words;
 
+pub use ids::{CourseId, UserId};
 pub use policy_form::PolicyForm;
 pub use role::Role;
 pub use session::{SessionKind, SessionPool, SessionState};

@@ -4,6 +4,7 @@ use leptos::prelude::*;
 use crate::error::AppError;
 
 use crate::views::{OneTimePassword, UserRow};
+use crate::views::UserId;
 
 #[server(endpoint = "list_users")]
 pub async fn list_users() -> Result<Vec<UserRow>, AppError> {
@@ -57,7 +58,7 @@ pub async fn add_account(
 }
 
 #[server(endpoint = "reset_account_password")]
-pub async fn reset_account_password(user_id: i64) -> Result<OneTimePassword, AppError> {
+pub async fn reset_account_password(user_id: UserId) -> Result<OneTimePassword, AppError> {
     use super::ssr::{actor, require, services, Action};
     use slicehub_core::auth::reset_password;
     let caller = require(Action::ResetPassword(user_id)).await?;
@@ -80,7 +81,7 @@ pub async fn reset_account_password(user_id: i64) -> Result<OneTimePassword, App
 }
 
 #[server(endpoint = "set_account_disabled")]
-pub async fn set_account_disabled(user_id: i64, disabled: bool) -> Result<(), AppError> {
+pub async fn set_account_disabled(user_id: UserId, disabled: bool) -> Result<(), AppError> {
     use super::ssr::{actor, from_core, require, services, Action};
     use slicehub_core::auth::set_disabled;
     let caller = require(Action::DisableUser(user_id)).await?;

@@ -67,6 +67,7 @@ pub async fn cancel_lab_booking(code: String, id: i64) -> Result<(), AppError> {
 
 #[cfg(feature = "ssr")]
 pub(crate) mod ssr {
+    use crate::views::CourseId;
     use crate::error::AppError;
     use slicehub_core::Services;
     use slicehub_core::sessions::Booking;
@@ -114,7 +115,7 @@ pub(crate) mod ssr {
             .unwrap_or_default()
     }
 
-    pub async fn of_course(services: &Services, course_id: i64) -> Result<Vec<BookingView>, AppError> {
+    pub async fn of_course(services: &Services, course_id: CourseId) -> Result<Vec<BookingView>, AppError> {
         let all = services.sessions.bookings().await?;
         Ok(all.iter().filter(|b| b.row.course_id == course_id).map(view_of).collect())
     }

@@ -8,15 +8,16 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::views::SessionView;
+use crate::views::UserId;
 
 pub const FRESH: Duration = Duration::from_secs(2);
 
 /// user id → (their change count when read, when, the answer).
 #[derive(Clone, Default)]
-pub struct SessionReads(Arc<Mutex<HashMap<i64, (u64, Instant, Vec<SessionView>)>>>);
+pub struct SessionReads(Arc<Mutex<HashMap<UserId, (u64, Instant, Vec<SessionView>)>>>);
 
 impl SessionReads {
-    pub fn get(&self, user_id: i64, changes: u64) -> Option<Vec<SessionView>> {
+    pub fn get(&self, user_id: UserId, changes: u64) -> Option<Vec<SessionView>> {
         let map = self.0.lock().unwrap_or_else(|p| p.into_inner());
         match map.get(&user_id) {
             Some((seen, at, views)) if *seen == changes && at.elapsed() < FRESH => Some(views.clone()),
@@ -24,7 +25,7 @@ impl SessionReads {
         }
     }
 
-    pub fn put(&self, user_id: i64, changes: u64, views: &[SessionView]) {
+    pub fn put(&self, user_id: UserId, changes: u64, views: &[SessionView]) {
         let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
         map.retain(|_, (_, at, _)| at.elapsed() < FRESH);
         map.insert(user_id, (changes, Instant::now(), views.to_vec()));

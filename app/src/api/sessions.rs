@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 use crate::error::AppError;
 
-use crate::views::{HistoryPage, LaunchCourse, SessionView};
+use crate::views::{CourseId, HistoryPage, LaunchCourse, SessionView};
 
 /// The courses the caller may launch in, with allowed profiles (and how many fit now) and
 /// images.
@@ -29,7 +29,7 @@ pub async fn launch_options() -> Result<Vec<LaunchCourse>, AppError> {
     }
     // One read of the GPUs and the queue; per course, its own bookings are free to it
     // and other courses' are not.
-    let limits: Vec<(Option<i64>, i64)> = courses.iter().map(|(c, p)| (Some(c.id), p.max_minutes)).collect();
+    let limits: Vec<(Option<CourseId>, i64)> = courses.iter().map(|(c, p)| (Some(c.id), p.max_minutes)).collect();
     let availability = services
         .sessions
         .availability_per_course(&known, &limits, true)
@@ -200,7 +200,7 @@ pub async fn session_history(page: u32) -> Result<HistoryPage, AppError> {
 /// Starts a notebook, or with a command a training job, in a course.
 #[server(endpoint = "start_session")]
 pub async fn start_session(
-    course_id: i64,
+    course_id: CourseId,
     profile: String,
     image: String,
     command: Option<String>,

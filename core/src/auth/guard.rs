@@ -5,17 +5,18 @@
 use std::fmt;
 
 use crate::store::Role;
+use crate::{CourseId, UserId};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Caller {
     Anonymous,
     User {
-        id: i64,
+        id: UserId,
         username: String,
         is_admin: bool,
         must_change_password: bool,
         /// (course id, role) for every course the user belongs to.
-        memberships: Vec<(i64, Role)>,
+        memberships: Vec<(CourseId, Role)>,
     },
 }
 
@@ -26,36 +27,36 @@ pub enum Action {
     ChangeOwnPassword,
     ListUsers,
     CreateUser,
-    ResetPassword(i64),
+    ResetPassword(UserId),
     /// Disabling or enabling an account.
-    DisableUser(i64),
+    DisableUser(UserId),
     CreateCourse,
     /// Seeing the courses one belongs to (the courses page).
     ListOwnCourses,
     ListAllCourses,
-    ViewCourse(i64),
+    ViewCourse(CourseId),
     /// Importing students and removing them.
-    ManageRoster(i64),
+    ManageRoster(CourseId),
     /// Giving a student of the course a one-time password (the store decides who counts
     /// as a student: `courses::reset_student_password`).
-    ResetStudentPassword(i64),
-    AssignInstructor(i64),
+    ResetStudentPassword(CourseId),
+    AssignInstructor(CourseId),
     ViewGpus,
     ViewStatus,
     /// Seeing one's own GPU sessions (the dashboard).
     ListOwnSessions,
     /// Starting a notebook or job in a course.
-    LaunchIn(i64),
+    LaunchIn(CourseId),
     /// Seeing or stopping one session.
-    ManageSession { owner: i64, course: i64 },
+    ManageSession { owner: UserId, course: CourseId },
     /// Which images and profiles a course allows, and its session length.
-    SetCoursePolicy(i64),
+    SetCoursePolicy(CourseId),
     /// The class dashboard: every student's sessions and use, and its CSV.
-    WatchClass(i64),
+    WatchClass(CourseId),
     /// The usage report page: admins, and instructors of at least one course.
     ViewReports,
     /// Usage report rows of one course.
-    ReportOn(i64),
+    ReportOn(CourseId),
     /// The audit log page and its CSV.
     ReadAuditLog,
     /// Every course's live and recent sessions (the operations page).
@@ -111,7 +112,7 @@ pub fn authorize(caller: &Caller, action: &Action) -> Result<(), Denied> {
     if *must_change_password && !own_account_only {
         return Err(Denied::MustChangePassword);
     }
-    let role_in = |course: i64| {
+    let role_in = |course: CourseId| {
         memberships
             .iter()
             .find(|(c, _)| *c == course)

@@ -10,6 +10,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
 use crate::store::{Store, User};
 use crate::CoreError;
+use crate::UserId;
 
 /// Longest attempted username written to the audit log.
 const MAX_AUDITED_USERNAME_CHARS: usize = 128;
@@ -160,7 +161,7 @@ impl Authenticator {
     /// Wrong current passwords count toward the login limit of the account.
     pub async fn change_own_password(
         &self,
-        user_id: i64,
+        user_id: UserId,
         current_password: &str,
         new_password: &str,
         remote_addr: IpAddr,

@@ -7,6 +7,7 @@ use super::tokens::one_time_password;
 use super::validate::{check_display_name, check_email, normalize_username};
 use crate::store::{NewUserRow, Store, User};
 use crate::CoreError;
+use crate::UserId;
 
 #[derive(Debug, Clone, Default)]
 pub struct NewUser {
@@ -71,7 +72,7 @@ pub async fn add_user(
 pub async fn set_password(
     store: &Store,
     hasher: &PasswordHasher,
-    user_id: i64,
+    user_id: UserId,
     password: &str,
     actor: &str,
 ) -> Result<(), CoreError> {
@@ -90,7 +91,7 @@ pub async fn set_password(
 pub async fn reset_password(
     store: &Store,
     hasher: &PasswordHasher,
-    user_id: i64,
+    user_id: UserId,
     actor: &str,
 ) -> Result<String, CoreError> {
     let user = existing(store, user_id).await?;
@@ -107,7 +108,7 @@ pub async fn reset_password(
 /// disabled.
 pub async fn set_disabled(
     store: &Store,
-    user_id: i64,
+    user_id: UserId,
     disabled: bool,
     actor: &str,
 ) -> Result<(), CoreError> {
@@ -125,7 +126,7 @@ pub async fn set_disabled(
 /// The last enabled administrator cannot lose the role.
 pub async fn set_admin(
     store: &Store,
-    user_id: i64,
+    user_id: UserId,
     is_admin: bool,
     actor: &str,
 ) -> Result<(), CoreError> {
@@ -138,7 +139,7 @@ pub async fn set_admin(
     Ok(())
 }
 
-async fn existing(store: &Store, user_id: i64) -> Result<User, CoreError> {
+async fn existing(store: &Store, user_id: UserId) -> Result<User, CoreError> {
     store
         .user_by_id(user_id)
         .await?

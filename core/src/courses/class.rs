@@ -10,6 +10,7 @@ use crate::sessions::{queue_position, GpuSession, SessionState};
 use crate::courses::policy_of;
 use crate::store::Store;
 use crate::CoreError;
+use crate::{CourseId, UserId};
 
 /// A session of the course that is not over yet.
 #[derive(Debug, Clone)]
@@ -26,7 +27,7 @@ pub struct ClassSession {
 /// One student's use of the course in the period.
 #[derive(Debug, Clone)]
 pub struct StudentUsage {
-    pub user_id: i64,
+    pub user_id: UserId,
     pub username: String,
     pub display_name: String,
     /// Compute-slice-milliseconds used in the period up to now.
@@ -56,7 +57,7 @@ const FAILED_STARTS_SHOWN_MS: i64 = 24 * 3_600_000;
 pub async fn class_view(
     store: &Store,
     config: &Config,
-    course_id: i64,
+    course_id: CourseId,
     now_ms: i64,
 ) -> Result<ClassView, CoreError> {
     let policy = policy_of(store, config, course_id).await?;
@@ -88,7 +89,7 @@ pub async fn class_view(
         });
     }
 
-    let runs_out: HashMap<i64, i64> = students
+    let runs_out: HashMap<UserId, i64> = students
         .iter()
         .filter_map(|s| Some((s.user_id, s.budget.as_ref()?.runs_out_at_ms()?)))
         .collect();

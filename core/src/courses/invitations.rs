@@ -3,6 +3,7 @@
 
 use crate::store::Store;
 use crate::CoreError;
+use crate::UserId;
 
 /// Joins (or declines) `user_id`'s invitation to the course `code`; `NotFound` when that
 /// user has no invitation to it, whatever the reason (no such course, never invited,
@@ -10,7 +11,7 @@ use crate::CoreError;
 pub async fn answer_invitation(
     store: &Store,
     code: &str,
-    user_id: i64,
+    user_id: UserId,
     join: bool,
     actor: &str,
 ) -> Result<(), CoreError> {

@@ -3,6 +3,7 @@
 
 use crate::store::{Course, Role, Store, User};
 use crate::CoreError;
+use crate::{CourseId, UserId};
 
 pub const MAX_COURSE_TITLE_CHARS: usize = 200;
 
@@ -62,8 +63,8 @@ pub async fn create_course(
 /// Makes the user an instructor of the course; a student of it becomes its instructor.
 pub async fn assign_instructor(
     store: &Store,
-    course_id: i64,
-    user_id: i64,
+    course_id: CourseId,
+    user_id: UserId,
     actor: &str,
 ) -> Result<(), CoreError> {
     let course = course(store, course_id).await?;
@@ -86,8 +87,8 @@ pub async fn assign_instructor(
 /// not a student of it. The account itself stays.
 pub async fn remove_student(
     store: &Store,
-    course_id: i64,
-    user_id: i64,
+    course_id: CourseId,
+    user_id: UserId,
     actor: &str,
 ) -> Result<(), CoreError> {
     let course = course(store, course_id).await?;
@@ -107,14 +108,14 @@ pub async fn remove_student(
     Ok(())
 }
 
-pub(crate) async fn course(store: &Store, course_id: i64) -> Result<Course, CoreError> {
+pub(crate) async fn course(store: &Store, course_id: CourseId) -> Result<Course, CoreError> {
     store
         .course_by_id(course_id)
         .await?
         .ok_or_else(|| CoreError::NotFound(format!("no course with id {course_id}")))
 }
 
-async fn user(store: &Store, user_id: i64) -> Result<User, CoreError> {
+async fn user(store: &Store, user_id: UserId) -> Result<User, CoreError> {
     store
         .user_by_id(user_id)
         .await?

@@ -12,6 +12,7 @@ use crate::config::Config;
 use crate::quotas::{compute_slices, parse_clock, parse_date, time_zone, QuotaPeriod, WEEKDAYS};
 use crate::store::{PolicyRow, Store};
 use crate::CoreError;
+use crate::CourseId;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CoursePolicy {
@@ -447,7 +448,7 @@ pub fn split_list(text: &str) -> Vec<String> {
 pub async fn policy_of(
     store: &Store,
     config: &Config,
-    course_id: i64,
+    course_id: CourseId,
 ) -> Result<CoursePolicy, CoreError> {
     let defaults = CoursePolicy::defaults(config);
     let mut policy = match store.course_policy(course_id).await? {
@@ -505,7 +506,7 @@ pub fn admin_limit_problems(config: &Config, policy: &CoursePolicy) -> Vec<Field
 pub async fn set_policy(
     store: &Store,
     config: &Config,
-    course_id: i64,
+    course_id: CourseId,
     policy: &CoursePolicy,
     known_profiles: &[String],
     actor: &str,

@@ -22,6 +22,7 @@ use super::roster_csv::{read_roster, RosterLine};
 use crate::auth::{one_time_password, PasswordHasher};
 use crate::store::{AccountDetails, Course, RosterAccount, RosterChange, Store};
 use crate::CoreError;
+use crate::{CourseId, UserId};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum RowAction {
@@ -100,7 +101,7 @@ impl Importer {
 /// many rows) are errors; everything else is in `errors` with its line.
 pub async fn preview_roster(
     store: &Store,
-    course_id: i64,
+    course_id: CourseId,
     bytes: &[u8],
     importer: Importer,
 ) -> Result<RosterPreview, CoreError> {
@@ -115,7 +116,7 @@ pub async fn preview_roster(
 pub async fn apply_roster(
     store: &Store,
     hasher: &PasswordHasher,
-    course_id: i64,
+    course_id: CourseId,
     bytes: &[u8],
     actor: &str,
     importer: Importer,
@@ -207,8 +208,8 @@ fn refusal(errors: &[RowError]) -> String {
 /// What a valid row will do; aligned with `RosterPreview::rows`.
 enum Step {
     Create { password: Option<String> },
-    Enroll { user_id: i64 },
-    Invite { user_id: i64 },
+    Enroll { user_id: UserId },
+    Invite { user_id: UserId },
     Unchanged,
 }
 

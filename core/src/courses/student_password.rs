@@ -6,13 +6,14 @@
 use crate::auth::{reset_password, Caller, PasswordHasher};
 use crate::store::{Role, Store, User};
 use crate::CoreError;
+use crate::CourseId;
 
 /// Who resets: an administrator may reset any member of the course; an instructor only an
 /// account all of whose courses are in `manages` (the courses they teach).
 #[derive(Debug, Clone)]
 pub enum Resetter {
     Administrator,
-    Instructor { manages: Vec<i64> },
+    Instructor { manages: Vec<CourseId> },
 }
 
 impl Resetter {
@@ -37,7 +38,7 @@ impl Resetter {
 pub async fn reset_student_password(
     store: &Store,
     hasher: &PasswordHasher,
-    course_id: i64,
+    course_id: CourseId,
     username: &str,
     resetter: &Resetter,
     actor: &str,

@@ -10,13 +10,14 @@ pub use period::{instant, parse_clock, parse_date, time_zone, zone_or_utc, Perio
 use crate::courses::CoursePolicy;
 use crate::store::Store;
 use crate::CoreError;
+use crate::{CourseId, UserId};
 
 /// The student's budget in the course at `now_ms`, or `None` when the course sets no quota.
 pub async fn budget_at(
     store: &Store,
     policy: &CoursePolicy,
-    course_id: i64,
-    user_id: i64,
+    course_id: CourseId,
+    user_id: UserId,
     now_ms: i64,
 ) -> Result<Option<Budget>, CoreError> {
     let Some(quota) = &policy.quota else { return Ok(None) };
@@ -45,8 +46,8 @@ pub async fn budget_at(
 /// `bounds` up to `now_ms` (charged from the ledger), and the compute slices held now.
 pub async fn usage_in(
     store: &Store,
-    course_id: i64,
-    user_id: i64,
+    course_id: CourseId,
+    user_id: UserId,
     bounds: PeriodBounds,
     now_ms: i64,
 ) -> Result<(i64, i64), CoreError> {
@@ -56,7 +57,7 @@ pub async fn usage_in(
 /// The course's booked lab windows (start, end) that overlap `[from_ms, until_ms)`.
 /// The course's booked windows overlapping `[from_ms, until_ms)`. A cancelled booking's
 /// windows count up to its cancellation: time that was free when it was used stays free.
-async fn booked_windows(store: &Store, course_id: i64, from_ms: i64, until_ms: i64) -> Result<Vec<(i64, i64)>, CoreError> {
+async fn booked_windows(store: &Store, course_id: CourseId, from_ms: i64, until_ms: i64) -> Result<Vec<(i64, i64)>, CoreError> {
     let mut out = Vec::new();
     for (starts_at, ends_at, weeks, cancelled_at) in store.course_booked_spans(course_id).await? {
         let cut = cancelled_at.unwrap_or(i64::MAX);
@@ -73,8 +74,8 @@ async fn booked_windows(store: &Store, course_id: i64, from_ms: i64, until_ms: i
 /// [`usage_in`] leaving out the `free` windows (booked lab time, when it is free).
 async fn usage_outside(
     store: &Store,
-    course_id: i64,
-    user_id: i64,
+    course_id: CourseId,
+    user_id: UserId,
     bounds: PeriodBounds,
     now_ms: i64,
     free: &[(i64, i64)],
@@ -93,8 +94,8 @@ async fn usage_outside(
 #[allow(clippy::too_many_arguments)]
 pub async fn grant_extra(
     store: &Store,
-    course_id: i64,
-    user_id: i64,
+    course_id: CourseId,
+    user_id: UserId,
     username: &str,
     hours_text: &str,
     reason: &str,

@@ -3,10 +3,11 @@
 
 use crate::auth::{authorize, Action, Caller, Denied};
 use crate::store::Role;
+use crate::CourseId;
 
 /// The courses a report for `caller` covers: `None` for every course (admins only),
 /// otherwise the one asked for or, when none is, every course the caller teaches.
-pub fn report_scope(caller: &Caller, course: Option<i64>) -> Result<Option<Vec<i64>>, Denied> {
+pub fn report_scope(caller: &Caller, course: Option<CourseId>) -> Result<Option<Vec<CourseId>>, Denied> {
     authorize(caller, &Action::ViewReports)?;
     if let Some(course) = course {
         authorize(caller, &Action::ReportOn(course))?;

@@ -9,6 +9,7 @@ use super::query::{GroupBy, ReportQuery};
 use crate::quotas::compute_slices;
 use crate::store::{BucketSums, Store, UsageKey, UsageWindow};
 use crate::CoreError;
+use crate::CourseId;
 
 const HOUR_MS: i64 = 3_600_000;
 const DAY_MS: i64 = 24 * HOUR_MS;
@@ -90,7 +91,7 @@ fn usage_key(group: GroupBy) -> UsageKey {
 pub async fn usage_report(
     store: &Store,
     query: &ReportQuery,
-    courses: Option<&[i64]>,
+    courses: Option<&[CourseId]>,
     now_ms: i64,
 ) -> Result<UsageReport, CoreError> {
     let step = bucket_ms(query);

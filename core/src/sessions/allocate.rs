@@ -11,6 +11,7 @@ use super::service::Sessions;
 use crate::fleet::{self, GpuMode};
 use crate::store::HeldSlice;
 use crate::CoreError;
+use crate::CourseId;
 
 /// How many more sessions of a profile fit right now.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -99,7 +100,7 @@ impl Sessions {
         &self,
         profiles: &[String],
         max_minutes: i64,
-        course: Option<i64>,
+        course: Option<CourseId>,
         with_waits: bool,
     ) -> Result<Vec<ProfileAvailability>, CoreError> {
         let mut all = self.availability_per_course(profiles, &[(course, max_minutes)], with_waits).await?;
@@ -111,7 +112,7 @@ impl Sessions {
     pub async fn availability_per_course(
         &self,
         profiles: &[String],
-        courses: &[(Option<i64>, i64)],
+        courses: &[(Option<CourseId>, i64)],
         with_waits: bool,
     ) -> Result<Vec<Vec<ProfileAvailability>>, CoreError> {
         let queue = self.queue_now(with_waits).await?;
@@ -126,7 +127,7 @@ impl Sessions {
         queue: &super::queue_now::QueueNow,
         profiles: &[String],
         max_minutes: i64,
-        course: Option<i64>,
+        course: Option<CourseId>,
         with_waits: bool,
     ) -> Vec<ProfileAvailability> {
         let hold_ms = self.hold_for_minutes(max_minutes);

@@ -5,6 +5,7 @@ use slicehub_mig::Placement;
 
 use crate::store::{BookingRow, WEEK_MS};
 use crate::CoreError;
+use crate::CourseId;
 
 /// A booking as the pages and the queue read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,7 +31,7 @@ impl Booking {
 /// What an instructor asks to book.
 #[derive(Debug, Clone)]
 pub struct BookingRequest {
-    pub course_id: i64,
+    pub course_id: CourseId,
     pub profile: String,
     pub slices: u32,
     pub starts_at_ms: i64,
@@ -59,7 +60,7 @@ pub struct BookingForm {
 
 impl BookingForm {
     /// The request it asks for, or the first thing wrong with it in plain words.
-    pub fn parse(&self, course_id: i64, time_zone: &str, by: &str, override_running: bool) -> Result<BookingRequest, CoreError> {
+    pub fn parse(&self, course_id: CourseId, time_zone: &str, by: &str, override_running: bool) -> Result<BookingRequest, CoreError> {
         use crate::quotas::{instant, parse_clock, parse_date, zone_or_utc};
         let bad = |text: &str| CoreError::InvalidRequest(text.to_string());
         crate::auth::validate::check_text("the profile", self.profile.trim(), super::model::MAX_PROFILE_CHARS, crate::auth::validate::Lines::One)

@@ -12,6 +12,7 @@ use super::booking_model::{Booking, BookingRequest};
 use super::service::Sessions;
 use crate::store::{BookingRow, NewBooking, WEEK_MS};
 use crate::CoreError;
+use crate::CourseId;
 
 /// Windows this far ahead are kept by the queue (a session's limit is at most a week).
 const HORIZON_MS: i64 = WEEK_MS + 24 * 3_600_000;
@@ -46,7 +47,7 @@ impl Sessions {
     pub(super) async fn booked_windows(&self, fleet: &[GpuNow], now_ms: i64) -> Result<Vec<Booked>, CoreError> {
         let mut out = Vec::new();
         // Each course's time limit, read once however many of its bookings are near.
-        let mut tails: HashMap<i64, i64> = HashMap::new();
+        let mut tails: HashMap<CourseId, i64> = HashMap::new();
         for booking in self.bookings().await? {
             let near: Vec<(i64, i64)> = booking.windows().filter(|&(s, e)| e > now_ms && s < now_ms + HORIZON_MS).collect();
             if near.is_empty() {
@@ -64,7 +65,7 @@ impl Sessions {
                 for (uuid, mask) in &booking.slots {
                     if let Some(gpu) = fleet.iter().position(|g| &g.info.uuid == uuid) {
                         let window = Window { gpu, mask: *mask, from_ms, until_ms };
-                        out.push(Booked { window, owner: booking.row.course_id, tail_ms });
+                        out.push(Booked { window, owner: booking.row.course_id.0, tail_ms });
                     }
                 }
             }
@@ -196,7 +197,7 @@ impl Sessions {
     }
 
     /// Cancels a live booking of the course; the slices return at once.
-    pub async fn cancel_booking(&self, course_id: i64, id: i64, by: &str) -> Result<(), CoreError> {
+    pub async fn cancel_booking(&self, course_id: CourseId, id: i64, by: &str) -> Result<(), CoreError> {
         if !self.ctx.store.cancel_booking(course_id, id).await? {
             return Err(CoreError::NotFound(format!("no booking {id} of this course is still to come")));
         }

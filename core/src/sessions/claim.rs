@@ -8,12 +8,13 @@ use crate::auth::tokens::new_session_token;
 use crate::courses::policy_of;
 use crate::store::{NewGpuSession, Store};
 use crate::CoreError;
+use crate::{CourseId, UserId};
 
 /// What a student asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClaimRequest {
-    pub user_id: i64,
-    pub course_id: i64,
+    pub user_id: UserId,
+    pub course_id: CourseId,
     pub profile: String,
     pub image: String,
     pub workload: Workload,
@@ -141,7 +142,7 @@ fn check_claim_text(request: &ClaimRequest) -> Result<(), CoreError> {
 }
 
 /// The course's code (Slurm pools are chosen by course).
-async fn course_code(store: &Store, course_id: i64) -> Result<String, CoreError> {
+async fn course_code(store: &Store, course_id: CourseId) -> Result<String, CoreError> {
     Ok(store
         .course_by_id(course_id)
         .await?

@@ -17,6 +17,7 @@ use crate::runtime::{ContainerEngine, EngineHost};
 use crate::slurm::SlurmCluster;
 use crate::store::Store;
 use crate::CoreError;
+use crate::UserId;
 
 /// Asks the queue for a pass once a slice came free (set by the service that owns the
 /// queue; a context without one asks nobody).
@@ -47,7 +48,7 @@ pub(super) struct Ctx {
     pub events: broadcast::Sender<SessionEvent>,
     /// How many state changes each user's sessions have had in this process: a reader
     /// that saw the same count has nothing new to read.
-    pub changes: std::sync::Mutex<HashMap<i64, u64>>,
+    pub changes: std::sync::Mutex<HashMap<UserId, u64>>,
     /// State changes of all sessions in this process.
     pub all_changes: AtomicU64,
     instance: OnceCell<String>,

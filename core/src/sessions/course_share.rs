@@ -7,6 +7,7 @@ use super::service::Sessions;
 use super::model::{SessionPool, SessionState};
 use crate::quotas::compute_slices;
 use crate::CoreError;
+use crate::CourseId;
 
 impl Sessions {
     /// Refuses, with words, a local claim of `profile` that would take the course past its
@@ -14,7 +15,7 @@ impl Sessions {
     /// recorded the claim, so classmates claiming at once cannot pass it together.
     pub(super) async fn require_course_share(
         &self,
-        course_id: i64,
+        course_id: CourseId,
         course_code: &str,
         profile: &str,
     ) -> Result<Option<tokio::sync::MutexGuard<'_, ()>>, CoreError> {

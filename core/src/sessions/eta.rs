@@ -10,6 +10,7 @@ use super::service::Sessions;
 use super::queue_state::{QueueEstimate, Remembered};
 use super::queue_now::{HoldStart, QueueNow, TypicalLengths, PLANNED};
 use crate::CoreError;
+use crate::CourseId;
 
 /// How long estimates are reused while no session changes.
 const FRESH: std::time::Duration = std::time::Duration::from_secs(5);
@@ -132,7 +133,7 @@ impl Sessions {
         plan: &ExpectedPlan,
         profile: &str,
         hold_ms: i64,
-        course: Option<i64>,
+        course: Option<CourseId>,
     ) -> Option<QueueEstimate> {
         // Claims behind the planned ones have no window yet: a bound would ignore them.
         if queue.waiting.len() >= PLANNED {

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 pub use slicehub_types::{SessionKind, SessionPool, SessionState};
+use crate::{CourseId, UserId};
 
 /// Where a session's slice is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -19,9 +20,9 @@ pub struct SlicePlacement {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GpuSession {
     pub id: String,
-    pub user_id: i64,
+    pub user_id: UserId,
     pub username: String,
-    pub course_id: i64,
+    pub course_id: CourseId,
     pub course_code: String,
     pub kind: SessionKind,
     pub pool: SessionPool,
@@ -66,7 +67,7 @@ impl GpuSession {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SessionEvent {
     pub session_id: String,
-    pub user_id: i64,
+    pub user_id: UserId,
     pub at_ms: i64,
     pub state: SessionState,
     pub detail: String,

@@ -186,7 +186,7 @@ impl Sessions {
                 window: queue.windows.get(&s.id).map(|(w, _)| *w),
                 may_place: dispatches || own == Some(s.id.as_str()),
                 may_plan: i < PLANNED,
-                owner: s.course_id,
+                owner: s.course_id.0,
             })
             .collect();
         let replan = if own.is_some() {

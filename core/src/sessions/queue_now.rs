@@ -8,6 +8,7 @@ use slicehub_mig::{Booked, Catalog, GpuState, Hold, Layout, Mode, Placement, Win
 
 use crate::gpu::GpuInfo;
 use crate::store::{QueueWindow, WaitingClaim};
+use crate::CourseId;
 
 /// Only this many claims, first in line, are given a window (a latest start) at a time;
 /// those behind them get one as the line moves. Keeps a pass cheap with a thousand waiting.
@@ -35,25 +36,25 @@ impl QueueNow {
 
     /// Every window a new claim of `course` must keep out of: those kept for waiting
     /// claims, and those booked for other courses (all booked ones without a course).
-    pub fn windows_against(&self, course: Option<i64>) -> Vec<Window> {
+    pub fn windows_against(&self, course: Option<CourseId>) -> Vec<Window> {
         self.windows
             .values()
             .map(|(w, _)| *w)
-            .chain(self.booked.iter().filter(|b| Some(b.owner) != course).map(|b| b.window))
+            .chain(self.booked.iter().filter(|b| Some(b.owner) != course.map(|c| c.0)).map(|b| b.window))
             .collect()
     }
 
     /// [`QueueNow::windows_against`] as a promise sees them: a booked window reaches on by
     /// its owner's tail (a session started in it may run that long past its end), as the
     /// queue's own plan reads it.
-    pub fn windows_promising(&self, course: Option<i64>) -> Vec<Window> {
+    pub fn windows_promising(&self, course: Option<CourseId>) -> Vec<Window> {
         self.windows
             .values()
             .map(|(w, _)| *w)
             .chain(
                 self.booked
                     .iter()
-                    .filter(|b| Some(b.owner) != course)
+                    .filter(|b| Some(b.owner) != course.map(|c| c.0))
                     .map(|b| Window { until_ms: b.window.until_ms.saturating_add(b.tail_ms), ..b.window }),
             )
             .collect()

@@ -17,6 +17,7 @@ use crate::runtime::ContainerEngine;
 use crate::slurm::SlurmCluster;
 use crate::store::Store;
 use crate::CoreError;
+use crate::{CourseId, UserId};
 
 /// The session service: its parts over one shared context. Cheap to clone; every clone
 /// shares the context and the parts.
@@ -141,7 +142,7 @@ impl Sessions {
     }
 
     /// How many state changes this user's sessions have had in this process so far.
-    pub fn changes_of(&self, user_id: i64) -> u64 {
+    pub fn changes_of(&self, user_id: UserId) -> u64 {
         let changes = self.ctx.changes.lock().unwrap_or_else(|p| p.into_inner());
         changes.get(&user_id).copied().unwrap_or(0)
     }
@@ -176,7 +177,7 @@ impl Sessions {
     }
 
     /// Stops every session `user_id` has in `course_id` (they were dropped from it).
-    pub async fn stop_all_of_user_in_course(&self, user_id: i64, course_id: i64, reason: &str) -> Result<usize, CoreError> {
+    pub async fn stop_all_of_user_in_course(&self, user_id: UserId, course_id: CourseId, reason: &str) -> Result<usize, CoreError> {
         let mut stopped = 0;
         for session in self.ctx.store.live_sessions_of_course(course_id).await? {
             if session.user_id != user_id || session.state == super::model::SessionState::Stopping {

@@ -5,6 +5,7 @@ use sqlx::FromRow;
 
 use super::{now_ms, Store};
 use crate::CoreError;
+use crate::CourseId;
 
 /// One week in milliseconds: weekly bookings repeat by this much.
 pub const WEEK_MS: i64 = 7 * 24 * 3_600_000;
@@ -12,7 +13,7 @@ pub const WEEK_MS: i64 = 7 * 24 * 3_600_000;
 #[derive(Debug, Clone, PartialEq, Eq, FromRow)]
 pub struct BookingRow {
     pub id: i64,
-    pub course_id: i64,
+    pub course_id: CourseId,
     pub code: String,
     pub profile: String,
     pub slices: i64,
@@ -36,7 +37,7 @@ pub struct BookingSlotRow {
 
 /// What a new booking writes.
 pub struct NewBooking<'a> {
-    pub course_id: i64,
+    pub course_id: CourseId,
     pub profile: &'a str,
     pub starts_at: i64,
     pub ends_at: i64,
@@ -110,7 +111,7 @@ impl Store {
     }
 
     /// Every booking of the course not cancelled, past ones too.
-    pub async fn course_bookings(&self, course_id: i64) -> Result<Vec<BookingRow>, CoreError> {
+    pub async fn course_bookings(&self, course_id: CourseId) -> Result<Vec<BookingRow>, CoreError> {
         Ok(sqlx::query_as(
             "SELECT b.id, b.course_id, c.code, b.profile, b.slices, b.starts_at, b.ends_at, b.weeks,
                     b.created_by, b.created_at
@@ -125,7 +126,7 @@ impl Store {
 
     /// The course's booked lab time as the quota sees it: every booking's start, end and
     /// weeks, with when it was cancelled (time booked before a cancellation stays booked).
-    pub async fn course_booked_spans(&self, course_id: i64) -> Result<Vec<(i64, i64, i64, Option<i64>)>, CoreError> {
+    pub async fn course_booked_spans(&self, course_id: CourseId) -> Result<Vec<(i64, i64, i64, Option<i64>)>, CoreError> {
         Ok(sqlx::query_as(
             "SELECT starts_at, ends_at, weeks, cancelled_at FROM bookings WHERE course_id = $1 ORDER BY starts_at, id",
         )
@@ -135,7 +136,7 @@ impl Store {
     }
 
     /// Cancels a booking of the course; false if there is none such still live.
-    pub async fn cancel_booking(&self, course_id: i64, id: i64) -> Result<bool, CoreError> {
+    pub async fn cancel_booking(&self, course_id: CourseId, id: i64) -> Result<bool, CoreError> {
         let done = sqlx::query(
             "UPDATE bookings SET cancelled_at = $3 WHERE id = $1 AND course_id = $2 AND cancelled_at IS NULL",
         )

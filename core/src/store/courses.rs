@@ -3,7 +3,7 @@ use serde::Serialize;
 use super::audit::audit_on;
 use super::users::{is_unique_violation, user_from_row, UserRow, USER_COLUMNS};
 use super::{now_ms, Store, User};
-use crate::CoreError;
+use crate::{CoreError, CourseId, UserId};
 
 pub use slicehub_types::Role;
 
@@ -14,7 +14,7 @@ fn role_of(text: &str) -> Result<Role, CoreError> {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Course {
-    pub id: i64,
+    pub id: CourseId,
     /// e.g. `CS-101`; unique regardless of case.
     pub code: String,
     pub title: String,
@@ -32,7 +32,7 @@ pub struct Member {
 /// of it: never its name, email or password, which an import neither shows nor changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RosterAccount {
-    pub user_id: i64,
+    pub user_id: UserId,
     pub username: String,
     pub is_admin: bool,
     pub role_in_course: Option<Role>,
@@ -58,12 +58,12 @@ pub enum RosterChange {
         must_change_password: bool,
     },
     /// An existing account enrolled as a student; the account itself stays as it is.
-    Enroll { user_id: i64 },
+    Enroll { user_id: UserId },
     /// An existing account invited to the course: it joins when its owner accepts.
-    Invite { user_id: i64 },
+    Invite { user_id: UserId },
 }
 
-pub(super) type CourseRow = (i64, String, String, i64);
+pub(super) type CourseRow = (CourseId, String, String, i64);
 
 pub(super) fn course_from_row((id, code, title, created_at_ms): CourseRow) -> Course {
     Course {
@@ -81,7 +81,7 @@ impl Store {
     /// Fails with `Conflict` when a course with that code (in any case) exists.
     pub async fn insert_course(&self, code: &str, title: &str) -> Result<Course, CoreError> {
         let now = now_ms();
-        let inserted: Result<(i64,), sqlx::Error> = sqlx::query_as(
+        let inserted: Result<(CourseId,), sqlx::Error> = sqlx::query_as(
             "INSERT INTO courses (code, title, created_at) VALUES ($1, $2, $3) RETURNING id",
         )
         .bind(code)
@@ -103,7 +103,7 @@ impl Store {
         }
     }
 
-    pub async fn course_by_id(&self, id: i64) -> Result<Option<Course>, CoreError> {
+    pub async fn course_by_id(&self, id: CourseId) -> Result<Option<Course>, CoreError> {
         let row: Option<CourseRow> =
             sqlx::query_as("SELECT id, code, title, created_at FROM courses WHERE id = $1")
                 .bind(id)
@@ -137,8 +137,8 @@ impl Store {
     }
 
     /// The courses a user teaches or takes, ordered by code.
-    pub async fn courses_of_user(&self, user_id: i64) -> Result<Vec<(Course, Role)>, CoreError> {
-        let rows: Vec<(i64, String, String, i64, String)> = sqlx::query_as(
+    pub async fn courses_of_user(&self, user_id: UserId) -> Result<Vec<(Course, Role)>, CoreError> {
+        let rows: Vec<(CourseId, String, String, i64, String)> = sqlx::query_as(
             "SELECT c.id, c.code, c.title, c.created_at, m.role
              FROM course_members m JOIN courses c ON c.id = m.course_id
              WHERE m.user_id = $1 ORDER BY c.code",
@@ -157,8 +157,8 @@ impl Store {
     }
 
     /// (course id, role) for every course the user belongs to.
-    pub async fn memberships_of_user(&self, user_id: i64) -> Result<Vec<(i64, Role)>, CoreError> {
-        let rows: Vec<(i64, String)> = sqlx::query_as(
+    pub async fn memberships_of_user(&self, user_id: UserId) -> Result<Vec<(CourseId, Role)>, CoreError> {
+        let rows: Vec<(CourseId, String)> = sqlx::query_as(
             "SELECT course_id, role FROM course_members WHERE user_id = $1 ORDER BY course_id",
         )
         .bind(user_id)
@@ -170,9 +170,9 @@ impl Store {
     }
 
     /// Instructors first, then students, each by username.
-    pub async fn course_members(&self, course_id: i64) -> Result<Vec<Member>, CoreError> {
+    pub async fn course_members(&self, course_id: CourseId) -> Result<Vec<Member>, CoreError> {
         type Row = (
-            i64,
+            UserId,
             String,
             String,
             Option<String>,
@@ -208,8 +208,8 @@ impl Store {
     /// Makes the user a member with `role`, replacing any role they had in the course.
     pub async fn set_member_role(
         &self,
-        course_id: i64,
-        user_id: i64,
+        course_id: CourseId,
+        user_id: UserId,
         role: Role,
     ) -> Result<(), CoreError> {
         sqlx::query(
@@ -230,8 +230,8 @@ impl Store {
     /// Removes the membership only if it has `role`; returns whether one was removed.
     pub async fn remove_member(
         &self,
-        course_id: i64,
-        user_id: i64,
+        course_id: CourseId,
+        user_id: UserId,
         role: Role,
     ) -> Result<bool, CoreError> {
         let done = sqlx::query(
@@ -251,10 +251,10 @@ impl Store {
     /// The existing accounts among `usernames` (already normalized), seen from `course_id`.
     pub async fn roster_accounts(
         &self,
-        course_id: i64,
+        course_id: CourseId,
         usernames: &[String],
     ) -> Result<Vec<RosterAccount>, CoreError> {
-        type Row = (i64, String, i64, Option<String>, i64);
+        type Row = (UserId, String, i64, Option<String>, i64);
         let mut found = Vec::new();
         for chunk in usernames.chunks(LOOKUP_CHUNK) {
             let placeholders: Vec<String> = (2..chunk.len() + 2).map(|i| format!("${i}")).collect();
@@ -304,7 +304,7 @@ impl Store {
                     password_hash,
                     must_change_password,
                 } => {
-                    let inserted: Result<(i64,), sqlx::Error> = sqlx::query_as(
+                    let inserted: Result<(UserId,), sqlx::Error> = sqlx::query_as(
                         "INSERT INTO users (username, display_name, email, password_hash, is_admin,
                                             must_change_password, disabled, created_at, updated_at)
                          VALUES ($1, $2, $3, $4, 0, $5, 0, $6, $6) RETURNING id",
@@ -356,7 +356,7 @@ impl Store {
 }
 
 /// Any membership change answers an open invitation to the course: it no longer stands.
-async fn forget_invitation<'c, E>(conn: E, course_id: i64, user_id: i64) -> Result<(), CoreError>
+async fn forget_invitation<'c, E>(conn: E, course_id: CourseId, user_id: UserId) -> Result<(), CoreError>
 where
     E: sqlx::Executor<'c, Database = sqlx::Any>,
 {
@@ -370,8 +370,8 @@ where
 
 pub(super) async fn enroll_student(
     conn: &mut sqlx::AnyConnection,
-    course_id: i64,
-    user_id: i64,
+    course_id: CourseId,
+    user_id: UserId,
     now: i64,
 ) -> Result<(), CoreError> {
     forget_invitation(&mut *conn, course_id, user_id).await?;

@@ -6,13 +6,14 @@
 use crate::sessions::{GpuSession, SessionKind, SessionPool, SessionState, SlicePlacement};
 use super::flag::Flag;
 use crate::CoreError;
+use crate::{CourseId, UserId};
 
 #[derive(sqlx::FromRow)]
 pub(super) struct GpuSessionRow {
     id: String,
-    user_id: i64,
+    user_id: UserId,
     username: String,
-    course_id: i64,
+    course_id: CourseId,
     #[sqlx(rename = "code")]
     course_code: String,
     #[sqlx(try_from = "String")]

@@ -7,12 +7,13 @@ use super::gpu_session_row::GpuSessionRow;
 use super::{now_ms, Store};
 use crate::sessions::{GpuSession, SessionEvent, SessionKind, SessionPool, SessionState, SlicePlacement};
 use crate::CoreError;
+use crate::{CourseId, UserId};
 
 /// A session as first written, in state `requested`.
 pub struct NewGpuSession<'a> {
     pub id: &'a str,
-    pub user_id: i64,
-    pub course_id: i64,
+    pub user_id: UserId,
+    pub course_id: CourseId,
     pub kind: SessionKind,
     pub pool: SessionPool,
     pub profile: &'a str,
@@ -41,7 +42,7 @@ struct EventColumns {
     at_ms: i64,
     state: String,
     detail: String,
-    user_id: i64,
+    user_id: UserId,
 }
 
 /// How stale the record of a Slurm job seen running may get.
@@ -89,7 +90,7 @@ async fn event_on(
 async fn record_event(
     conn: &mut sqlx::AnyConnection,
     id: &str,
-    user_id: i64,
+    user_id: UserId,
     at_ms: i64,
     state: SessionState,
     detail: &str,
@@ -182,7 +183,7 @@ impl Store {
     /// A user's sessions, newest first.
     pub async fn gpu_sessions_of_user(
         &self,
-        user_id: i64,
+        user_id: UserId,
         limit: i64,
     ) -> Result<Vec<GpuSession>, CoreError> {
         let rows = sqlx::query(&format!(
@@ -198,7 +199,7 @@ impl Store {
     /// One page of the user's ended and failed sessions, newest first.
     pub async fn past_sessions_of_user(
         &self,
-        user_id: i64,
+        user_id: UserId,
         offset: i64,
         limit: i64,
     ) -> Result<Vec<GpuSession>, CoreError> {
@@ -215,7 +216,7 @@ impl Store {
     }
 
     /// How many ended and failed sessions the user has.
-    pub async fn count_past_sessions_of_user(&self, user_id: i64) -> Result<i64, CoreError> {
+    pub async fn count_past_sessions_of_user(&self, user_id: UserId) -> Result<i64, CoreError> {
         let (total,): (i64,) =
             sqlx::query_as("SELECT COUNT(*) FROM gpu_sessions WHERE user_id = $1 AND live = 0")
                 .bind(user_id)
@@ -239,7 +240,7 @@ impl Store {
     }
 
     /// The course's sessions that are not over, oldest request first.
-    pub async fn live_sessions_of_course(&self, course_id: i64) -> Result<Vec<GpuSession>, CoreError> {
+    pub async fn live_sessions_of_course(&self, course_id: CourseId) -> Result<Vec<GpuSession>, CoreError> {
         let rows = sqlx::query(&format!(
             "{SELECT} WHERE s.course_id = $1 AND s.live = 1 ORDER BY s.requested_at, s.id"
         ))
@@ -253,7 +254,7 @@ impl Store {
     /// newest first, at most `limit`.
     pub async fn failed_starts_of_course(
         &self,
-        course_id: i64,
+        course_id: CourseId,
         since_ms: i64,
         limit: i64,
     ) -> Result<Vec<GpuSession>, CoreError> {
@@ -327,7 +328,7 @@ impl Store {
     ) -> Result<Option<SessionEvent>, CoreError> {
         let from = in_list(SessionState::Ready.allowed_from());
         let mut tx = self.begin_write().await?;
-        let updated: Option<(i64,)> = sqlx::query_as(&format!(
+        let updated: Option<(UserId,)> = sqlx::query_as(&format!(
             "UPDATE gpu_sessions SET state = 'ready', updated_at = $1, ready_at = $1, deadline_at = $2
              WHERE id = $3 AND state IN ({from}) RETURNING user_id"
         ))
@@ -393,7 +394,7 @@ impl Store {
         } else if let Some((end, reason)) = intended {
             query = query.bind(end.as_str()).bind(reason);
         }
-        let updated: Option<(i64,)> = query.fetch_optional(&mut *tx).await?;
+        let updated: Option<(UserId,)> = query.fetch_optional(&mut *tx).await?;
         let Some((user_id,)) = updated else {
             return Ok(None);
         };
@@ -432,7 +433,7 @@ impl Store {
             }
         }
         let from = in_list(SessionState::Allocating.allowed_from());
-        let updated: Option<(i64,)> = sqlx::query_as(&format!(
+        let updated: Option<(UserId,)> = sqlx::query_as(&format!(
             "UPDATE gpu_sessions SET state = 'allocating', updated_at = $1, gpu_uuid = $2,
                  gpu_index = $3, profile_id = $4, start_slice = $5, placement = $6,
                  created_instance = $7, released = 0

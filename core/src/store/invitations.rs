@@ -5,6 +5,7 @@
 use super::courses::{course_from_row, Course, CourseRow};
 use super::{now_ms, Store};
 use crate::CoreError;
+use crate::{CourseId, UserId};
 
 /// A course a user is invited to, and by whom.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,8 +24,8 @@ pub struct InvitedAccount {
 
 impl Store {
     /// The courses `user_id` is invited to, by course code.
-    pub async fn invitations_of_user(&self, user_id: i64) -> Result<Vec<Invitation>, CoreError> {
-        let rows: Vec<(i64, String, String, i64, String, i64)> = sqlx::query_as(
+    pub async fn invitations_of_user(&self, user_id: UserId) -> Result<Vec<Invitation>, CoreError> {
+        let rows: Vec<(CourseId, String, String, i64, String, i64)> = sqlx::query_as(
             "SELECT c.id, c.code, c.title, c.created_at, i.invited_by, i.invited_at
              FROM course_invitations i JOIN courses c ON c.id = i.course_id
              WHERE i.user_id = $1 ORDER BY c.code",
@@ -42,7 +43,7 @@ impl Store {
     }
 
     /// The accounts invited to the course and not yet answered, by username.
-    pub async fn invitations_of_course(&self, course_id: i64) -> Result<Vec<InvitedAccount>, CoreError> {
+    pub async fn invitations_of_course(&self, course_id: CourseId) -> Result<Vec<InvitedAccount>, CoreError> {
         let rows: Vec<(String, String)> = sqlx::query_as(
             "SELECT u.username, u.display_name FROM course_invitations i JOIN users u ON u.id = i.user_id
              WHERE i.course_id = $1 ORDER BY u.username",
@@ -58,7 +59,7 @@ impl Store {
 
     /// Answers `user_id`'s invitation to the course: joining makes them a student of it;
     /// either way the invitation is gone. False when there was no such invitation.
-    pub async fn answer_invitation(&self, course_id: i64, user_id: i64, join: bool) -> Result<bool, CoreError> {
+    pub async fn answer_invitation(&self, course_id: CourseId, user_id: UserId, join: bool) -> Result<bool, CoreError> {
         let mut tx = self.begin_write().await?;
         let removed = sqlx::query("DELETE FROM course_invitations WHERE course_id = $1 AND user_id = $2")
             .bind(course_id)

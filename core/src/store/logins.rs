@@ -3,6 +3,7 @@
 use super::users::{user_from_row, UserRow, USER_COLUMNS};
 use super::{Store, User};
 use crate::CoreError;
+use crate::UserId;
 
 /// A stored login session with its account. Times are epoch milliseconds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,7 +18,7 @@ pub struct StoredLogin {
 impl Store {
     pub async fn insert_login(
         &self,
-        user_id: i64,
+        user_id: UserId,
         token_sha256: &str,
         now_ms: i64,
         expires_at_ms: i64,
@@ -47,7 +48,7 @@ impl Store {
             i64,
             i64,
             i64,
-            i64,
+            UserId,
             String,
             String,
             Option<String>,
@@ -97,7 +98,7 @@ impl Store {
     }
 
     /// Ends every session of the user; returns how many there were.
-    pub async fn delete_logins_of_user(&self, user_id: i64) -> Result<u64, CoreError> {
+    pub async fn delete_logins_of_user(&self, user_id: UserId) -> Result<u64, CoreError> {
         let done = sqlx::query("DELETE FROM user_sessions WHERE user_id = $1")
             .bind(user_id)
             .execute(self.pool())
@@ -122,7 +123,7 @@ impl Store {
         Ok(done.rows_affected())
     }
 
-    pub async fn count_logins_of_user(&self, user_id: i64) -> Result<i64, CoreError> {
+    pub async fn count_logins_of_user(&self, user_id: UserId) -> Result<i64, CoreError> {
         let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM user_sessions WHERE user_id = $1")
             .bind(user_id)
             .fetch_one(self.pool())

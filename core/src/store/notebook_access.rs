@@ -4,12 +4,13 @@
 use super::flag::Flag;
 use super::{now_ms, Store};
 use crate::CoreError;
+use crate::UserId;
 
 /// A redeemed ticket: who may enter which session, and where to go first.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct RedeemedTicket {
     pub session_id: String,
-    pub user_id: i64,
+    pub user_id: UserId,
     pub path: String,
 }
 
@@ -17,7 +18,7 @@ pub struct RedeemedTicket {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GrantRow {
     pub session_id: String,
-    pub user_id: i64,
+    pub user_id: UserId,
     pub user_is_admin: bool,
     pub user_disabled: bool,
 }
@@ -34,7 +35,7 @@ struct TicketColumns {
 #[derive(sqlx::FromRow)]
 struct GrantColumns {
     session_id: String,
-    user_id: i64,
+    user_id: UserId,
     #[sqlx(try_from = "i64")]
     is_admin: Flag,
     #[sqlx(try_from = "i64")]
@@ -49,7 +50,7 @@ impl Store {
         &self,
         token_sha256: &str,
         session_id: &str,
-        user_id: i64,
+        user_id: UserId,
         path: &str,
         expires_at_ms: i64,
     ) -> Result<(), CoreError> {
@@ -94,7 +95,7 @@ impl Store {
         &self,
         token_sha256: &str,
         session_id: &str,
-        user_id: i64,
+        user_id: UserId,
         expires_at_ms: i64,
     ) -> Result<(), CoreError> {
         // Expired grants are of no use to anyone (a session's outlive it by minutes at most).

@@ -3,6 +3,7 @@
 use super::flag::Flag;
 use super::{now_ms, Store};
 use crate::CoreError;
+use crate::CourseId;
 
 /// A course's stored policy; lists as written (comma-separated), `None` for "the
 /// configured default" (limits) or "none" (quota, term dates).
@@ -73,7 +74,7 @@ impl From<PolicyColumns> for PolicyRow {
 }
 
 impl Store {
-    pub async fn course_policy(&self, course_id: i64) -> Result<Option<PolicyRow>, CoreError> {
+    pub async fn course_policy(&self, course_id: CourseId) -> Result<Option<PolicyRow>, CoreError> {
         let row: Option<PolicyColumns> = sqlx::query_as(
             "SELECT allowed_images, allowed_profiles, max_session_minutes, internet,
                     max_sessions, max_slices, quota_slice_minutes, quota_period,
@@ -87,7 +88,7 @@ impl Store {
         Ok(row.map(PolicyRow::from))
     }
 
-    pub async fn set_course_policy(&self, course_id: i64, policy: &PolicyRow) -> Result<(), CoreError> {
+    pub async fn set_course_policy(&self, course_id: CourseId, policy: &PolicyRow) -> Result<(), CoreError> {
         let mut tx = self.begin_write().await?;
         sqlx::query("DELETE FROM course_policies WHERE course_id = $1")
             .bind(course_id)

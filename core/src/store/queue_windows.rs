@@ -4,6 +4,7 @@ use sqlx::FromRow;
 
 use super::Store;
 use crate::CoreError;
+use crate::{CourseId, UserId};
 
 /// The slices kept for one waiting session.
 #[derive(Debug, Clone, PartialEq, Eq, FromRow)]
@@ -88,8 +89,8 @@ impl Store {
 #[derive(Debug, Clone, PartialEq, Eq, FromRow)]
 pub struct WaitingClaim {
     pub id: String,
-    pub user_id: i64,
-    pub course_id: i64,
+    pub user_id: UserId,
+    pub course_id: CourseId,
     pub state: String,
     pub profile: String,
     pub requested_at: i64,

@@ -2,18 +2,19 @@
 
 use super::Store;
 use crate::CoreError;
+use crate::{CourseId, UserId};
 
 /// One session's time on a slice, as the usage ledger holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UsageInterval {
-    pub user_id: i64,
+    pub user_id: UserId,
     pub profile: String,
     pub started_at_ms: i64,
     /// `None` while the session still runs.
     pub ended_at_ms: Option<i64>,
 }
 
-type IntervalRow = (i64, String, i64, Option<i64>);
+type IntervalRow = (UserId, String, i64, Option<i64>);
 
 fn interval((user_id, profile, started_at_ms, ended_at_ms): IntervalRow) -> UsageInterval {
     UsageInterval { user_id, profile, started_at_ms, ended_at_ms }
@@ -23,8 +24,8 @@ impl Store {
     /// The student's intervals in the course that overlap `[from, until)`.
     pub async fn usage_intervals(
         &self,
-        course_id: i64,
-        user_id: i64,
+        course_id: CourseId,
+        user_id: UserId,
         from_ms: i64,
         until_ms: i64,
     ) -> Result<Vec<UsageInterval>, CoreError> {
@@ -45,8 +46,8 @@ impl Store {
     /// Extra slice-minutes granted to the student in the course within `[from, until)`.
     pub async fn granted_minutes(
         &self,
-        course_id: i64,
-        user_id: i64,
+        course_id: CourseId,
+        user_id: UserId,
         from_ms: i64,
         until_ms: i64,
     ) -> Result<i64, CoreError> {
@@ -65,8 +66,8 @@ impl Store {
 
     pub async fn add_quota_grant(
         &self,
-        course_id: i64,
-        user_id: i64,
+        course_id: CourseId,
+        user_id: UserId,
         slice_minutes: i64,
         reason: &str,
         granted_by: &str,

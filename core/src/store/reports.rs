@@ -5,6 +5,7 @@
 
 use super::Store;
 use crate::CoreError;
+use crate::CourseId;
 
 /// The period a report reads, and whose rows.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,7 +15,7 @@ pub struct UsageWindow<'a> {
     /// Where open intervals end: now, or the period's end if that is earlier.
     pub until_ms: i64,
     /// Only these courses' rows when given (an empty list matches nothing).
-    pub courses: Option<&'a [i64]>,
+    pub courses: Option<&'a [CourseId]>,
 }
 
 /// What a report groups by, as the SQL that names a row's group.

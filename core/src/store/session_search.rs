@@ -4,12 +4,13 @@ use super::gpu_sessions::{in_list, session_from, SELECT};
 use super::Store;
 use crate::sessions::{GpuSession, SessionState};
 use crate::CoreError;
+use crate::CourseId;
 
 /// Sessions in `states` that are live or were asked for since `since_ms`, narrowed by
 /// course, user and GPU where those are set; live ones first, newest first.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionSearch {
-    pub course_id: Option<i64>,
+    pub course_id: Option<CourseId>,
     pub username: String,
     pub gpu_uuid: String,
     pub states: Vec<SessionState>,
@@ -28,7 +29,7 @@ impl Store {
              ORDER BY s.live DESC, s.requested_at DESC, s.id LIMIT $5",
             in_list(&q.states)
         ))
-        .bind(q.course_id.unwrap_or(0))
+        .bind(q.course_id.map_or(0, |c| c.0))
         .bind(q.username.clone())
         .bind(q.gpu_uuid.clone())
         .bind(q.since_ms)

@@ -2,6 +2,7 @@
 
 use super::{now_ms, Store};
 use crate::CoreError;
+use crate::UserId;
 
 /// What a listed portal name is bound to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -11,7 +12,7 @@ pub enum SlurmLink {
     /// Listed before its account existed: an administrator has yet to bind it.
     Pending,
     /// Bound to this account.
-    Account(i64),
+    Account(UserId),
 }
 
 impl Store {
@@ -50,7 +51,7 @@ impl Store {
     }
 
     pub async fn slurm_link(&self, name: &str) -> Result<SlurmLink, CoreError> {
-        let row: Option<Option<i64>> = sqlx::query_scalar("SELECT user_id FROM slurm_links WHERE portal_username = $1")
+        let row: Option<Option<UserId>> = sqlx::query_scalar("SELECT user_id FROM slurm_links WHERE portal_username = $1")
             .bind(name)
             .fetch_optional(self.pool())
             .await?;

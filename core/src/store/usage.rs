@@ -6,12 +6,13 @@ use serde::Serialize;
 use super::{now_ms, Store};
 use crate::sessions::GpuSession;
 use crate::CoreError;
+use crate::{CourseId, UserId};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct UsageRow {
     pub session_id: String,
-    pub user_id: i64,
-    pub course_id: i64,
+    pub user_id: UserId,
+    pub course_id: CourseId,
     pub gpu_uuid: String,
     pub profile: String,
     pub placement: String,
@@ -109,7 +110,7 @@ impl Store {
     }
 
     pub async fn usage_rows(&self) -> Result<Vec<UsageRow>, CoreError> {
-        let rows: Vec<(String, i64, i64, String, String, String, String, String, i64, Option<i64>, Option<String>)> =
+        let rows: Vec<(String, UserId, CourseId, String, String, String, String, String, i64, Option<i64>, Option<String>)> =
             sqlx::query_as(
                 "SELECT session_id, user_id, course_id, gpu_uuid, profile, placement, image, kind,
                         started_at, ended_at, end_reason FROM usage_ledger ORDER BY started_at",

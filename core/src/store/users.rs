@@ -1,13 +1,13 @@
 use serde::Serialize;
 
 use super::{now_ms, Store};
-use crate::CoreError;
+use crate::{CoreError, UserId};
 
 /// An account as the rest of the portal sees it; the password hash never leaves the store
 /// except through [`Store::user_credentials`] and [`Store::password_hash_of`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct User {
-    pub id: i64,
+    pub id: UserId,
     /// Lowercase `a-z0-9._-`, unique.
     pub username: String,
     pub display_name: String,
@@ -33,7 +33,7 @@ pub struct NewUserRow<'a> {
 pub(crate) const USER_COLUMNS: &str =
     "u.id, u.username, u.display_name, u.email, u.is_admin, u.must_change_password, u.disabled, u.created_at";
 
-pub(crate) type UserRow = (i64, String, String, Option<String>, i64, i64, i64, i64);
+pub(crate) type UserRow = (UserId, String, String, Option<String>, i64, i64, i64, i64);
 
 pub(crate) fn user_from_row(row: UserRow) -> User {
     let (
@@ -73,7 +73,7 @@ impl Store {
     /// Fails with `Conflict` when the username is taken.
     pub async fn insert_user(&self, new: &NewUserRow<'_>) -> Result<User, CoreError> {
         let now = now_ms();
-        let inserted: Result<(i64,), sqlx::Error> = sqlx::query_as(
+        let inserted: Result<(UserId,), sqlx::Error> = sqlx::query_as(
             "INSERT INTO users (username, display_name, email, password_hash, is_admin,
                                 must_change_password, disabled, created_at, updated_at)
              VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $7) RETURNING id",
@@ -106,7 +106,7 @@ impl Store {
         }
     }
 
-    pub async fn user_by_id(&self, id: i64) -> Result<Option<User>, CoreError> {
+    pub async fn user_by_id(&self, id: UserId) -> Result<Option<User>, CoreError> {
         let row: Option<UserRow> = sqlx::query_as(&format!(
             "SELECT {USER_COLUMNS} FROM users u WHERE u.id = $1"
         ))
@@ -131,7 +131,7 @@ impl Store {
             return Ok(None);
         }
         type Row = (
-            i64,
+            UserId,
             String,
             String,
             Option<String>,
@@ -157,7 +157,7 @@ impl Store {
         ))
     }
 
-    pub async fn password_hash_of(&self, user_id: i64) -> Result<Option<String>, CoreError> {
+    pub async fn password_hash_of(&self, user_id: UserId) -> Result<Option<String>, CoreError> {
         let row: Option<(String,)> =
             sqlx::query_as("SELECT password_hash FROM users WHERE id = $1")
                 .bind(user_id)
@@ -179,7 +179,7 @@ impl Store {
     /// Replaces the password and ends every session of the user, in one transaction.
     pub async fn replace_password(
         &self,
-        user_id: i64,
+        user_id: UserId,
         password_hash: &str,
         must_change_password: bool,
     ) -> Result<(), CoreError> {
@@ -208,7 +208,7 @@ impl Store {
 
     /// Disabling also ends every session of the user. The last enabled administrator
     /// cannot be disabled: the call fails with `InvalidRequest` and changes nothing.
-    pub async fn set_user_disabled(&self, user_id: i64, disabled: bool) -> Result<(), CoreError> {
+    pub async fn set_user_disabled(&self, user_id: UserId, disabled: bool) -> Result<(), CoreError> {
         let mut tx = self.begin_write().await?;
         let updated = sqlx::query(
             "UPDATE users SET disabled = $1, updated_at = $2
@@ -238,7 +238,7 @@ impl Store {
     }
 
     /// The last enabled administrator cannot lose the role (`InvalidRequest`).
-    pub async fn set_user_admin(&self, user_id: i64, is_admin: bool) -> Result<(), CoreError> {
+    pub async fn set_user_admin(&self, user_id: UserId, is_admin: bool) -> Result<(), CoreError> {
         let updated = sqlx::query(
             "UPDATE users SET is_admin = $1, updated_at = $2
              WHERE id = $3
@@ -260,7 +260,7 @@ impl Store {
         Ok(())
     }
 
-    async fn why_not_updated(&self, user_id: i64, verb: &str) -> CoreError {
+    async fn why_not_updated(&self, user_id: UserId, verb: &str) -> CoreError {
         match self.user_by_id(user_id).await {
             Ok(Some(user)) => CoreError::InvalidRequest(format!(
                 "cannot {verb} {}: it is the last enabled administrator account",

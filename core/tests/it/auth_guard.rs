@@ -2,13 +2,14 @@
 
 use slicehub_core::auth::{authorize, Action, Caller, Denied};
 use slicehub_core::store::Role;
+use slicehub_core::{CourseId, UserId};
 
-const COURSE_A: i64 = 10;
-const COURSE_B: i64 = 20;
-const ADMIN: i64 = 1;
-const STUDENT_A: i64 = 2;
+const COURSE_A: CourseId = CourseId(10);
+const COURSE_B: CourseId = CourseId(20);
+const ADMIN: UserId = UserId(1);
+const STUDENT_A: UserId = UserId(2);
 
-fn user(id: i64, is_admin: bool, must_change: bool, memberships: &[(i64, Role)]) -> Caller {
+fn user(id: UserId, is_admin: bool, must_change: bool, memberships: &[(CourseId, Role)]) -> Caller {
     Caller::User {
         id,
         username: format!("user{id}"),
@@ -28,16 +29,16 @@ fn callers() -> [(&'static str, Caller); 6] {
         ),
         (
             "student of B",
-            user(3, false, false, &[(COURSE_B, Role::Student)]),
+            user(UserId(3), false, false, &[(COURSE_B, Role::Student)]),
         ),
         (
             "instructor of A",
-            user(4, false, false, &[(COURSE_A, Role::Instructor)]),
+            user(UserId(4), false, false, &[(COURSE_A, Role::Instructor)]),
         ),
         ("admin", user(ADMIN, true, false, &[])),
         (
             "must change password",
-            user(5, false, true, &[(COURSE_A, Role::Student)]),
+            user(UserId(5), false, true, &[(COURSE_A, Role::Student)]),
         ),
     ]
 }
@@ -210,7 +211,7 @@ fn an_admin_with_a_one_time_password_must_change_it_first() {
 #[test]
 fn one_person_can_teach_one_course_and_take_another() {
     let both = user(
-        7,
+        UserId(7),
         false,
         false,
         &[(COURSE_A, Role::Instructor), (COURSE_B, Role::Student)],

@@ -521,7 +521,7 @@ async fn a_one_time_password_forces_a_change_before_anything_else(store: Store) 
     );
     let caller = f.auth.caller(Some(&ok.token)).await.unwrap();
     assert_eq!(
-        authorize(&caller, &Action::ViewCourse(1)),
+        authorize(&caller, &Action::ViewCourse(slicehub_core::CourseId(1))),
         Err(Denied::MustChangePassword)
     );
     assert_eq!(authorize(&caller, &Action::ViewOwnAccount), Ok(()));

@@ -13,6 +13,7 @@ use slicehub_core::sessions::SessionState::{Ended, Queued, Ready};
 use slicehub_core::sessions::BookingRequest;
 use slicehub_core::courses::{set_policy, PolicyForm, PolicyFormRules};
 use slicehub_core::store::{Role, Store};
+use slicehub_core::UserId;
 
 const LAUNCH: Duration = Duration::from_secs(120);
 const STUDENTS: usize = 40;
@@ -38,7 +39,7 @@ async fn a_booked_lab_gets_its_slices_while_another_course_floods(store: Store) 
         lab.store.remove_member(lab.course_id, id, Role::Student).await.unwrap();
         flooders.push(id);
     }
-    let other_claim = |user: i64| {
+    let other_claim = |user: UserId| {
         let mut claim = lab.job(user, &["sleep", "600"]);
         claim.course_id = other.id;
         claim

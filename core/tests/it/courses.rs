@@ -134,7 +134,7 @@ async fn instructors_are_assigned_and_may_take_other_courses(store: Store) {
         members(&store, &cs).await,
         vec![("tina".to_string(), Role::Instructor)]
     );
-    let err = assign_instructor(&store, cs.id, 9_999, "admin")
+    let err = assign_instructor(&store, cs.id, slicehub_core::UserId(9_999), "admin")
         .await
         .unwrap_err();
     assert!(matches!(err, CoreError::NotFound(_)), "{err}");
@@ -421,7 +421,7 @@ async fn roster_without_a_header_is_refused(store: Store) {
         "{:?}",
         preview.errors
     );
-    let err = preview_roster(&store, 9_999, b"username,display name\n", Importer::Administrator)
+    let err = preview_roster(&store, slicehub_core::CourseId(9_999), b"username,display name\n", Importer::Administrator)
         .await
         .unwrap_err();
     assert!(matches!(err, CoreError::NotFound(_)), "{err}");

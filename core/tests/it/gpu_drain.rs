@@ -9,12 +9,13 @@ use crate::lab::lab;
 use slicehub_core::fleet;
 use slicehub_core::sessions::SessionState::{Queued, Ready};
 use slicehub_core::store::Store;
+use slicehub_core::UserId;
 
 const LAUNCH: Duration = Duration::from_secs(30);
 
 async fn a_drained_gpu_takes_no_new_session_and_keeps_its_own(store: Store) {
     let lab = lab(store, "2 x H100-80GB", |_| {}).await;
-    let three_g = |user: i64| {
+    let three_g = |user: UserId| {
         let mut claim = lab.job(user, &["sleep", "600"]);
         claim.profile = "3g.40gb".into();
         claim

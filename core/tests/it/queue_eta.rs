@@ -13,6 +13,8 @@ use slicehub_core::sessions::SessionState::{Allocating, Creating, Queued, Ready,
 use slicehub_core::sessions::Sessions;
 use slicehub_core::courses::{set_policy, PolicyForm, PolicyFormRules};
 use slicehub_core::store::{Role, Store};
+use slicehub_core::CourseId;
+use slicehub_core::UserId;
 
 fn now_ms() -> i64 {
     std::time::SystemTime::now()
@@ -25,7 +27,7 @@ const LAUNCH: Duration = Duration::from_secs(30);
 const MIN: i64 = 60_000;
 
 /// Sessions of the course stop after `minutes`; any size up to a whole GPU.
-async fn set_limit(lab: &Lab, course_id: i64, minutes: u32) {
+async fn set_limit(lab: &Lab, course_id: CourseId, minutes: u32) {
     let known = lab.sessions.known_profiles().await.unwrap();
     let form = PolicyForm {
         images: BUSYBOX.into(),
@@ -43,7 +45,7 @@ async fn set_limit(lab: &Lab, course_id: i64, minutes: u32) {
 }
 
 /// A second course whose sessions stop after `minutes`; `user` joins it as a student.
-async fn short_course(lab: &Lab, minutes: u32, user: i64) -> i64 {
+async fn short_course(lab: &Lab, minutes: u32, user: UserId) -> CourseId {
     let course = lab
         .store
         .insert_course("CS-LAB", "Short lab")
@@ -66,7 +68,7 @@ async fn a_big_claim_keeps_its_place_and_its_latest_start(store: Store) {
         lab.student("cat").await,
         lab.student("dan").await,
     ];
-    let sized = |user: i64, profile: &str| {
+    let sized = |user: UserId, profile: &str| {
         let mut claim = lab.job(user, &["sleep", "600"]);
         claim.profile = profile.into();
         claim

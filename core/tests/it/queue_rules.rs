@@ -7,11 +7,12 @@ use slicehub_core::sessions::{ClaimRequest, SessionState};
 use slicehub_core::store::Store;
 
 use crate::lab::{lab_on_fake, Lab};
+use slicehub_core::UserId;
 
 const SOON: Duration = Duration::from_secs(10);
 
 /// A job that takes the whole simulated H100.
-fn whole(lab: &Lab, user: i64) -> ClaimRequest {
+fn whole(lab: &Lab, user: UserId) -> ClaimRequest {
     let mut claim = lab.job(user, &["sleep", "600"]);
     claim.profile = "7g.80gb".into();
     claim

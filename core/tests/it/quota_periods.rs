@@ -72,9 +72,9 @@ fn slice_hours_count_compute_slices_times_hours_inside_the_period() {
     let t0 = at("2026-11-23T10:00:00Z");
     let intervals = [
         // A 3g for two hours, half of it before the period began.
-        UsageInterval { user_id: 1, profile: "3g.40gb".into(), started_at_ms: t0 - hour, ended_at_ms: Some(t0 + hour) },
+        UsageInterval { user_id: slicehub_core::UserId(1), profile: "3g.40gb".into(), started_at_ms: t0 - hour, ended_at_ms: Some(t0 + hour) },
         // A 1g still running.
-        UsageInterval { user_id: 1, profile: "1g.10gb".into(), started_at_ms: t0 + 2 * hour, ended_at_ms: None },
+        UsageInterval { user_id: slicehub_core::UserId(1), profile: "1g.10gb".into(), started_at_ms: t0 + 2 * hour, ended_at_ms: None },
     ];
     let used = charged_ms(&intervals, t0, t0 + 3 * hour + hour / 2);
     assert_eq!(used, 3 * hour + hour + hour / 2);

@@ -11,6 +11,7 @@ use slicehub_core::quotas::{compute_slices, hours};
 use slicehub_core::reports::{memory_gb, report_csv, report_for, usage_report, GroupBy, ReportForm, ReportQuery, UsageReport};
 use slicehub_core::store::{NewUserRow, Role, Store};
 use slicehub_core::CoreError;
+use slicehub_core::{CourseId, UserId};
 
 const MINUTE: i64 = 60_000;
 
@@ -93,14 +94,14 @@ fn spans() -> Vec<Span> {
 }
 
 /// A plain account's id.
-async fn account(store: &Store, name: &str) -> i64 {
+async fn account(store: &Store, name: &str) -> UserId {
     let new = NewUserRow { username: name, display_name: name, email: None, password_hash: "x", is_admin: false, must_change_password: false };
     store.insert_user(&new).await.unwrap().id
 }
 
 struct Ledger {
-    users: HashMap<&'static str, i64>,
-    courses: HashMap<&'static str, i64>,
+    users: HashMap<&'static str, UserId>,
+    courses: HashMap<&'static str, CourseId>,
 }
 
 async fn write_ledger(store: &Store, spans: &[Span]) -> Ledger {
@@ -293,7 +294,7 @@ fn render(report: &UsageReport) -> String {
 
 async fn bad_fields_get_plain_messages(store: Store) {
     let admin = Caller::User {
-        id: 1,
+        id: UserId(1),
         username: "root".into(),
         is_admin: true,
         must_change_password: false,

@@ -13,6 +13,7 @@ use axum::response::{Html, IntoResponse, Response};
 use slicehub_app::api::ssr::{Action, Caller};
 use slicehub_core::auth::{authorize, Denied};
 use slicehub_core::Services;
+use slicehub_core::CourseId;
 
 /// What a page path requires.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,7 +87,7 @@ pub fn rule(path: &str) -> PageRule {
 
 /// `None` lets the request through; otherwise the answer to send instead.
 pub async fn check(services: &Services, uri: &Uri, caller: &Caller) -> Option<Response> {
-    let (code, action_on): (String, fn(i64) -> Action) = match rule(uri.path()) {
+    let (code, action_on): (String, fn(CourseId) -> Action) = match rule(uri.path()) {
         PageRule::Public => return None,
         PageRule::NotCanonical => return Some(not_found()),
         PageRule::Needs(action) => return answer(caller, &action, uri),
@@ -138,14 +139,14 @@ pub fn answer(caller: &Caller, action: &Action, uri: &Uri) -> Option<Response> {
 }
 
 /// The course whose page `action` guards, for the actions the course pages need.
-fn course_page_of(action: &Action) -> Option<i64> {
+fn course_page_of(action: &Action) -> Option<CourseId> {
     match *action {
         Action::ViewCourse(course) | Action::SetCoursePolicy(course) | Action::WatchClass(course) => Some(course),
         _ => None,
     }
 }
 
-fn member_of(caller: &Caller, course: i64) -> bool {
+fn member_of(caller: &Caller, course: CourseId) -> bool {
     match caller {
         Caller::User { memberships, .. } => memberships.iter().any(|(c, _)| *c == course),
         Caller::Anonymous => false,
@@ -271,9 +272,9 @@ mod tests {
         assert_eq!(rule("/user/alice/s-1/lab"), PageRule::Public);
     }
 
-    fn user(memberships: Vec<(i64, slicehub_core::store::Role)>, is_admin: bool) -> Caller {
+    fn user(memberships: Vec<(CourseId, slicehub_core::store::Role)>, is_admin: bool) -> Caller {
         Caller::User {
-            id: 7,
+            id: slicehub_core::UserId(7),
             username: "bob".into(),
             is_admin,
             must_change_password: false,
@@ -291,23 +292,23 @@ mod tests {
     async fn a_course_one_does_not_belong_to_looks_like_no_course_at_all() {
         use slicehub_core::store::Role;
         let uri: Uri = "/courses/CS-101/class".parse().unwrap();
-        let outsider = user(vec![(2, Role::Student)], false);
+        let outsider = user(vec![(CourseId(2), Role::Student)], false);
         let missing = status_and_body(no_such_course(&outsider)).await;
         assert_eq!(missing.0, StatusCode::NOT_FOUND);
-        for action in [Action::ViewCourse(1), Action::SetCoursePolicy(1), Action::WatchClass(1)] {
+        for action in [Action::ViewCourse(CourseId(1)), Action::SetCoursePolicy(CourseId(1)), Action::WatchClass(CourseId(1))] {
             let refused = answer(&outsider, &action, &uri).expect("refused");
             assert_eq!(status_and_body(refused).await, missing, "{action:?}");
         }
         // A member without the role, and a page for another role: 403.
-        let student = user(vec![(1, Role::Student)], false);
-        let refused = answer(&student, &Action::WatchClass(1), &uri).expect("refused");
+        let student = user(vec![(CourseId(1), Role::Student)], false);
+        let refused = answer(&student, &Action::WatchClass(CourseId(1)), &uri).expect("refused");
         assert_eq!(refused.status(), StatusCode::FORBIDDEN);
         let refused = answer(&outsider, &Action::ListUsers, &uri).expect("refused");
         assert_eq!(refused.status(), StatusCode::FORBIDDEN);
         // Allowed stays allowed; anonymous callers sign in first.
-        assert!(answer(&student, &Action::ViewCourse(1), &uri).is_none());
-        assert!(answer(&user(vec![], true), &Action::WatchClass(1), &uri).is_none());
-        let anonymous = answer(&Caller::Anonymous, &Action::ViewCourse(1), &uri).expect("sign in");
+        assert!(answer(&student, &Action::ViewCourse(CourseId(1)), &uri).is_none());
+        assert!(answer(&user(vec![], true), &Action::WatchClass(CourseId(1)), &uri).is_none());
+        let anonymous = answer(&Caller::Anonymous, &Action::ViewCourse(CourseId(1)), &uri).expect("sign in");
         assert_eq!(anonymous.status(), StatusCode::SEE_OTHER);
     }
 

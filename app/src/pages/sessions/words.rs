@@ -93,7 +93,7 @@ mod tests {
     fn waiting(place: Option<u32>, eta: Option<Eta>) -> SessionView {
         SessionView {
             id: "s-1".into(),
-            course_id: 1,
+            course_id: crate::views::CourseId(1),
             course: "CS-101".into(),
             kind: SessionKind::Job,
             profile: "1g.10gb".into(),

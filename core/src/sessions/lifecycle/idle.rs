@@ -17,6 +17,7 @@ use crate::sessions::pools::{pool, POOLS};
 use crate::courses::{policy_of, CoursePolicy};
 use crate::store::IdleRow;
 use crate::CoreError;
+use crate::CourseId;
 
 /// An idle warning as the pages show it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -92,7 +93,7 @@ impl Sessions {
             waiting.insert(which, pool(which).waiting_profiles(self).await?);
         }
         let proxy_seen = self.idle.seen_active.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        let mut policies: HashMap<i64, CoursePolicy> = HashMap::new();
+        let mut policies: HashMap<CourseId, CoursePolicy> = HashMap::new();
         for session in &running {
             if !policies.contains_key(&session.course_id) {
                 policies.insert(session.course_id, policy_of(store, &self.ctx.config, session.course_id).await?);

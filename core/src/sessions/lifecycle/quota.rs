@@ -7,6 +7,7 @@ use crate::sessions::model::SessionState;
 use crate::courses::policy_of;
 use crate::quotas::budget_at;
 use crate::CoreError;
+use crate::{CourseId, UserId};
 
 impl Sessions {
     /// Stops every running session of a student whose budget in the session's course is
@@ -14,7 +15,7 @@ impl Sessions {
     /// the clock's time on every pass.
     pub async fn enforce_quotas_at(&self, now_ms: i64) -> Result<usize, CoreError> {
         let store = &self.ctx.store;
-        let mut students: BTreeMap<(i64, i64), Vec<String>> = BTreeMap::new();
+        let mut students: BTreeMap<(CourseId, UserId), Vec<String>> = BTreeMap::new();
         for session in store.gpu_sessions_in(&[SessionState::Ready]).await? {
             students.entry((session.course_id, session.user_id)).or_default().push(session.id);
         }

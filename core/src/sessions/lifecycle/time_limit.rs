@@ -81,9 +81,9 @@ mod tests {
     fn claimed(requested_at_ms: i64, limit_minutes: i64) -> GpuSession {
         GpuSession {
             id: "s".into(),
-            user_id: 1,
+            user_id: crate::UserId(1),
             username: "ada".into(),
-            course_id: 1,
+            course_id: crate::CourseId(1),
             course_code: "CS-101".into(),
             kind: SessionKind::Job,
             pool: SessionPool::Local,

@@ -10,6 +10,7 @@ use super::SlicePool;
 use crate::sessions::model::SessionState;
 use crate::sessions::service::Sessions;
 use crate::CoreError;
+use crate::CourseId;
 
 pub(in crate::sessions) struct LocalPool;
 
@@ -22,7 +23,7 @@ impl SlicePool for LocalPool {
     async fn hold_course_share<'a>(
         &self,
         sessions: &'a Sessions,
-        course_id: i64,
+        course_id: CourseId,
         course_code: &str,
         profile: &str,
     ) -> Result<Option<tokio::sync::MutexGuard<'a, ()>>, CoreError> {

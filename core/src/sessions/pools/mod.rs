@@ -16,6 +16,7 @@ use super::model::SessionPool;
 use super::service::Sessions;
 use crate::config::Config;
 use crate::CoreError;
+use crate::CourseId;
 
 pub(in crate::sessions) use local::LocalPool;
 pub(in crate::sessions) use slurm::SlurmPool;
@@ -31,7 +32,7 @@ pub(in crate::sessions) trait SlicePool: Send + Sync {
     async fn hold_course_share<'a>(
         &self,
         sessions: &'a Sessions,
-        course_id: i64,
+        course_id: CourseId,
         course_code: &str,
         profile: &str,
     ) -> Result<Option<tokio::sync::MutexGuard<'a, ()>>, CoreError>;

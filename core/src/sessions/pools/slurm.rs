@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use super::SlicePool;
 use crate::sessions::service::Sessions;
 use crate::CoreError;
+use crate::CourseId;
 
 pub(in crate::sessions) struct SlurmPool;
 
@@ -27,7 +28,7 @@ impl SlicePool for SlurmPool {
     async fn hold_course_share<'a>(
         &self,
         _sessions: &'a Sessions,
-        _course_id: i64,
+        _course_id: CourseId,
         _course_code: &str,
         _profile: &str,
     ) -> Result<Option<tokio::sync::MutexGuard<'a, ()>>, CoreError> {

@@ -19,6 +19,7 @@ use slicehub_docker::Engine;
 use slicehub_core::sessions::{ClaimRequest, GpuSession, SessionState, Sessions, Workload};
 use slicehub_core::courses::{set_policy, PolicyForm, PolicyFormRules};
 use slicehub_core::store::{NewUserRow, Role, Store};
+use slicehub_core::{CourseId, UserId};
 
 pub const BUSYBOX: &str = "slicehub/busybox:offline";
 
@@ -52,7 +53,7 @@ pub struct Lab {
     pub config: Arc<Config>,
     /// The sessions' clock: real time, unless a test skips ahead.
     pub clock: Arc<SkippingClock>,
-    pub course_id: i64,
+    pub course_id: CourseId,
     /// The portal instance id its containers and networks are labelled with.
     pub instance: String,
     _dir: tempfile::TempDir,
@@ -144,7 +145,7 @@ impl Lab {
         set_policy(&self.store, &self.config, self.course_id, &policy, &known, "instructor").await.unwrap();
     }
 
-    pub async fn student(&self, username: &str) -> i64 {
+    pub async fn student(&self, username: &str) -> UserId {
         let user = self
             .store
             .insert_user(&NewUserRow {
@@ -164,7 +165,7 @@ impl Lab {
         user.id
     }
 
-    pub fn job(&self, user_id: i64, argv: &[&str]) -> ClaimRequest {
+    pub fn job(&self, user_id: UserId, argv: &[&str]) -> ClaimRequest {
         ClaimRequest {
             user_id,
             course_id: self.course_id,
