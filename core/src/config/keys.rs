@@ -110,7 +110,7 @@ pub static KEYS: &[KeySpec] = &[
         expected: "empty, or the URL browsers use for the portal, such as https://gpu.example.edu",
         doc: "How browsers reach the portal; notebook hosts use its scheme and port. Empty: http:// and server.bind.",
         apply: |c, v| {
-            c.server.public_url = unless_empty(v).map(PublicUrl::parse).transpose()?;
+            c.server.public_url = unless_empty(v.trim().trim_end_matches('/')).map(PublicUrl::parse).transpose()?;
             Ok(())
         },
     },

@@ -134,6 +134,17 @@ fn secure_cookies_for_public_url(
     }
 }
 
+/// Keys whose values are secrets: a refusal names the key and never repeats the value.
+const SECRET_KEYS: [&str; 3] = ["metrics.token", "slurm.token", "database.url"];
+
+/// A refused value as a refusal may repeat it.
+fn shown(key: &str, value: String) -> String {
+    match SECRET_KEYS.contains(&key) {
+        true => "(a secret, not shown)".to_string(),
+        false => value,
+    }
+}
+
 fn apply(config: &mut Config, key: &str, value: &str, origin: &str) -> Result<(), ConfigError> {
     let Some(spec) = KEYS.iter().find(|k| k.key == key) else {
         return Err(ConfigError::UnknownKey {
@@ -144,7 +155,7 @@ fn apply(config: &mut Config, key: &str, value: &str, origin: &str) -> Result<()
     };
     (spec.apply)(config, value).map_err(|()| ConfigError::InvalidValue {
         key: key.to_string(),
-        value: value.to_string(),
+        value: shown(key, value.to_string()),
         expected: spec.expected.to_string(),
         origin: origin.to_string(),
     })
@@ -196,7 +207,7 @@ fn flatten(
                 .unwrap_or_else(|| "a string or a number".to_string());
             return Err(ConfigError::InvalidValue {
                 key: prefix.to_string(),
-                value: other.to_string(),
+                value: shown(prefix, other.to_string()),
                 expected,
                 origin: format!("in {}", path.display()),
             });
@@ -337,6 +348,12 @@ mod tests {
         let unset = with_file("[metrics]\ntoken = \"  \"\n[docker]\nhost = \"\"\n", &[("SLICEHUB_SERVER_PUBLIC_URL", "")]).unwrap();
         assert!(unset.metrics.token.is_none() && unset.docker.host.is_none() && unset.server.public_url.is_none());
         assert!(unset.slurm.url.is_none() && unset.database.url.is_none() && unset.gpu.nvml_library.is_none());
+        assert!(with_file("[server]\npublic_url = \"/\"\n", &[]).unwrap().server.public_url.is_none(), "a lone / is unset, as before");
+
+        let refused = with_file("", &[("SLICEHUB_DATABASE_URL", "postgress://portal:hunter2-db-pass@db/x")]).unwrap_err().to_string();
+        assert!(refused.contains("`database.url`") && !refused.contains("hunter2"), "{refused}");
+        let refused = with_file("[metrics]\ntoken = \"short-secret\"\n", &[]).unwrap_err().to_string();
+        assert!(refused.contains("`metrics.token`") && !refused.contains("short-secret"), "{refused}");
     }
 
     #[test]
