@@ -4,7 +4,7 @@ use super::{now_ms, Store};
 use crate::CoreError;
 
 /// One row of the audit log: who did what to what, and when.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
 pub struct AuditEntry {
     pub id: i64,
     pub at_ms: i64,
@@ -32,25 +32,14 @@ impl Store {
         action: Option<&str>,
         limit: i64,
     ) -> Result<Vec<AuditEntry>, CoreError> {
-        let rows: Vec<(i64, i64, String, String, String, String)> = sqlx::query_as(
+        Ok(sqlx::query_as(
             "SELECT id, at_ms, actor, action, subject, detail FROM audit_log
              WHERE ($1 = '' OR action = $1) ORDER BY id DESC LIMIT $2",
         )
         .bind(action.unwrap_or(""))
         .bind(limit)
         .fetch_all(self.pool())
-        .await?;
-        Ok(rows
-            .into_iter()
-            .map(|(id, at_ms, actor, action, subject, detail)| AuditEntry {
-                id,
-                at_ms,
-                actor,
-                action,
-                subject,
-                detail,
-            })
-            .collect())
+        .await?)
     }
 }
 
@@ -64,8 +53,6 @@ pub struct AuditQuery {
     pub to_ms: i64,
 }
 
-type AuditRow = (i64, i64, String, String, String, String);
-
 /// The filter both reads share, as a literal so the whole SQL text can be `'static`.
 macro_rules! audit_rows {
     ($tail:literal) => {
@@ -77,14 +64,10 @@ macro_rules! audit_rows {
     };
 }
 
-fn entry((id, at_ms, actor, action, subject, detail): AuditRow) -> AuditEntry {
-    AuditEntry { id, at_ms, actor, action, subject, detail }
-}
-
 impl Store {
     /// At most `limit` matching rows older than row `before` (all when 0), newest first.
     pub async fn audit_page(&self, query: &AuditQuery, before: i64, limit: i64) -> Result<Vec<AuditEntry>, CoreError> {
-        let rows: Vec<AuditRow> = sqlx::query_as(audit_rows!("AND ($5 = 0 OR id < $5) ORDER BY id DESC LIMIT $6"))
+        Ok(sqlx::query_as(audit_rows!("AND ($5 = 0 OR id < $5) ORDER BY id DESC LIMIT $6"))
             .bind(query.actor.clone())
             .bind(format!("{}%", query.action_prefix))
             .bind(query.from_ms)
@@ -92,8 +75,7 @@ impl Store {
             .bind(before)
             .bind(limit)
             .fetch_all(self.pool())
-            .await?;
-        Ok(rows.into_iter().map(entry).collect())
+            .await?)
     }
 
     /// Every matching row, oldest first, as the database hands them over.
@@ -102,13 +84,13 @@ impl Store {
         query: &AuditQuery,
     ) -> impl futures_util::Stream<Item = Result<AuditEntry, CoreError>> + Send + '_ {
         use futures_util::StreamExt;
-        sqlx::query_as::<_, AuditRow>(audit_rows!("ORDER BY id"))
+        sqlx::query_as::<_, AuditEntry>(audit_rows!("ORDER BY id"))
             .bind(query.actor.clone())
             .bind(format!("{}%", query.action_prefix))
             .bind(query.from_ms)
             .bind(query.to_ms)
             .fetch(self.pool())
-            .map(|row| row.map(entry).map_err(CoreError::from))
+            .map(|row| row.map_err(CoreError::from))
     }
 }
 

@@ -1,7 +1,8 @@
 use serde::Serialize;
 
 use super::audit::audit_on;
-use super::users::{is_unique_violation, user_from_row, UserRow, USER_COLUMNS};
+use super::flag::Flag;
+use super::users::{is_unique_violation, UserColumns, USER_COLUMNS};
 use super::{now_ms, Store, User};
 use crate::{CoreError, CourseId, UserId};
 
@@ -12,12 +13,13 @@ fn role_of(text: &str) -> Result<Role, CoreError> {
     Role::parse(text).ok_or_else(|| CoreError::Database(format!("unknown course role {text:?}")))
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
 pub struct Course {
     pub id: CourseId,
     /// e.g. `CS-101`; unique regardless of case.
     pub code: String,
     pub title: String,
+    #[sqlx(rename = "created_at")]
     pub created_at_ms: i64,
 }
 
@@ -63,19 +65,36 @@ pub enum RosterChange {
     Invite { user_id: UserId },
 }
 
-pub(super) type CourseRow = (CourseId, String, String, i64);
-
-pub(super) fn course_from_row((id, code, title, created_at_ms): CourseRow) -> Course {
-    Course {
-        id,
-        code,
-        title,
-        created_at_ms,
-    }
+/// A course with the caller's role in it, as a membership join reads them.
+#[derive(sqlx::FromRow)]
+struct CourseRoleColumns {
+    #[sqlx(flatten)]
+    course: Course,
+    role: String,
 }
 
 /// Usernames per `IN (...)` query: far below SQLite's and PostgreSQL's bind limits.
 const LOOKUP_CHUNK: usize = 500;
+
+/// A member as the roster's join reads it.
+#[derive(sqlx::FromRow)]
+struct MemberColumns {
+    #[sqlx(flatten)]
+    user: UserColumns,
+    role: String,
+    added_at: i64,
+}
+
+/// An account a roster names, with its standing in the course.
+#[derive(sqlx::FromRow)]
+struct RosterAccountColumns {
+    id: UserId,
+    username: String,
+    #[sqlx(try_from = "i64")]
+    is_admin: Flag,
+    role_in_course: Option<String>,
+    invitations: i64,
+}
 
 impl Store {
     /// Fails with `Conflict` when a course with that code (in any case) exists.
@@ -104,12 +123,12 @@ impl Store {
     }
 
     pub async fn course_by_id(&self, id: CourseId) -> Result<Option<Course>, CoreError> {
-        let row: Option<CourseRow> =
+        let row: Option<Course> =
             sqlx::query_as("SELECT id, code, title, created_at FROM courses WHERE id = $1")
                 .bind(id)
                 .fetch_optional(self.pool())
                 .await?;
-        Ok(row.map(course_from_row))
+        Ok(row)
     }
 
     /// Case does not matter: `cs-101` finds `CS-101`.
@@ -118,27 +137,25 @@ impl Store {
         if !crate::auth::validate::plausible_key(code) {
             return Ok(None);
         }
-        let row: Option<CourseRow> = sqlx::query_as(
+        let row: Option<Course> = sqlx::query_as(
             "SELECT id, code, title, created_at FROM courses WHERE lower(code) = lower($1)",
         )
         .bind(code)
         .fetch_optional(self.pool())
         .await?;
-        Ok(row.map(course_from_row))
+        Ok(row)
     }
 
     /// Every course, ordered by code.
     pub async fn list_courses(&self) -> Result<Vec<Course>, CoreError> {
-        let rows: Vec<CourseRow> =
-            sqlx::query_as("SELECT id, code, title, created_at FROM courses ORDER BY code")
-                .fetch_all(self.pool())
-                .await?;
-        Ok(rows.into_iter().map(course_from_row).collect())
+        Ok(sqlx::query_as("SELECT id, code, title, created_at FROM courses ORDER BY code")
+            .fetch_all(self.pool())
+            .await?)
     }
 
     /// The courses a user teaches or takes, ordered by code.
     pub async fn courses_of_user(&self, user_id: UserId) -> Result<Vec<(Course, Role)>, CoreError> {
-        let rows: Vec<(CourseId, String, String, i64, String)> = sqlx::query_as(
+        let rows: Vec<CourseRoleColumns> = sqlx::query_as(
             "SELECT c.id, c.code, c.title, c.created_at, m.role
              FROM course_members m JOIN courses c ON c.id = m.course_id
              WHERE m.user_id = $1 ORDER BY c.code",
@@ -147,12 +164,7 @@ impl Store {
         .fetch_all(self.pool())
         .await?;
         rows.into_iter()
-            .map(|(id, code, title, at, role)| {
-                Ok((
-                    course_from_row((id, code, title, at)),
-                    role_of(&role)?,
-                ))
-            })
+            .map(|row| Ok((row.course, role_of(&row.role)?)))
             .collect()
     }
 
@@ -171,19 +183,7 @@ impl Store {
 
     /// Instructors first, then students, each by username.
     pub async fn course_members(&self, course_id: CourseId) -> Result<Vec<Member>, CoreError> {
-        type Row = (
-            UserId,
-            String,
-            String,
-            Option<String>,
-            i64,
-            i64,
-            i64,
-            i64,
-            String,
-            i64,
-        );
-        let rows: Vec<Row> = sqlx::query_as(&format!(
+        let rows: Vec<MemberColumns> = sqlx::query_as(&format!(
             "SELECT {USER_COLUMNS}, m.role, m.added_at
              FROM course_members m JOIN users u ON u.id = m.user_id
              WHERE m.course_id = $1 ORDER BY m.role, u.username"
@@ -192,16 +192,9 @@ impl Store {
         .fetch_all(self.pool())
         .await?;
         rows.into_iter()
-            .map(
-                |(id, name, display, email, admin, must, off, at, role, added)| {
-                    let user: UserRow = (id, name, display, email, admin, must, off, at);
-                    Ok(Member {
-                        user: user_from_row(user),
-                        role: role_of(&role)?,
-                        added_at_ms: added,
-                    })
-                },
-            )
+            .map(|row| {
+                Ok(Member { user: User::from(row.user), role: role_of(&row.role)?, added_at_ms: row.added_at })
+            })
             .collect()
     }
 
@@ -254,30 +247,29 @@ impl Store {
         course_id: CourseId,
         usernames: &[String],
     ) -> Result<Vec<RosterAccount>, CoreError> {
-        type Row = (UserId, String, i64, Option<String>, i64);
         let mut found = Vec::new();
         for chunk in usernames.chunks(LOOKUP_CHUNK) {
             let placeholders: Vec<String> = (2..chunk.len() + 2).map(|i| format!("${i}")).collect();
             let sql = format!(
                 "SELECT u.id, u.username, u.is_admin,
                         (SELECT m.role FROM course_members m
-                         WHERE m.user_id = u.id AND m.course_id = $1),
+                         WHERE m.user_id = u.id AND m.course_id = $1) AS role_in_course,
                         (SELECT COUNT(*) FROM course_invitations i
-                         WHERE i.user_id = u.id AND i.course_id = $1)
+                         WHERE i.user_id = u.id AND i.course_id = $1) AS invitations
                  FROM users u WHERE u.username IN ({})",
                 placeholders.join(", ")
             );
-            let mut query = sqlx::query_as::<_, Row>(&sql).bind(course_id);
+            let mut query = sqlx::query_as::<_, RosterAccountColumns>(&sql).bind(course_id);
             for username in chunk {
                 query = query.bind(username);
             }
-            for (user_id, username, admin, role, invited) in query.fetch_all(self.pool()).await? {
+            for row in query.fetch_all(self.pool()).await? {
                 found.push(RosterAccount {
-                    user_id,
-                    username,
-                    is_admin: admin != 0,
-                    role_in_course: role.as_deref().map(role_of).transpose()?,
-                    invited: invited > 0,
+                    user_id: row.id,
+                    username: row.username,
+                    is_admin: row.is_admin.0,
+                    role_in_course: row.role_in_course.as_deref().map(role_of).transpose()?,
+                    invited: row.invitations > 0,
                 });
             }
         }

@@ -2,7 +2,7 @@
 //! owner joins or declines. Who may answer is decided by the user id an invitation is
 //! keyed by, never by a name in the request.
 
-use super::courses::{course_from_row, Course, CourseRow};
+use super::courses::Course;
 use super::{now_ms, Store};
 use crate::CoreError;
 use crate::{CourseId, UserId};
@@ -22,10 +22,19 @@ pub struct InvitedAccount {
     pub display_name: String,
 }
 
+/// An invitation with its course, as the join reads them.
+#[derive(sqlx::FromRow)]
+struct InvitationColumns {
+    #[sqlx(flatten)]
+    course: Course,
+    invited_by: String,
+    invited_at: i64,
+}
+
 impl Store {
     /// The courses `user_id` is invited to, by course code.
     pub async fn invitations_of_user(&self, user_id: UserId) -> Result<Vec<Invitation>, CoreError> {
-        let rows: Vec<(CourseId, String, String, i64, String, i64)> = sqlx::query_as(
+        let rows: Vec<InvitationColumns> = sqlx::query_as(
             "SELECT c.id, c.code, c.title, c.created_at, i.invited_by, i.invited_at
              FROM course_invitations i JOIN courses c ON c.id = i.course_id
              WHERE i.user_id = $1 ORDER BY c.code",
@@ -35,10 +44,7 @@ impl Store {
         .await?;
         Ok(rows
             .into_iter()
-            .map(|(id, code, title, created_at_ms, invited_by, invited_at_ms)| {
-                let course: CourseRow = (id, code, title, created_at_ms);
-                Invitation { course: course_from_row(course), invited_by, invited_at_ms }
-            })
+            .map(|row| Invitation { course: row.course, invited_by: row.invited_by, invited_at_ms: row.invited_at })
             .collect())
     }
 

@@ -1,6 +1,6 @@
 //! The login sessions table (`sessions`): one row per signed-in browser, by token hash.
 
-use super::users::{user_from_row, UserRow, USER_COLUMNS};
+use super::users::{UserColumns, USER_COLUMNS};
 use super::{Store, User};
 use crate::CoreError;
 use crate::UserId;
@@ -13,6 +13,17 @@ pub struct StoredLogin {
     pub created_at_ms: i64,
     pub last_seen_at_ms: i64,
     pub expires_at_ms: i64,
+}
+
+/// A login with its account, as the join reads them.
+#[derive(sqlx::FromRow)]
+struct LoginColumns {
+    login_id: i64,
+    login_created_at: i64,
+    last_seen_at: i64,
+    expires_at: i64,
+    #[sqlx(flatten)]
+    user: UserColumns,
 }
 
 impl Store {
@@ -43,40 +54,21 @@ impl Store {
         &self,
         token_sha256: &str,
     ) -> Result<Option<StoredLogin>, CoreError> {
-        type Row = (
-            i64,
-            i64,
-            i64,
-            i64,
-            UserId,
-            String,
-            String,
-            Option<String>,
-            i64,
-            i64,
-            i64,
-            i64,
-        );
-        let row: Option<Row> = sqlx::query_as(&format!(
-            "SELECT s.id, s.created_at, s.last_seen_at, s.expires_at, {USER_COLUMNS}
+        let row: Option<LoginColumns> = sqlx::query_as(&format!(
+            "SELECT s.id AS login_id, s.created_at AS login_created_at, s.last_seen_at, s.expires_at, {USER_COLUMNS}
              FROM user_sessions s JOIN users u ON u.id = s.user_id
              WHERE s.token_sha256 = $1"
         ))
         .bind(token_sha256)
         .fetch_optional(self.pool())
         .await?;
-        Ok(row.map(
-            |(id, created, seen, expires, uid, name, display, email, admin, must, off, at)| {
-                let user: UserRow = (uid, name, display, email, admin, must, off, at);
-                StoredLogin {
-                    id,
-                    user: user_from_row(user),
-                    created_at_ms: created,
-                    last_seen_at_ms: seen,
-                    expires_at_ms: expires,
-                }
-            },
-        ))
+        Ok(row.map(|row| StoredLogin {
+            id: row.login_id,
+            user: User::from(row.user),
+            created_at_ms: row.login_created_at,
+            last_seen_at_ms: row.last_seen_at,
+            expires_at_ms: row.expires_at,
+        }))
     }
 
     pub async fn touch_login(&self, session_id: i64, now_ms: i64) -> Result<(), CoreError> {

@@ -5,19 +5,15 @@ use crate::CoreError;
 use crate::{CourseId, UserId};
 
 /// One session's time on a slice, as the usage ledger holds it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct UsageInterval {
     pub user_id: UserId,
     pub profile: String,
+    #[sqlx(rename = "started_at")]
     pub started_at_ms: i64,
     /// `None` while the session still runs.
+    #[sqlx(rename = "ended_at")]
     pub ended_at_ms: Option<i64>,
-}
-
-type IntervalRow = (UserId, String, i64, Option<i64>);
-
-fn interval((user_id, profile, started_at_ms, ended_at_ms): IntervalRow) -> UsageInterval {
-    UsageInterval { user_id, profile, started_at_ms, ended_at_ms }
 }
 
 impl Store {
@@ -29,7 +25,7 @@ impl Store {
         from_ms: i64,
         until_ms: i64,
     ) -> Result<Vec<UsageInterval>, CoreError> {
-        let rows: Vec<IntervalRow> = sqlx::query_as(
+        Ok(sqlx::query_as(
             "SELECT user_id, profile, started_at, ended_at FROM usage_ledger
              WHERE course_id = $1 AND user_id = $2 AND started_at < $3
                AND (ended_at IS NULL OR ended_at > $4)",
@@ -39,8 +35,7 @@ impl Store {
         .bind(until_ms)
         .bind(from_ms)
         .fetch_all(self.pool())
-        .await?;
-        Ok(rows.into_iter().map(interval).collect())
+        .await?)
     }
 
     /// Extra slice-minutes granted to the student in the course within `[from, until)`.

@@ -8,7 +8,7 @@ use crate::sessions::GpuSession;
 use crate::CoreError;
 use crate::{CourseId, UserId};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
 pub struct UsageRow {
     pub session_id: String,
     pub user_id: UserId,
@@ -18,7 +18,9 @@ pub struct UsageRow {
     pub placement: String,
     pub image: String,
     pub kind: String,
+    #[sqlx(rename = "started_at")]
     pub started_at_ms: i64,
+    #[sqlx(rename = "ended_at")]
     pub ended_at_ms: Option<i64>,
     pub end_reason: Option<String>,
 }
@@ -110,28 +112,11 @@ impl Store {
     }
 
     pub async fn usage_rows(&self) -> Result<Vec<UsageRow>, CoreError> {
-        let rows: Vec<(String, UserId, CourseId, String, String, String, String, String, i64, Option<i64>, Option<String>)> =
-            sqlx::query_as(
-                "SELECT session_id, user_id, course_id, gpu_uuid, profile, placement, image, kind,
-                        started_at, ended_at, end_reason FROM usage_ledger ORDER BY started_at",
-            )
-            .fetch_all(self.pool())
-            .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| UsageRow {
-                session_id: r.0,
-                user_id: r.1,
-                course_id: r.2,
-                gpu_uuid: r.3,
-                profile: r.4,
-                placement: r.5,
-                image: r.6,
-                kind: r.7,
-                started_at_ms: r.8,
-                ended_at_ms: r.9,
-                end_reason: r.10,
-            })
-            .collect())
+        Ok(sqlx::query_as(
+            "SELECT session_id, user_id, course_id, gpu_uuid, profile, placement, image, kind,
+                    started_at, ended_at, end_reason FROM usage_ledger ORDER BY started_at",
+        )
+        .fetch_all(self.pool())
+        .await?)
     }
 }

@@ -1,5 +1,6 @@
 use serde::Serialize;
 
+use super::flag::Flag;
 use super::{now_ms, Store};
 use crate::{CoreError, UserId};
 
@@ -33,29 +34,44 @@ pub struct NewUserRow<'a> {
 pub(crate) const USER_COLUMNS: &str =
     "u.id, u.username, u.display_name, u.email, u.is_admin, u.must_change_password, u.disabled, u.created_at";
 
-pub(crate) type UserRow = (UserId, String, String, Option<String>, i64, i64, i64, i64);
+/// A [`User`] as [`USER_COLUMNS`] reads it: its flags as 0 or 1.
+#[derive(sqlx::FromRow)]
+pub(crate) struct UserColumns {
+    id: UserId,
+    username: String,
+    display_name: String,
+    email: Option<String>,
+    #[sqlx(try_from = "i64")]
+    is_admin: Flag,
+    #[sqlx(try_from = "i64")]
+    must_change_password: Flag,
+    #[sqlx(try_from = "i64")]
+    disabled: Flag,
+    #[sqlx(rename = "created_at")]
+    created_at_ms: i64,
+}
 
-pub(crate) fn user_from_row(row: UserRow) -> User {
-    let (
-        id,
-        username,
-        display_name,
-        email,
-        is_admin,
-        must_change_password,
-        disabled,
-        created_at_ms,
-    ) = row;
-    User {
-        id,
-        username,
-        display_name,
-        email,
-        is_admin: is_admin != 0,
-        must_change_password: must_change_password != 0,
-        disabled: disabled != 0,
-        created_at_ms,
+impl From<UserColumns> for User {
+    fn from(c: UserColumns) -> User {
+        User {
+            id: c.id,
+            username: c.username,
+            display_name: c.display_name,
+            email: c.email,
+            is_admin: c.is_admin.0,
+            must_change_password: c.must_change_password.0,
+            disabled: c.disabled.0,
+            created_at_ms: c.created_at_ms,
+        }
     }
+}
+
+/// An account with its password hash.
+#[derive(sqlx::FromRow)]
+struct CredentialColumns {
+    #[sqlx(flatten)]
+    user: UserColumns,
+    password_hash: String,
 }
 
 pub(crate) fn is_unique_violation(e: &sqlx::Error) -> bool {
@@ -107,13 +123,13 @@ impl Store {
     }
 
     pub async fn user_by_id(&self, id: UserId) -> Result<Option<User>, CoreError> {
-        let row: Option<UserRow> = sqlx::query_as(&format!(
+        let row: Option<UserColumns> = sqlx::query_as(&format!(
             "SELECT {USER_COLUMNS} FROM users u WHERE u.id = $1"
         ))
         .bind(id)
         .fetch_optional(self.pool())
         .await?;
-        Ok(row.map(user_from_row))
+        Ok(row.map(User::from))
     }
 
     /// `username` must already be normalized (lowercase).
@@ -130,31 +146,13 @@ impl Store {
         if !crate::auth::validate::plausible_key(username) {
             return Ok(None);
         }
-        type Row = (
-            UserId,
-            String,
-            String,
-            Option<String>,
-            i64,
-            i64,
-            i64,
-            i64,
-            String,
-        );
-        let row: Option<Row> = sqlx::query_as(&format!(
+        let row: Option<CredentialColumns> = sqlx::query_as(&format!(
             "SELECT {USER_COLUMNS}, u.password_hash FROM users u WHERE u.username = $1"
         ))
         .bind(username)
         .fetch_optional(self.pool())
         .await?;
-        Ok(row.map(
-            |(id, name, display, email, admin, must, disabled, created, hash)| {
-                (
-                    user_from_row((id, name, display, email, admin, must, disabled, created)),
-                    hash,
-                )
-            },
-        ))
+        Ok(row.map(|row| (User::from(row.user), row.password_hash)))
     }
 
     pub async fn password_hash_of(&self, user_id: UserId) -> Result<Option<String>, CoreError> {
@@ -168,12 +166,12 @@ impl Store {
 
     /// Every account, ordered by username.
     pub async fn list_users(&self) -> Result<Vec<User>, CoreError> {
-        let rows: Vec<UserRow> = sqlx::query_as(&format!(
+        let rows: Vec<UserColumns> = sqlx::query_as(&format!(
             "SELECT {USER_COLUMNS} FROM users u ORDER BY u.username"
         ))
         .fetch_all(self.pool())
         .await?;
-        Ok(rows.into_iter().map(user_from_row).collect())
+        Ok(rows.into_iter().map(User::from).collect())
     }
 
     /// Replaces the password and ends every session of the user, in one transaction.
