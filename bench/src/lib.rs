@@ -3,6 +3,7 @@
 //! and what the portal benchmarks read about a process.
 
 pub mod bare;
+pub mod history;
 pub mod idle_replay;
 pub mod optimum;
 pub mod process;

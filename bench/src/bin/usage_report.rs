@@ -5,70 +5,23 @@
 //!
 //!     usage-report [ROWS]
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use slicehub_bench::history::{fill, History, Scratch};
 use slicehub_bench::process::rss_kib;
 use slicehub_core::reports::{report_csv, usage_report, ReportQuery};
 use slicehub_core::store::Store;
 
-const DAY_MS: i64 = 86_400_000;
 const RUNS: usize = 7;
 
 fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
 }
 
-/// 200 students in 10 courses, then ROWS ended sessions and their ledger rows, generated
-/// inside the database (one statement each) so the set-up takes seconds, not hours.
-async fn fill(store: &Store, rows: i64, now: i64) -> Duration {
-    let started = Instant::now();
-    let gen = |n: i64| format!("WITH RECURSIVE n(i) AS (SELECT CAST(0 AS BIGINT) UNION ALL SELECT i + 1 FROM n WHERE i < {})", n - 1);
-    store
-        .execute_admin(&format!(
-            "{} INSERT INTO users (username, display_name, password_hash, is_admin, must_change_password, disabled, created_at, updated_at)
-             SELECT 'student' || i, 'Student ' || i, 'x', 0, 0, 0, {now}, {now} FROM n",
-            gen(200)
-        ))
-        .await
-        .expect("users");
-    store
-        .execute_admin(&format!(
-            "{} INSERT INTO courses (code, title, created_at) SELECT 'C-' || i, 'Course ' || i, {now} FROM n",
-            gen(10)
-        ))
-        .await
-        .expect("courses");
-    let first = now - 112 * DAY_MS;
-    let step = 112 * DAY_MS / rows;
-    let profile = "CASE i % 4 WHEN 0 THEN '1g.10gb' WHEN 1 THEN '2g.20gb' WHEN 2 THEN '3g.40gb' ELSE '7g.80gb' END";
-    store
-        .execute_admin(&format!(
-            "{} INSERT INTO gpu_sessions (id, user_id, course_id, kind, profile, image, argv, state, live, token,
-                                       requested_at, updated_at, deadline_at)
-             SELECT 'b' || i, 1 + i % 200, 1 + i % 10, 'job', {profile}, 'img' || (i % 3), '[]', 'ended', 0, 't' || i,
-                    {first} + i * {step} - (i % 37) * 1000, {first} + i * {step}, {first} + i * {step} + 3600000 FROM n",
-            gen(rows)
-        ))
-        .await
-        .expect("sessions");
-    store
-        .execute_admin(&format!(
-            "{} INSERT INTO usage_ledger (session_id, user_id, course_id, gpu_uuid, profile, placement, image, kind,
-                                       started_at, ended_at, end_reason)
-             SELECT 'b' || i, 1 + i % 200, 1 + i % 10, 'GPU-' || (i % 8), {profile}, 'x', 'img' || (i % 3), 'job',
-                    {first} + i * {step}, {first} + i * {step} + (1 + i % 120) * 60000,
-                    CASE i % 5 WHEN 0 THEN 'stopped at the course''s time limit (60 min)' WHEN 1 THEN 'quota used up' ELSE 'stopped by its owner' END
-             FROM n",
-            gen(rows)
-        ))
-        .await
-        .expect("ledger");
-    started.elapsed()
-}
-
 async fn measure(name: &str, store: &Store, rows: i64) {
     let now = now_ms();
-    let took = fill(store, rows, now).await;
+    let history = History { students: 200, courses: 10, gpus: 8, sessions: rows, days: 112 };
+    let took = fill(store, &history, now).await;
     println!("{name}: {rows} sessions and ledger rows written in {:.1} s", took.as_secs_f64());
     for (period, group) in [("week", "course"), ("term", "course"), ("term", "user"), ("term", "gpu")] {
         let query = ReportQuery::parse(period, "", "", group, now).unwrap();
@@ -107,24 +60,15 @@ async fn measure(name: &str, store: &Store, rows: i64) {
 async fn main() {
     let rows: i64 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
     let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}?mode=rwc", dir.path().join("bench.db").display());
-    let store = Store::connect(&url, 2).await.unwrap();
-    store.migrate().await.unwrap();
-    measure("SQLite", &store, rows).await;
-    store.close().await;
+    let scratch = Scratch::sqlite(dir.path(), "bench").await;
+    measure("SQLite", &scratch.store, rows).await;
+    scratch.drop_database().await;
 
     let Ok(server) = std::env::var("SLICEHUB_TEST_DATABASE_URL") else {
         println!("PostgreSQL: skipped (SLICEHUB_TEST_DATABASE_URL is not set)");
         return;
     };
-    let admin = Store::connect(&server, 1).await.unwrap();
-    let name = format!("slicehub_bench_{}", std::process::id());
-    admin.execute_admin(&format!("CREATE DATABASE {name}")).await.unwrap();
-    let (base, _) = server.rsplit_once('/').unwrap();
-    let store = Store::connect(&format!("{base}/{name}"), 2).await.unwrap();
-    store.migrate().await.unwrap();
-    measure("PostgreSQL", &store, rows).await;
-    store.close().await;
-    admin.execute_admin(&format!("DROP DATABASE {name} WITH (FORCE)")).await.unwrap();
-    admin.close().await;
+    let scratch = Scratch::postgres(&server, "report").await;
+    measure("PostgreSQL", &scratch.store, rows).await;
+    scratch.drop_database().await;
 }

@@ -1,0 +1,124 @@
+//! The portal's hot paths on a database with a term of history against an empty one, on
+//! SQLite and (with SLICEHUB_TEST_DATABASE_URL) PostgreSQL, in one run (issue #27). The
+//! session service runs on 16 simulated H100-80GB and the in-process container engine, so
+//! what is timed is the portal's own work: its queries, its locks, its plans.
+//!
+//!     history-scale [SESSIONS]      (default 1,000,000 ended sessions and ledger rows)
+//!
+//! Per database and history: 300 students of one course claim a 1g.10gb each, one after
+//! another (112 start, the rest wait); then a queue pass, the queue's estimates, one
+//! student's session list (the sessions page's read), and a reconcile pass.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use slicehub_bench::history::{fill, History, Scratch};
+use slicehub_core::config::Config;
+use slicehub_core::gpu::GpuBackend;
+use slicehub_core::runtime::FakeEngine;
+use slicehub_core::sessions::{ClaimRequest, Sessions, Workload};
+use slicehub_core::store::{Role, Store};
+use slicehub_gpu::SimulatedBackend;
+
+const CLAIMS: i64 = 300;
+const RUNS: usize = 7;
+const IMAGE: &str = "slicehub/busybox:offline";
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
+}
+
+fn ms(since: Instant) -> f64 {
+    since.elapsed().as_secs_f64() * 1000.0
+}
+
+/// `p50/p95/p99/max` of `times` (ms).
+fn spread(times: &mut [f64]) -> String {
+    times.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let at = |p: usize| times[((times.len() - 1) * p) / 100];
+    format!("p50 {:.1} / p95 {:.1} / p99 {:.1} / max {:.1} ms", at(50), at(95), at(99), times[times.len() - 1])
+}
+
+/// Median of `RUNS` timings of `work` (ms).
+async fn median<F, Fut>(mut work: F) -> f64
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let mut times = Vec::new();
+    for _ in 0..RUNS {
+        let t = Instant::now();
+        work().await;
+        times.push(ms(t));
+    }
+    times.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    times[RUNS / 2]
+}
+
+async fn measure(label: &str, store: Store, sessions_of_history: i64) {
+    let now = now_ms();
+    let history = History { students: 2_000, courses: 40, gpus: 16, sessions: sessions_of_history, days: 365 };
+    let filled = fill(&store, &history, now).await;
+    let lab = store.insert_course("LAB-1", "The lab").await.unwrap();
+    let mut students = Vec::new();
+    for i in 0..CLAIMS {
+        let user = store.user_by_username(&format!("student{i}")).await.unwrap().unwrap();
+        store.set_member_role(lab.id, user.id, Role::Student).await.unwrap();
+        students.push(user.id);
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let gpus: Arc<dyn GpuBackend> = Arc::new(SimulatedBackend::open("16 x H100-80GB", dir.path().join("gpus.json")).unwrap());
+    let mut config = Config::default();
+    config.sessions.default_image = IMAGE.to_string();
+    config.sessions.host_firewall = false;
+    let sessions = Sessions::new(store.clone(), gpus, Arc::new(FakeEngine::new()), Arc::new(config));
+
+    let mut claims = Vec::new();
+    for user in &students {
+        let request = ClaimRequest {
+            user_id: *user,
+            course_id: lab.id,
+            profile: "1g.10gb".into(),
+            image: IMAGE.into(),
+            workload: Workload::Job(vec!["sleep".into(), "3600".into()]),
+        };
+        let t = Instant::now();
+        sessions.claim(request).await.unwrap();
+        claims.push(ms(t));
+    }
+    // The estimates are cached until a session changes: the first read is the work.
+    let t = Instant::now();
+    sessions.queue_estimates().await.unwrap();
+    let estimates = ms(t);
+    let pass = median(|| async { sessions.dispatch().await.unwrap(); }).await;
+    let own = median(|| async { store.gpu_sessions_of_user(students[0], 50).await.unwrap(); }).await;
+    let reconcile = median(|| async { sessions.reconcile().await.unwrap(); }).await;
+    println!(
+        "{label}: {sessions_of_history} ended sessions written in {:.1} s; {CLAIMS} claims {}; queue pass {pass:.1} ms; \
+         estimates (first read) {estimates:.1} ms; one student's sessions {own:.1} ms; reconcile {reconcile:.1} ms (pass, list and reconcile: medians of {RUNS})",
+        filled.as_secs_f64(),
+        spread(&mut claims),
+    );
+    sessions.shut_down().await;
+}
+
+#[tokio::main]
+async fn main() {
+    let history: i64 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
+    let dir = tempfile::tempdir().unwrap();
+    for (name, rows) in [("empty", 0), ("history", history)] {
+        let scratch = Scratch::sqlite(dir.path(), name).await;
+        measure(&format!("SQLite, {name:<7}"), scratch.store.clone(), rows).await;
+        scratch.drop_database().await;
+    }
+    let Ok(server) = std::env::var("SLICEHUB_TEST_DATABASE_URL") else {
+        println!("PostgreSQL: skipped (SLICEHUB_TEST_DATABASE_URL is not set)");
+        return;
+    };
+    for (name, rows) in [("empty", 0), ("history", history)] {
+        let scratch = Scratch::postgres(&server, name).await;
+        measure(&format!("PostgreSQL, {name:<7}"), scratch.store.clone(), rows).await;
+        scratch.drop_database().await;
+    }
+}
