@@ -3,7 +3,10 @@
 //! session service runs on 16 simulated H100-80GB and the in-process container engine, so
 //! what is timed is the portal's own work: its queries, its locks, its plans.
 //!
-//!     history-scale [SESSIONS]      (default 1,000,000 ended sessions and ledger rows)
+//!     history-scale [SESSIONS] [sqlite|postgres]
+//!
+//! SESSIONS defaults to 1,000,000 ended sessions and ledger rows; naming one database runs
+//! only that one. Each phase's time goes to stderr as it ends.
 //!
 //! Per database and history: 300 students of one course claim a 1g.10gb each, one after
 //! another (112 start, the rest wait); then a queue pass, the queue's estimates, one
@@ -59,6 +62,7 @@ async fn measure(label: &str, store: Store, sessions_of_history: i64) {
     let now = now_ms();
     let history = History { students: 2_000, courses: 40, gpus: 16, sessions: sessions_of_history, days: 365 };
     let filled = fill(&store, &history, now).await;
+    eprintln!("{label}: history written in {:.1} s", filled.as_secs_f64());
     let lab = store.insert_course("LAB-1", "The lab").await.unwrap();
     let mut students = Vec::new();
     for i in 0..CLAIMS {
@@ -86,6 +90,9 @@ async fn measure(label: &str, store: Store, sessions_of_history: i64) {
         let t = Instant::now();
         sessions.claim(request).await.unwrap();
         claims.push(ms(t));
+        if claims.len() % 50 == 0 {
+            eprintln!("{label}: {} claims, the last in {:.1} ms", claims.len(), claims[claims.len() - 1]);
+        }
     }
     // The estimates are cached until a session changes: the first read is the work.
     let t = Instant::now();
@@ -106,11 +113,18 @@ async fn measure(label: &str, store: Store, sessions_of_history: i64) {
 #[tokio::main]
 async fn main() {
     let history: i64 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
+    let only = std::env::args().nth(2).unwrap_or_default();
     let dir = tempfile::tempdir().unwrap();
     for (name, rows) in [("empty", 0), ("history", history)] {
+        if only == "postgres" {
+            break;
+        }
         let scratch = Scratch::sqlite(dir.path(), name).await;
         measure(&format!("SQLite, {name:<7}"), scratch.store.clone(), rows).await;
         scratch.drop_database().await;
+    }
+    if only == "sqlite" {
+        return;
     }
     let Ok(server) = std::env::var("SLICEHUB_TEST_DATABASE_URL") else {
         println!("PostgreSQL: skipped (SLICEHUB_TEST_DATABASE_URL is not set)");
