@@ -18,7 +18,8 @@ pub struct History {
     pub days: i64,
 }
 
-/// Writes `history`; how long it took.
+/// Writes `history`; how long it took. Each session is over and has given its slice back
+/// (`released`), as every ended session of a real portal has.
 pub async fn fill(store: &Store, history: &History, now: i64) -> Duration {
     let started = Instant::now();
     let History { students, courses, gpus, sessions, days } = *history;
@@ -46,9 +47,9 @@ pub async fn fill(store: &Store, history: &History, now: i64) -> Duration {
     let profile = "CASE i % 4 WHEN 0 THEN '1g.10gb' WHEN 1 THEN '2g.20gb' WHEN 2 THEN '3g.40gb' ELSE '7g.80gb' END";
     store
         .execute_admin(&format!(
-            "{} INSERT INTO gpu_sessions (id, user_id, course_id, kind, profile, image, argv, state, live, token,
+            "{} INSERT INTO gpu_sessions (id, user_id, course_id, kind, profile, image, argv, state, live, released, token,
                                        requested_at, updated_at, deadline_at)
-             SELECT 'b' || i, 1 + i % {students}, 1 + i % {courses}, 'job', {profile}, 'img' || (i % 3), '[]', 'ended', 0, 't' || i,
+             SELECT 'b' || i, 1 + i % {students}, 1 + i % {courses}, 'job', {profile}, 'img' || (i % 3), '[]', 'ended', 0, 1, 't' || i,
                     {first} + i * {step} - (i % 37) * 1000, {first} + i * {step}, {first} + i * {step} + 3600000 FROM n",
             gen(sessions)
         ))
