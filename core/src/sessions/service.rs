@@ -62,7 +62,7 @@ impl Sessions {
         engine: Arc<dyn ContainerEngine>,
         config: Arc<Config>,
     ) -> Sessions {
-        Sessions::build(store, gpus, engine, config, None, Arc::new(SystemClock))
+        Sessions::build(Ctx::new(store, gpus, engine, config, None, Arc::new(SystemClock)))
     }
 
     /// [`Sessions::new`] with a Slurm cluster for the courses `slurm.courses` names.
@@ -73,7 +73,7 @@ impl Sessions {
         config: Arc<Config>,
         cluster: Arc<dyn SlurmCluster>,
     ) -> Sessions {
-        Sessions::build(store, gpus, engine, config, Some(cluster), Arc::new(SystemClock))
+        Sessions::build(Ctx::new(store, gpus, engine, config, Some(cluster), Arc::new(SystemClock)))
     }
 
     /// [`Sessions::new`] on another clock (a test's [`crate::clock::ManualClock`]).
@@ -84,19 +84,12 @@ impl Sessions {
         config: Arc<Config>,
         clock: Arc<dyn Clock>,
     ) -> Sessions {
-        Sessions::build(store, gpus, engine, config, None, clock)
+        Sessions::build(Ctx::new(store, gpus, engine, config, None, clock))
     }
 
-    fn build(
-        store: Store,
-        gpus: Arc<dyn GpuBackend>,
-        engine: Arc<dyn ContainerEngine>,
-        config: Arc<Config>,
-        slurm: Option<Arc<dyn SlurmCluster>>,
-        clock: Arc<dyn Clock>,
-    ) -> Sessions {
+    fn build(ctx: Ctx) -> Sessions {
         let sessions = Sessions {
-            ctx: Arc::new(Ctx::new(store, gpus, engine, config, slurm, clock)),
+            ctx: Arc::new(ctx),
             queue: Default::default(),
             activity: Default::default(),
             idle: Default::default(),
