@@ -115,13 +115,17 @@ impl Store {
     ) -> Result<SessionEvent, CoreError> {
         let now = now_ms();
         let mut tx = self.begin_write().await?;
-        // Locks the user's row until commit, so one user's claims count and insert one at a
-        // time on PostgreSQL too (under READ COMMITTED two could count the same sessions);
-        // SQLite's BEGIN IMMEDIATE already serializes writers.
-        sqlx::query("UPDATE users SET id = id WHERE id = $1")
-            .bind(new.user_id)
-            .execute(&mut *tx)
-            .await?;
+        // One user's claims count and insert one at a time. SQLite's BEGIN IMMEDIATE already
+        // serializes writers (and a no-op UPDATE of the user there would check every table
+        // that refers to users, a year of ledger rows included); PostgreSQL under READ
+        // COMMITTED could let two claims count the same sessions, so the user's row is locked
+        // until commit.
+        if self.kind() == super::DbKind::Postgres {
+            sqlx::query("SELECT id FROM users WHERE id = $1 FOR UPDATE")
+                .bind(new.user_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+        }
         let (live,): (i64,) =
             sqlx::query_as("SELECT COUNT(*) FROM gpu_sessions WHERE user_id = $1 AND live = 1")
                 .bind(new.user_id)

@@ -102,8 +102,8 @@ impl Store {
     /// Forgets the idle state of sessions that are over.
     pub async fn forget_idle_of_ended(&self) -> Result<(), CoreError> {
         sqlx::query(
-            "DELETE FROM session_idle WHERE session_id IN
-             (SELECT id FROM gpu_sessions WHERE state IN ('ended', 'failed'))",
+            "DELETE FROM session_idle WHERE EXISTS
+             (SELECT 1 FROM gpu_sessions s WHERE s.id = session_idle.session_id AND s.state IN ('ended', 'failed'))",
         )
         .execute(self.pool())
         .await?;
