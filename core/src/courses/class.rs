@@ -5,10 +5,10 @@
 use crate::config::Config;
 use std::collections::HashMap;
 
-use crate::quotas::{budget_at, usage_in, zone_or_utc, Budget, PeriodBounds, QuotaPeriod};
+use crate::quotas::{zone_or_utc, Budget, CourseUse, PeriodBounds, QuotaPeriod};
 use crate::sessions::{queue_position, GpuSession, SessionState};
 use crate::courses::policy_of;
-use crate::store::Store;
+use crate::store::{Role, Store};
 use crate::CoreError;
 use crate::{CourseId, UserId};
 
@@ -68,16 +68,17 @@ pub async fn class_view(
         .unwrap_or(QuotaPeriod::Weekly { weekday: 0, minute: 0 });
     let bounds = period.bounds(zone_or_utc(&policy.time_zone), now_ms);
 
+    let used = CourseUse::read(store, &policy, course_id, bounds, now_ms).await?;
     let mut students = Vec::new();
     for member in store.course_members(course_id).await? {
-        if member.role.as_str() != "student" {
+        if member.role != Role::Student {
             continue;
         }
         let user = member.user;
-        let budget = budget_at(store, &policy, course_id, user.id, now_ms).await?;
+        let budget = used.budget(&policy, user.id);
         let (used_ms, running_slices) = match &budget {
             Some(b) => (b.used_ms, b.running_slices),
-            None => usage_in(store, course_id, user.id, bounds, now_ms).await?,
+            None => used.usage(user.id),
         };
         students.push(StudentUsage {
             user_id: user.id,

@@ -7,8 +7,10 @@ mod period;
 pub use budget::{charged_ms, charged_ms_outside, compute_slices, hours, Budget};
 pub use period::{instant, parse_clock, parse_date, time_zone, zone_or_utc, PeriodBounds, QuotaPeriod, WEEKDAYS};
 
+use std::collections::HashMap;
+
 use crate::courses::CoursePolicy;
-use crate::store::Store;
+use crate::store::{Store, UsageInterval};
 use crate::CoreError;
 use crate::{CourseId, UserId};
 
@@ -21,25 +23,95 @@ pub async fn budget_at(
     now_ms: i64,
 ) -> Result<Option<Budget>, CoreError> {
     let Some(quota) = &policy.quota else { return Ok(None) };
-    let tz = zone_or_utc(&policy.time_zone);
-    let bounds = quota.period.bounds(tz, now_ms);
-    let free = if quota.booked_time_free {
-        booked_windows(store, course_id, bounds.start_ms, now_ms.min(bounds.end_ms)).await?
-    } else {
-        Vec::new()
-    };
-    let (used_ms, running_slices) = usage_outside(store, course_id, user_id, bounds, now_ms, &free).await?;
-    let granted = store.granted_minutes(course_id, user_id, bounds.start_ms, bounds.end_ms).await? * 60_000;
-    Ok(Some(Budget {
+    let bounds = quota.period.bounds(zone_or_utc(&policy.time_zone), now_ms);
+    let free = free_windows(store, policy, course_id, bounds, now_ms).await?;
+    let intervals = store.usage_intervals(course_id, user_id, bounds.start_ms, now_ms.min(bounds.end_ms)).await?;
+    let granted = store.granted_minutes(course_id, user_id, bounds.start_ms, bounds.end_ms).await?;
+    Ok(Some(budget_of(policy, bounds, &intervals, granted, &free, now_ms)))
+}
+
+/// Every student's use of the course in the quota's period (or `bounds` without a quota),
+/// read in three queries however many students the course has.
+pub struct CourseUse {
+    intervals: HashMap<UserId, Vec<UsageInterval>>,
+    granted_minutes: HashMap<UserId, i64>,
+    free: Vec<(i64, i64)>,
+    bounds: PeriodBounds,
+    now_ms: i64,
+}
+
+impl CourseUse {
+    pub async fn read(
+        store: &Store,
+        policy: &CoursePolicy,
+        course_id: CourseId,
+        bounds: PeriodBounds,
+        now_ms: i64,
+    ) -> Result<CourseUse, CoreError> {
+        let free = free_windows(store, policy, course_id, bounds, now_ms).await?;
+        let mut intervals: HashMap<UserId, Vec<UsageInterval>> = HashMap::new();
+        for interval in store.course_usage_intervals(course_id, bounds.start_ms, now_ms.min(bounds.end_ms)).await? {
+            intervals.entry(interval.user_id).or_default().push(interval);
+        }
+        let granted_minutes = match policy.quota {
+            Some(_) => store.course_granted_minutes(course_id, bounds.start_ms, bounds.end_ms).await?,
+            None => HashMap::new(),
+        };
+        Ok(CourseUse { intervals, granted_minutes, free, bounds, now_ms })
+    }
+
+    /// What [`budget_at`] says of the student, or `None` without a quota.
+    pub fn budget(&self, policy: &CoursePolicy, user_id: UserId) -> Option<Budget> {
+        policy.quota.as_ref()?;
+        let granted = self.granted_minutes.get(&user_id).copied().unwrap_or(0);
+        Some(budget_of(policy, self.bounds, self.of(user_id), granted, &self.free, self.now_ms))
+    }
+
+    /// What [`usage_in`] says of the student: slice-milliseconds used and slices held.
+    pub fn usage(&self, user_id: UserId) -> (i64, i64) {
+        usage_outside(self.of(user_id), self.bounds, self.now_ms, &[])
+    }
+
+    fn of(&self, user_id: UserId) -> &[UsageInterval] {
+        self.intervals.get(&user_id).map_or(&[], Vec::as_slice)
+    }
+}
+
+fn budget_of(
+    policy: &CoursePolicy,
+    bounds: PeriodBounds,
+    intervals: &[UsageInterval],
+    granted_minutes: i64,
+    free: &[(i64, i64)],
+    now_ms: i64,
+) -> Budget {
+    let quota = policy.quota.as_ref().expect("a budget is computed only under a quota");
+    let (used_ms, running_slices) = usage_outside(intervals, bounds, now_ms, free);
+    let granted = granted_minutes * 60_000;
+    Budget {
         period: quota.period.clone(),
         bounds,
         total_ms: quota.slice_minutes * 60_000 + granted,
         granted_ms: granted,
         used_ms,
         running_slices,
-        renewal: quota.period.renewal(tz),
+        renewal: quota.period.renewal(zone_or_utc(&policy.time_zone)),
         now_ms,
-    }))
+    }
+}
+
+/// The booked lab windows in the period when the course makes booked time free.
+async fn free_windows(
+    store: &Store,
+    policy: &CoursePolicy,
+    course_id: CourseId,
+    bounds: PeriodBounds,
+    now_ms: i64,
+) -> Result<Vec<(i64, i64)>, CoreError> {
+    match &policy.quota {
+        Some(q) if q.booked_time_free => booked_windows(store, course_id, bounds.start_ms, now_ms.min(bounds.end_ms)).await,
+        _ => Ok(Vec::new()),
+    }
 }
 
 /// The compute-slice-milliseconds the student used in the course from the start of
@@ -51,10 +123,10 @@ pub async fn usage_in(
     bounds: PeriodBounds,
     now_ms: i64,
 ) -> Result<(i64, i64), CoreError> {
-    usage_outside(store, course_id, user_id, bounds, now_ms, &[]).await
+    let intervals = store.usage_intervals(course_id, user_id, bounds.start_ms, now_ms.min(bounds.end_ms)).await?;
+    Ok(usage_outside(&intervals, bounds, now_ms, &[]))
 }
 
-/// The course's booked lab windows (start, end) that overlap `[from_ms, until_ms)`.
 /// The course's booked windows overlapping `[from_ms, until_ms)`. A cancelled booking's
 /// windows count up to its cancellation: time that was free when it was used stays free.
 async fn booked_windows(store: &Store, course_id: CourseId, from_ms: i64, until_ms: i64) -> Result<Vec<(i64, i64)>, CoreError> {
@@ -71,23 +143,16 @@ async fn booked_windows(store: &Store, course_id: CourseId, from_ms: i64, until_
     Ok(out)
 }
 
-/// [`usage_in`] leaving out the `free` windows (booked lab time, when it is free).
-async fn usage_outside(
-    store: &Store,
-    course_id: CourseId,
-    user_id: UserId,
-    bounds: PeriodBounds,
-    now_ms: i64,
-    free: &[(i64, i64)],
-) -> Result<(i64, i64), CoreError> {
+/// Slice-milliseconds the intervals charge from the start of `bounds` up to `now_ms`,
+/// leaving out the `free` windows, and the compute slices the open ones hold.
+fn usage_outside(intervals: &[UsageInterval], bounds: PeriodBounds, now_ms: i64, free: &[(i64, i64)]) -> (i64, i64) {
     let until = now_ms.min(bounds.end_ms);
-    let intervals = store.usage_intervals(course_id, user_id, bounds.start_ms, until).await?;
     let running = intervals
         .iter()
         .filter(|i| i.ended_at_ms.is_none())
         .map(|i| compute_slices(&i.profile))
         .sum();
-    Ok((charged_ms_outside(&intervals, bounds.start_ms, until, free), running))
+    (charged_ms_outside(intervals, bounds.start_ms, until, free), running)
 }
 
 /// Gives the student `hours_text` extra slice-hours in the current period (audited).

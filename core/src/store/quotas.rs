@@ -1,5 +1,7 @@
 //! What quotas read and write: usage intervals of one student and grants of extra time.
 
+use std::collections::HashMap;
+
 use super::Store;
 use crate::CoreError;
 use crate::{CourseId, UserId};
@@ -25,17 +27,47 @@ impl Store {
         from_ms: i64,
         until_ms: i64,
     ) -> Result<Vec<UsageInterval>, CoreError> {
-        Ok(sqlx::query_as(
-            "SELECT user_id, profile, started_at, ended_at FROM usage_ledger
-             WHERE course_id = $1 AND user_id = $2 AND started_at < $3
-               AND (ended_at IS NULL OR ended_at > $4)",
+        Ok(sqlx::query_as(&overlapping("course_id = $1 AND user_id = $2", "$3", "$4"))
+            .bind(course_id)
+            .bind(user_id)
+            .bind(from_ms)
+            .bind(until_ms)
+            .fetch_all(self.pool())
+            .await?)
+    }
+
+    /// Every student's intervals in the course that overlap `[from, until)`.
+    pub async fn course_usage_intervals(
+        &self,
+        course_id: CourseId,
+        from_ms: i64,
+        until_ms: i64,
+    ) -> Result<Vec<UsageInterval>, CoreError> {
+        Ok(sqlx::query_as(&overlapping("course_id = $1", "$2", "$3"))
+            .bind(course_id)
+            .bind(from_ms)
+            .bind(until_ms)
+            .fetch_all(self.pool())
+            .await?)
+    }
+
+    /// Extra slice-minutes granted in the course within `[from, until)`, per student.
+    pub async fn course_granted_minutes(
+        &self,
+        course_id: CourseId,
+        from_ms: i64,
+        until_ms: i64,
+    ) -> Result<HashMap<UserId, i64>, CoreError> {
+        let rows: Vec<(UserId, Option<i64>)> = sqlx::query_as(
+            "SELECT user_id, CAST(SUM(slice_minutes) AS BIGINT) FROM quota_grants
+             WHERE course_id = $1 AND granted_at >= $2 AND granted_at < $3 GROUP BY user_id",
         )
         .bind(course_id)
-        .bind(user_id)
-        .bind(until_ms)
         .bind(from_ms)
+        .bind(until_ms)
         .fetch_all(self.pool())
-        .await?)
+        .await?;
+        Ok(rows.into_iter().map(|(user, sum)| (user, sum.unwrap_or(0))).collect())
     }
 
     /// Extra slice-minutes granted to the student in the course within `[from, until)`.
@@ -82,4 +114,18 @@ impl Store {
         .await?;
         Ok(())
     }
+}
+
+/// Ledger rows matching `filter` that overlap `[from, until)`, the two placeholders named.
+/// Ended and open rows are read apart so each part seeks the `(…, ended_at)` indexes:
+/// "ended after `from` or still open" in one condition made both databases walk every
+/// row the course or student ever had.
+fn overlapping(filter: &str, from: &str, until: &str) -> String {
+    format!(
+        "SELECT user_id, profile, started_at, ended_at FROM usage_ledger
+         WHERE {filter} AND ended_at > {from} AND started_at < {until}
+         UNION ALL
+         SELECT user_id, profile, started_at, ended_at FROM usage_ledger
+         WHERE {filter} AND ended_at IS NULL AND started_at < {until}"
+    )
 }

@@ -1,12 +1,16 @@
 //! Usage reports on SQLite and PostgreSQL against sums computed straight from the ledger
 //! rows, minute by minute: every grouping, intervals cut at the period's edges, intervals
 //! still open, queue waits, end causes, the charts' buckets and the CSV; instructors see
-//! only their courses and GPUs without their UUIDs; bad fields get plain messages.
+//! only their courses and GPUs without their UUIDs; bad fields get plain messages; the
+//! class view charges each student what the ledger says.
 
 
 use std::collections::HashMap;
 
 use slicehub_core::auth::Caller;
+use slicehub_core::config::Config;
+use slicehub_core::courses::{class_view, set_policy, PolicyForm, PolicyFormRules};
+use slicehub_core::quotas::budget_at;
 use slicehub_core::quotas::{compute_slices, hours};
 use slicehub_core::reports::{memory_gb, report_csv, report_for, usage_report, GroupBy, ReportForm, ReportQuery, UsageReport};
 use slicehub_core::store::{NewUserRow, Role, Store};
@@ -323,4 +327,64 @@ async fn bad_fields_get_plain_messages(store: Store) {
     assert_eq!(q.dates(), ("2026-11-01".to_string(), "2026-11-30".to_string()));
 }
 
-on_both_databases!(reports_add_up_to_the_ledger, bad_fields_get_plain_messages);
+/// The class view reads the whole course's use at once, not student by student: what it
+/// charges each student is still the ledger's minute-by-minute sum in the week (rows cut
+/// at the week's start, rows still open, the other course's rows left out), and under a
+/// quota each budget, grants included, is the one the student's own page reads.
+async fn the_class_view_charges_each_student_the_ledgers_minutes(store: Store) {
+    let spans = spans();
+    let ledger = write_ledger(&store, &spans).await;
+    let course = ledger.courses["CS-101"];
+    for name in USERS {
+        store.set_member_role(course, ledger.users[name], Role::Student).await.unwrap();
+    }
+    let config = Config::default();
+    let in_course: Vec<Span> = spans.iter().filter(|s| s.course == "CS-101").cloned().collect();
+    let expected = minute_by_minute(&in_course, &week(GroupBy::User), GroupBy::User, now());
+    let running = |name: &str| -> i64 {
+        in_course.iter().filter(|s| s.user == name && s.ended.is_none()).map(|s| compute_slices(s.profile)).sum()
+    };
+
+    let view = class_view(&store, &config, course, now()).await.unwrap();
+    assert_eq!(view.students.len(), USERS.len());
+    for student in &view.students {
+        let minutes = expected.get(&student.username).map_or(0, |e| e.0);
+        assert_eq!(student.used_ms, minutes, "{} without a quota", student.username);
+        assert_eq!(student.running_slices, running(&student.username), "{}", student.username);
+        assert!(student.budget.is_none());
+    }
+    assert!(expected.values().any(|e| e.0 > 0), "the week has use to charge");
+
+    let known: Vec<String> = PROFILES.iter().map(|p| p.to_string()).collect();
+    let form = PolicyForm {
+        images: IMAGES[0].into(),
+        max_minutes: "600".into(),
+        max_sessions: "2".into(),
+        max_slices: "7".into(),
+        internet: "on".into(),
+        quota_hours: "10".into(),
+        period: "week".into(),
+        reset_day: "0".into(),
+        reset_time: "00:00".into(),
+        time_zone: "UTC".into(),
+        ..PolicyForm::default()
+    };
+    let policy = form.parse(&known).unwrap();
+    set_policy(&store, &config, course, &policy, &known, "ivy").await.unwrap();
+    store.add_quota_grant(course, ledger.users["ben"], 90, "the lab ran late", "ivy", now() - 5 * MINUTE).await.unwrap();
+    let view = class_view(&store, &config, course, now()).await.unwrap();
+    for student in &view.students {
+        let own = budget_at(&store, &policy, course, student.user_id, now()).await.unwrap();
+        assert_eq!(student.budget, own, "{}: the class view and the student's own page agree", student.username);
+        let budget = own.unwrap();
+        assert_eq!(budget.used_ms, expected.get(&student.username).map_or(0, |e| e.0));
+        let granted = if student.username == "ben" { 90 * MINUTE } else { 0 };
+        assert_eq!((budget.granted_ms, budget.total_ms), (granted, 600 * MINUTE + granted), "{}", student.username);
+    }
+}
+
+on_both_databases!(
+    reports_add_up_to_the_ledger,
+    bad_fields_get_plain_messages,
+    the_class_view_charges_each_student_the_ledgers_minutes
+);
