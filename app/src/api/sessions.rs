@@ -32,7 +32,7 @@ pub async fn launch_options() -> Result<Vec<LaunchCourse>, AppError> {
     let limits: Vec<(Option<CourseId>, i64)> = courses.iter().map(|(c, p)| (Some(c.id), p.max_minutes)).collect();
     let availability = services
         .sessions
-        .availability_per_course(&known, &limits, true)
+        .launch_availability(&known, &limits)
         .await?;
     // Courses on the Slurm cluster see their partition's free GRES (the nodes read once).
     let config = &services.config;

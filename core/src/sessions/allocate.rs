@@ -5,7 +5,10 @@
 use serde::Serialize;
 use slicehub_mig::{place_now, Layout, Mode, Placement, Policy};
 
-use super::queue_now::GpuNow;
+use std::sync::OnceLock;
+
+use super::eta::ExpectedPlan;
+use super::queue_now::{GpuNow, QueueNow};
 use super::queue_state::QueueEstimate;
 use super::service::Sessions;
 use crate::fleet::{self, GpuMode};
@@ -116,22 +119,44 @@ impl Sessions {
         with_waits: bool,
     ) -> Result<Vec<Vec<ProfileAvailability>>, CoreError> {
         let queue = self.queue_now(with_waits).await?;
-        Ok(courses
+        Ok(self.availability_from(&queue, &OnceLock::new(), profiles, courses, with_waits))
+    }
+
+    /// [`Sessions::availability_per_course`] with waits, from the queue as last read for
+    /// the launch form (see `shared_queue.rs`): what the launch form and waiting pages ask.
+    pub async fn launch_availability(
+        &self,
+        profiles: &[String],
+        courses: &[(Option<CourseId>, i64)],
+    ) -> Result<Vec<Vec<ProfileAvailability>>, CoreError> {
+        let shared = self.shared_queue().await?;
+        Ok(self.availability_from(&shared.queue, &shared.plan, profiles, courses, true))
+    }
+
+    fn availability_from(
+        &self,
+        queue: &QueueNow,
+        plan: &OnceLock<ExpectedPlan>,
+        profiles: &[String],
+        courses: &[(Option<CourseId>, i64)],
+        with_waits: bool,
+    ) -> Vec<Vec<ProfileAvailability>> {
+        courses
             .iter()
-            .map(|&(course, max_minutes)| self.availability_in(&queue, profiles, max_minutes, course, with_waits))
-            .collect())
+            .map(|&(course, max_minutes)| self.availability_in(queue, plan, profiles, max_minutes, course, with_waits))
+            .collect()
     }
 
     fn availability_in(
         &self,
-        queue: &super::queue_now::QueueNow,
+        queue: &QueueNow,
+        plan: &OnceLock<ExpectedPlan>,
         profiles: &[String],
         max_minutes: i64,
         course: Option<CourseId>,
         with_waits: bool,
     ) -> Vec<ProfileAvailability> {
         let hold_ms = self.hold_for_minutes(max_minutes);
-        let mut plan = None;
         let windows = queue.windows_against(course);
         let mut out = Vec::with_capacity(profiles.len());
         for profile in profiles {
@@ -154,7 +179,7 @@ impl Sessions {
                 free += 1;
             }
             let wait = if with_waits && free == 0 {
-                let plan = plan.get_or_insert_with(|| self.expected(queue));
+                let plan = plan.get_or_init(|| self.expected(queue));
                 self.wait_in(queue, plan, profile, hold_ms, course)
             } else {
                 None

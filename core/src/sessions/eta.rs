@@ -20,9 +20,26 @@ const RECENT_SESSIONS: i64 = 2_000;
 const RECENT_MS: i64 = 14 * 24 * 3_600_000;
 /// Fewer recent sessions of a size than this say nothing about the next one: no "about".
 const ENOUGH_HISTORY: usize = 5;
+/// How long typical lengths are reused: a minute more of history hardly moves a median
+/// of two weeks.
+const TYPICAL_FRESH: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl Sessions {
+    /// How long recent sessions of each profile ran, read again at most once per
+    /// [`TYPICAL_FRESH`].
     pub(super) async fn typical_lengths(&self, now_ms: i64) -> Result<TypicalLengths, CoreError> {
+        let remembered = self.queue.typical.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some((at, typical)) = remembered {
+            if at.elapsed() < TYPICAL_FRESH {
+                return Ok(typical);
+            }
+        }
+        let typical = self.read_typical_lengths(now_ms).await?;
+        *self.queue.typical.lock().unwrap_or_else(|p| p.into_inner()) = Some((std::time::Instant::now(), typical.clone()));
+        Ok(typical)
+    }
+
+    async fn read_typical_lengths(&self, now_ms: i64) -> Result<TypicalLengths, CoreError> {
         let mut by_profile: HashMap<String, Vec<i64>> = HashMap::new();
         for (profile, ms) in self
             .ctx

@@ -27,6 +27,7 @@ mod readiness;
 mod resume;
 mod search;
 mod service;
+mod shared_queue;
 mod shutdown;
 mod slurm_pool;
 mod slurm_start;

@@ -5,6 +5,9 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use super::queue_now::TypicalLengths;
+use super::shared_queue::SharedQueue;
+
 /// The queue's own state: whether this process places queued sessions, one pass at a
 /// time, and whether a pass was asked for during the one under way.
 pub(super) struct DispatchState {
@@ -15,6 +18,11 @@ pub(super) struct DispatchState {
     pub again: std::sync::atomic::AtomicBool,
     /// The last queue estimates, with the change count and moment they were made for.
     pub estimates: std::sync::Mutex<Option<Remembered>>,
+    /// The last typical session lengths and when they were read: thousands of ledger rows
+    /// that change slowly, so every read of the queue need not repeat them.
+    pub typical: std::sync::Mutex<Option<(std::time::Instant, TypicalLengths)>>,
+    /// The launch form's last read of the queue.
+    pub shared: std::sync::Mutex<Option<std::sync::Arc<SharedQueue>>>,
 }
 
 impl Default for DispatchState {
@@ -24,6 +32,8 @@ impl Default for DispatchState {
             one_pass: tokio::sync::Mutex::new(()),
             again: std::sync::atomic::AtomicBool::new(false),
             estimates: std::sync::Mutex::new(None),
+            typical: std::sync::Mutex::new(None),
+            shared: std::sync::Mutex::new(None),
         }
     }
 }

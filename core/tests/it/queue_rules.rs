@@ -1,5 +1,6 @@
 //! The queue on the in-process engine: who is placed when a slice comes free, in which
-//! order, and what start a waiting student is promised. Milliseconds a test, no Docker.
+//! order, what start a waiting student is promised, and what the launch form offers.
+//! Milliseconds a test, no Docker.
 
 use std::time::Duration;
 
@@ -74,7 +75,42 @@ async fn a_waiting_claim_is_promised_a_start_by_the_running_sessions_limit(store
     lab.clean_up().await;
 }
 
+/// The launch form reads the queue once for every student polling it, yet a claim shows
+/// on the next read: after amy takes the GPU, bo's form offers no slice and a wait at
+/// once; after she stops, it offers the slice again within the form's two seconds.
+async fn the_shared_launch_read_follows_claims_and_stops(store: Store) {
+    let (lab, _fake) = lab_on_fake(store, "1 x H100-80GB", |c| c.sessions.max_compute_slices = 7).await;
+    let (amy, bo) = (lab.student("lf-amy").await, lab.student("lf-bo").await);
+    let whole_gpu = ["7g.80gb".to_string()];
+    let course = [(Some(lab.course_id), 60)];
+    let offer = |lab: &Lab| {
+        let sessions = lab.sessions.clone();
+        let (whole_gpu, course) = (whole_gpu.clone(), course);
+        async move { sessions.launch_availability(&whole_gpu, &course).await.unwrap().remove(0).remove(0) }
+    };
+    assert_eq!(offer(&lab).await.free, 1);
+    assert_eq!(offer(&lab).await.free, 1, "a second read is the same");
+
+    let amys = lab.sessions.claim(whole(&lab, amy)).await.unwrap();
+    let taken = offer(&lab).await;
+    assert_eq!(taken.free, 0, "the form right after the claim still offers the slice amy took");
+    assert!(taken.wait.is_some(), "no wait offered: {taken:?}");
+    lab.until(&amys.id, &[SessionState::Ready], SOON).await;
+
+    lab.sessions.stop(&amys.id, "stopped by its owner").await.unwrap();
+    lab.until(&amys.id, &[SessionState::Ended], SOON).await;
+    let until = std::time::Instant::now() + Duration::from_secs(3);
+    while offer(&lab).await.free != 1 {
+        assert!(std::time::Instant::now() < until, "the slice amy gave back is not offered again");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let bos = lab.sessions.claim(whole(&lab, bo)).await.unwrap();
+    lab.until(&bos.id, &[SessionState::Ready], SOON).await;
+    lab.clean_up().await;
+}
+
 on_both_databases!(
+    the_shared_launch_read_follows_claims_and_stops,
     a_stop_places_the_waiting_claim_without_a_pass,
     claims_of_one_size_start_in_the_order_they_came,
     a_waiting_claim_is_promised_a_start_by_the_running_sessions_limit,

@@ -1,0 +1,45 @@
+//! The queue as the launch form reads it: one read of the GPUs and the line, with its
+//! plan, shared by every student's form until a session changes or [`FRESH`] passes. A
+//! waiting page polls the form; a class of them would otherwise repeat the whole read
+//! (every GPU, every hold, two weeks of session lengths, the plan) on each poll.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use super::eta::ExpectedPlan;
+use super::queue_now::QueueNow;
+use super::service::Sessions;
+use crate::CoreError;
+
+/// How long a read serves while no session changes; what a drain or a booking changes
+/// shows within this.
+const FRESH: Duration = Duration::from_secs(2);
+
+/// One read of the queue, its plan made at most once, by whoever needs it first.
+pub(super) struct SharedQueue {
+    changes: u64,
+    at: Instant,
+    pub queue: QueueNow,
+    pub plan: OnceLock<ExpectedPlan>,
+}
+
+impl Sessions {
+    /// The last read of the queue (with typical lengths), or a new one if a session
+    /// changed since or it is older than [`FRESH`].
+    pub(super) async fn shared_queue(&self) -> Result<Arc<SharedQueue>, CoreError> {
+        let changes = self.ctx.all_changes.load(Ordering::SeqCst);
+        let last = self.queue.shared.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(last) = last.filter(|l| l.changes == changes && l.at.elapsed() < FRESH) {
+            return Ok(last);
+        }
+        let read = Arc::new(SharedQueue {
+            changes,
+            at: Instant::now(),
+            queue: self.queue_now(true).await?,
+            plan: OnceLock::new(),
+        });
+        *self.queue.shared.lock().unwrap_or_else(|p| p.into_inner()) = Some(read.clone());
+        Ok(read)
+    }
+}
