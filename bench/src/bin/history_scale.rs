@@ -8,15 +8,21 @@
 //! SESSIONS defaults to 1,000,000 ended sessions and ledger rows; naming one database runs
 //! only that one. Each phase's time goes to stderr as it ends.
 //!
-//! Per database and history: 300 students of one course claim a 1g.10gb each, one after
-//! another (112 start, the rest wait); then a queue pass, the queue's estimates, one
-//! student's session list (the sessions page's read), and a reconcile pass.
+//! Per database and history: 300 students of one course (`C-0`, whose history is a
+//! fortieth of the whole) claim a 1g.10gb each, one after another (112 start, the rest
+//! wait); then, with those live and waiting: a queue pass, the queue's estimates, one
+//! student's session list (the sessions page's read), the launch form's read (what fits
+//! and the student's budget) and a waiting page's poll of it, the class view of the 300-student course, the reads of a
+//! `/metrics` scrape, a week's and a term's usage report, and a reconcile pass.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use slicehub_bench::history::{fill, History, Scratch};
 use slicehub_core::config::Config;
+use slicehub_core::courses::{class_view, policy_of};
+use slicehub_core::quotas::budget_at;
+use slicehub_core::reports::{usage_report, ReportQuery};
 use slicehub_core::gpu::GpuBackend;
 use slicehub_core::runtime::FakeEngine;
 use slicehub_core::sessions::{ClaimRequest, Sessions, Workload};
@@ -63,7 +69,7 @@ async fn measure(label: &str, store: Store, sessions_of_history: i64) {
     let history = History { students: 2_000, courses: 40, gpus: 16, sessions: sessions_of_history, days: 365 };
     let filled = fill(&store, &history, now).await;
     eprintln!("{label}: history written in {:.1} s", filled.as_secs_f64());
-    let lab = store.insert_course("LAB-1", "The lab").await.unwrap();
+    let lab = store.course_by_code("C-0").await.unwrap().unwrap();
     let mut students = Vec::new();
     for i in 0..CLAIMS {
         let user = store.user_by_username(&format!("student{i}")).await.unwrap().unwrap();
@@ -76,7 +82,8 @@ async fn measure(label: &str, store: Store, sessions_of_history: i64) {
     let mut config = Config::default();
     config.sessions.default_image = IMAGE.to_string();
     config.sessions.host_firewall = false;
-    let sessions = Sessions::new(store.clone(), gpus, Arc::new(FakeEngine::new()), Arc::new(config));
+    let config = Arc::new(config);
+    let sessions = Sessions::new(store.clone(), gpus, Arc::new(FakeEngine::new()), config.clone());
 
     let mut claims = Vec::new();
     for user in &students {
@@ -100,10 +107,44 @@ async fn measure(label: &str, store: Store, sessions_of_history: i64) {
     let estimates = ms(t);
     let pass = median(|| async { sessions.dispatch().await.unwrap(); }).await;
     let own = median(|| async { store.gpu_sessions_of_user(students[0], 50).await.unwrap(); }).await;
+    let known = sessions.known_profiles().await.unwrap();
+    let launch = median(|| async {
+        let policy = policy_of(&store, &config, lab.id).await.unwrap();
+        sessions.availability_per_course(&known, &[(Some(lab.id), policy.max_minutes)], true).await.unwrap();
+        budget_at(&store, &policy, lab.id, students[0], now_ms()).await.unwrap();
+    })
+    .await;
+    // What each further poll of a waiting page costs while nothing changes.
+    let polls = median(|| async {
+        let policy = policy_of(&store, &config, lab.id).await.unwrap();
+        sessions.launch_availability(&known, &[(Some(lab.id), policy.max_minutes)]).await.unwrap();
+        budget_at(&store, &policy, lab.id, students[0], now_ms()).await.unwrap();
+    })
+    .await;
+    let class = median(|| async { class_view(&store, &config, lab.id, now_ms()).await.unwrap(); }).await;
+    let scrape = median(|| async {
+        store.live_session_counts().await.unwrap();
+        store.queue_counts().await.unwrap();
+        store.held_counts().await.unwrap();
+        store.live_session_courses().await.unwrap();
+        sessions.availability(&known).await.unwrap();
+    })
+    .await;
+    let report = |period: &'static str| {
+        let store = store.clone();
+        async move {
+            let now = now_ms();
+            let query = ReportQuery::parse(period, "", "", "course", now).unwrap();
+            median(|| async { usage_report(&store, &query, None, now).await.unwrap(); }).await
+        }
+    };
+    let (week, term) = (report("week").await, report("term").await);
     let reconcile = median(|| async { sessions.reconcile().await.unwrap(); }).await;
     println!(
         "{label}: {sessions_of_history} ended sessions written in {:.1} s; {CLAIMS} claims {}; queue pass {pass:.1} ms; \
-         estimates (first read) {estimates:.1} ms; one student's sessions {own:.1} ms; reconcile {reconcile:.1} ms (pass, list and reconcile: medians of {RUNS})",
+         estimates (first read) {estimates:.1} ms; one student's sessions {own:.1} ms; launch form {launch:.1} ms (a poll of it {polls:.2} ms); \
+         class view {class:.1} ms; metrics reads {scrape:.1} ms; week report {week:.1} ms; term report {term:.1} ms; \
+         reconcile {reconcile:.1} ms (all but claims and estimates: medians of {RUNS})",
         filled.as_secs_f64(),
         spread(&mut claims),
     );
