@@ -10,7 +10,79 @@ on_both_databases!(
     settings_round_trip_and_overwrite,
     first_setting_wins_under_concurrency,
     audit_log_lists_newest_first_and_filters,
+    the_sessions_search_lists_live_first_then_recent_ones,
 );
+
+/// The operations page's search: live sessions first, then those over that were asked for
+/// in the window, each part newest first; older ones, other states and other courses
+/// never; the limit counts both parts.
+async fn the_sessions_search_lists_live_first_then_recent_ones(store: Store) {
+    use slicehub_core::sessions::SessionState::{self, *};
+    use slicehub_core::store::SessionSearch;
+    let course = store.insert_course("CS-101", "Deep Learning").await.unwrap();
+    let other = store.insert_course("MA-201", "Maths").await.unwrap();
+    let user = store
+        .insert_user(&slicehub_core::store::NewUserRow {
+            username: "sam",
+            display_name: "Sam",
+            email: None,
+            password_hash: "not-a-real-hash",
+            is_admin: false,
+            must_change_password: false,
+        })
+        .await
+        .unwrap();
+    let day = 86_400_000;
+    let now = 400 * day;
+    // (id, course, state, asked for at)
+    let rows = [
+        ("live-old", course.id, Ready, now - 30 * day),
+        ("live-new", course.id, Queued, now - 60_000),
+        ("ended-recent", course.id, Ended, now - day),
+        ("failed-recent", course.id, Failed, now - 2 * day),
+        ("ended-long-ago", course.id, Ended, now - 20 * day),
+        ("other-course", other.id, Ready, now - 60_000),
+    ];
+    for (id, course_id, state, asked) in rows {
+        store
+            .execute_admin(&format!(
+                "INSERT INTO gpu_sessions (id, user_id, course_id, kind, profile, image, argv, state, live, token,
+                                           requested_at, updated_at, deadline_at)
+                 VALUES ('{id}', {}, {}, 'job', '1g.10gb', 'img', '[]', '{}', {}, 't-{id}', {asked}, {asked}, {})",
+                user.id.0,
+                course_id.0,
+                state.as_str(),
+                i64::from(!state.is_final()),
+                asked + day
+            ))
+            .await
+            .unwrap();
+    }
+    let search = |states: &[SessionState], limit: i64| SessionSearch {
+        course_id: Some(course.id),
+        username: String::new(),
+        gpu_uuid: String::new(),
+        states: states.to_vec(),
+        since_ms: now - 7 * day,
+        limit,
+    };
+    let ids = |found: Vec<slicehub_core::sessions::GpuSession>| found.into_iter().map(|s| s.id).collect::<Vec<_>>();
+    let every = [Requested, Queued, Allocating, Creating, Starting, Ready, Stopping, Ended, Failed];
+    assert_eq!(
+        ids(store.search_sessions(&search(&every, 50)).await.unwrap()),
+        ["live-new", "live-old", "ended-recent", "failed-recent"]
+    );
+    assert_eq!(ids(store.search_sessions(&search(&every, 3)).await.unwrap()), ["live-new", "live-old", "ended-recent"]);
+    assert_eq!(ids(store.search_sessions(&search(&[Ended], 50)).await.unwrap()), ["ended-recent"]);
+    assert_eq!(ids(store.search_sessions(&search(&[Ready, Failed], 50)).await.unwrap()), ["live-old", "failed-recent"]);
+    let mut anywhere = search(&every, 50);
+    anywhere.course_id = None;
+    anywhere.username = "SAM".into();
+    assert_eq!(
+        ids(store.search_sessions(&anywhere).await.unwrap()),
+        ["live-new", "other-course", "live-old", "ended-recent", "failed-recent"]
+    );
+}
 
 /// A row edited by hand (or by a newer release) with a value this build does not know is
 /// an error naming the column, never a panic, and the other rows still read.
