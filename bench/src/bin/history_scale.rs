@@ -13,7 +13,8 @@
 //! wait); then, with those live and waiting: a queue pass, the queue's estimates, one
 //! student's session list (the sessions page's read), the launch form's read (what fits
 //! and the student's budget) and a waiting page's poll of it, the class view of the 300-student course, the reads of a
-//! `/metrics` scrape, a week's and a term's usage report, and a reconcile pass.
+//! `/metrics` scrape, a week's and a term's usage report, and a reconcile pass. Last, a
+//! thousand more students claim at the same moment.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -27,9 +28,11 @@ use slicehub_core::gpu::GpuBackend;
 use slicehub_core::runtime::FakeEngine;
 use slicehub_core::sessions::{ClaimRequest, Sessions, Workload};
 use slicehub_core::store::{Role, Store};
+use slicehub_core::{CourseId, UserId};
 use slicehub_gpu::SimulatedBackend;
 
 const CLAIMS: i64 = 300;
+const BURST: i64 = 1_000;
 const RUNS: usize = 7;
 const IMAGE: &str = "slicehub/busybox:offline";
 
@@ -87,15 +90,8 @@ async fn measure(label: &str, store: Store, sessions_of_history: i64) {
 
     let mut claims = Vec::new();
     for user in &students {
-        let request = ClaimRequest {
-            user_id: *user,
-            course_id: lab.id,
-            profile: "1g.10gb".into(),
-            image: IMAGE.into(),
-            workload: Workload::Job(vec!["sleep".into(), "3600".into()]),
-        };
         let t = Instant::now();
-        sessions.claim(request).await.unwrap();
+        sessions.claim(job(*user, lab.id)).await.unwrap();
         claims.push(ms(t));
         if claims.len() % 50 == 0 {
             eprintln!("{label}: {} claims, the last in {:.1} ms", claims.len(), claims[claims.len() - 1]);
@@ -148,7 +144,50 @@ async fn measure(label: &str, store: Store, sessions_of_history: i64) {
         filled.as_secs_f64(),
         spread(&mut claims),
     );
+
+    // Then a thousand more students of the course press Start at the same moment.
+    let mut burst = Vec::new();
+    for i in CLAIMS..CLAIMS + BURST {
+        let user = store.user_by_username(&format!("student{i}")).await.unwrap().unwrap();
+        store.set_member_role(lab.id, user.id, Role::Student).await.unwrap();
+        burst.push(user.id);
+    }
+    let started = Instant::now();
+    let tasks: Vec<_> = burst
+        .iter()
+        .map(|user| {
+            let (sessions, request) = (sessions.clone(), job(*user, lab.id));
+            tokio::spawn(async move {
+                let t = Instant::now();
+                let claimed = sessions.claim(request).await;
+                (ms(t), claimed.err().map(|e| e.to_string()))
+            })
+        })
+        .collect();
+    let (mut times, mut refused) = (Vec::new(), Vec::new());
+    for task in tasks {
+        let (took, error) = task.await.unwrap();
+        times.push(took);
+        refused.extend(error);
+    }
+    println!(
+        "{label}: {BURST} claims at once: {} taken in {:.1} s, each {}{}",
+        BURST - refused.len() as i64,
+        started.elapsed().as_secs_f64(),
+        spread(&mut times),
+        refused.first().map(|e| format!("; {} refused, the first: {e}", refused.len())).unwrap_or_default(),
+    );
     sessions.shut_down().await;
+}
+
+fn job(user_id: UserId, course_id: CourseId) -> ClaimRequest {
+    ClaimRequest {
+        user_id,
+        course_id,
+        profile: "1g.10gb".into(),
+        image: IMAGE.into(),
+        workload: Workload::Job(vec!["sleep".into(), "3600".into()]),
+    }
 }
 
 #[tokio::main]
