@@ -3,7 +3,6 @@
 -- cost follows the sessions that are live, not a year of ended ones. The old
 -- (live, state) index led with a column the state filters do not name, so SQLite scanned
 -- every session ever for them.
-DROP INDEX gpu_sessions_live;
 -- Sessions by state, in the order they are served (the queue, the reconciler's rules).
 CREATE INDEX gpu_sessions_state ON gpu_sessions (state, requested_at);
 -- A course's live sessions (the class view) and every live session (the metrics).
@@ -24,3 +23,6 @@ CREATE INDEX usage_ledger_student_ended ON usage_ledger (course_id, user_id, end
 -- How far each ledger row reaches (open rows: forever), so a report finds the rows that
 -- overlap its period without walking the ones that ended before it.
 CREATE INDEX usage_ledger_reach ON usage_ledger (COALESCE(ended_at, 9223372036854775807));
+-- Last: on PostgreSQL, dropping takes the table's exclusive lock until the migration
+-- commits, so the indexes above are built while the portal can still read.
+DROP INDEX gpu_sessions_live;

@@ -5,7 +5,7 @@
 use crate::config::Config;
 use std::collections::HashMap;
 
-use crate::quotas::{zone_or_utc, Budget, CourseUse, PeriodBounds, QuotaPeriod};
+use crate::quotas::{Budget, CourseUse, PeriodBounds};
 use crate::sessions::{queue_position, GpuSession, SessionState};
 use crate::courses::policy_of;
 use crate::store::{Role, Store};
@@ -61,21 +61,14 @@ pub async fn class_view(
     now_ms: i64,
 ) -> Result<ClassView, CoreError> {
     let policy = policy_of(store, config, course_id).await?;
-    let period = policy
-        .quota
-        .as_ref()
-        .map(|q| q.period.clone())
-        .unwrap_or(QuotaPeriod::Weekly { weekday: 0, minute: 0 });
-    let bounds = period.bounds(zone_or_utc(&policy.time_zone), now_ms);
-
-    let used = CourseUse::read(store, &policy, course_id, bounds, now_ms).await?;
+    let used = CourseUse::read(store, &policy, course_id, now_ms).await?;
     let mut students = Vec::new();
     for member in store.course_members(course_id).await? {
         if member.role != Role::Student {
             continue;
         }
         let user = member.user;
-        let budget = used.budget(&policy, user.id);
+        let budget = used.budget(user.id);
         let (used_ms, running_slices) = match &budget {
             Some(b) => (b.used_ms, b.running_slices),
             None => used.usage(user.id),
@@ -113,8 +106,8 @@ pub async fn class_view(
         sessions,
         failed_starts,
         students,
-        period: bounds,
-        period_word: period.word(),
+        period: used.bounds(),
+        period_word: CourseUse::period_of(&policy).word(),
     })
 }
 

@@ -9,7 +9,7 @@ pub use period::{instant, parse_clock, parse_date, time_zone, zone_or_utc, Perio
 
 use std::collections::HashMap;
 
-use crate::courses::CoursePolicy;
+use crate::courses::{CoursePolicy, Quota};
 use crate::store::{Store, UsageInterval};
 use crate::CoreError;
 use crate::{CourseId, UserId};
@@ -27,27 +27,34 @@ pub async fn budget_at(
     let free = free_windows(store, policy, course_id, bounds, now_ms).await?;
     let intervals = store.usage_intervals(course_id, user_id, bounds.start_ms, now_ms.min(bounds.end_ms)).await?;
     let granted = store.granted_minutes(course_id, user_id, bounds.start_ms, bounds.end_ms).await?;
-    Ok(Some(budget_of(policy, bounds, &intervals, granted, &free, now_ms)))
+    Ok(Some(budget_of(quota, &policy.time_zone, bounds, &intervals, granted, &free, now_ms)))
 }
 
-/// Every student's use of the course in the quota's period (or `bounds` without a quota),
-/// read in three queries however many students the course has.
+/// Every student's use of the course in its period (the quota's, or the week without
+/// one), read in three queries however many students the course has.
 pub struct CourseUse {
+    quota: Option<Quota>,
+    time_zone: String,
+    bounds: PeriodBounds,
     intervals: HashMap<UserId, Vec<UsageInterval>>,
     granted_minutes: HashMap<UserId, i64>,
     free: Vec<(i64, i64)>,
-    bounds: PeriodBounds,
     now_ms: i64,
 }
 
 impl CourseUse {
-    pub async fn read(
-        store: &Store,
-        policy: &CoursePolicy,
-        course_id: CourseId,
-        bounds: PeriodBounds,
-        now_ms: i64,
-    ) -> Result<CourseUse, CoreError> {
+    /// The period use is counted in: the quota's, or the week (Monday 00:00 in the
+    /// course's zone) without one.
+    pub fn period_of(policy: &CoursePolicy) -> QuotaPeriod {
+        policy
+            .quota
+            .as_ref()
+            .map(|q| q.period.clone())
+            .unwrap_or(QuotaPeriod::Weekly { weekday: 0, minute: 0 })
+    }
+
+    pub async fn read(store: &Store, policy: &CoursePolicy, course_id: CourseId, now_ms: i64) -> Result<CourseUse, CoreError> {
+        let bounds = Self::period_of(policy).bounds(zone_or_utc(&policy.time_zone), now_ms);
         let free = free_windows(store, policy, course_id, bounds, now_ms).await?;
         let mut intervals: HashMap<UserId, Vec<UsageInterval>> = HashMap::new();
         for interval in store.course_usage_intervals(course_id, bounds.start_ms, now_ms.min(bounds.end_ms)).await? {
@@ -57,14 +64,26 @@ impl CourseUse {
             Some(_) => store.course_granted_minutes(course_id, bounds.start_ms, bounds.end_ms).await?,
             None => HashMap::new(),
         };
-        Ok(CourseUse { intervals, granted_minutes, free, bounds, now_ms })
+        Ok(CourseUse {
+            quota: policy.quota.clone(),
+            time_zone: policy.time_zone.clone(),
+            bounds,
+            intervals,
+            granted_minutes,
+            free,
+            now_ms,
+        })
+    }
+
+    pub fn bounds(&self) -> PeriodBounds {
+        self.bounds
     }
 
     /// What [`budget_at`] says of the student, or `None` without a quota.
-    pub fn budget(&self, policy: &CoursePolicy, user_id: UserId) -> Option<Budget> {
-        policy.quota.as_ref()?;
+    pub fn budget(&self, user_id: UserId) -> Option<Budget> {
+        let quota = self.quota.as_ref()?;
         let granted = self.granted_minutes.get(&user_id).copied().unwrap_or(0);
-        Some(budget_of(policy, self.bounds, self.of(user_id), granted, &self.free, self.now_ms))
+        Some(budget_of(quota, &self.time_zone, self.bounds, self.of(user_id), granted, &self.free, self.now_ms))
     }
 
     /// What [`usage_in`] says of the student: slice-milliseconds used and slices held.
@@ -78,14 +97,14 @@ impl CourseUse {
 }
 
 fn budget_of(
-    policy: &CoursePolicy,
+    quota: &Quota,
+    time_zone: &str,
     bounds: PeriodBounds,
     intervals: &[UsageInterval],
     granted_minutes: i64,
     free: &[(i64, i64)],
     now_ms: i64,
 ) -> Budget {
-    let quota = policy.quota.as_ref().expect("a budget is computed only under a quota");
     let (used_ms, running_slices) = usage_outside(intervals, bounds, now_ms, free);
     let granted = granted_minutes * 60_000;
     Budget {
@@ -95,7 +114,7 @@ fn budget_of(
         granted_ms: granted,
         used_ms,
         running_slices,
-        renewal: quota.period.renewal(zone_or_utc(&policy.time_zone)),
+        renewal: quota.period.renewal(zone_or_utc(time_zone)),
         now_ms,
     }
 }

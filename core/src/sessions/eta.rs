@@ -26,7 +26,8 @@ const TYPICAL_FRESH: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl Sessions {
     /// How long recent sessions of each profile ran, read again at most once per
-    /// [`TYPICAL_FRESH`].
+    /// [`TYPICAL_FRESH`] of real time (a test clock that jumps days ahead sees lengths
+    /// read up to a minute before).
     pub(super) async fn typical_lengths(&self, now_ms: i64) -> Result<TypicalLengths, CoreError> {
         let remembered = self.queue.typical.lock().unwrap_or_else(|p| p.into_inner()).clone();
         if let Some((at, typical)) = remembered {

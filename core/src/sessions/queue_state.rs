@@ -21,8 +21,9 @@ pub(super) struct DispatchState {
     /// The last typical session lengths and when they were read: thousands of ledger rows
     /// that change slowly, so every read of the queue need not repeat them.
     pub typical: std::sync::Mutex<Option<(std::time::Instant, TypicalLengths)>>,
-    /// The launch form's last read of the queue.
+    /// The launch form's last read of the queue, and the one read under way.
     pub shared: std::sync::Mutex<Option<std::sync::Arc<SharedQueue>>>,
+    pub shared_read: tokio::sync::Mutex<()>,
 }
 
 impl Default for DispatchState {
@@ -34,6 +35,7 @@ impl Default for DispatchState {
             estimates: std::sync::Mutex::new(None),
             typical: std::sync::Mutex::new(None),
             shared: std::sync::Mutex::new(None),
+            shared_read: tokio::sync::Mutex::new(()),
         }
     }
 }

@@ -28,11 +28,15 @@ impl Sessions {
     /// The last read of the queue (with typical lengths), or a new one if a session
     /// changed since or it is older than [`FRESH`].
     pub(super) async fn shared_queue(&self) -> Result<Arc<SharedQueue>, CoreError> {
-        let changes = self.ctx.all_changes.load(Ordering::SeqCst);
-        let last = self.queue.shared.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        if let Some(last) = last.filter(|l| l.changes == changes && l.at.elapsed() < FRESH) {
+        if let Some(last) = self.fresh_shared_queue() {
             return Ok(last);
         }
+        // One read at a time: the forms that arrive meanwhile take the read it leaves.
+        let _reading = self.queue.shared_read.lock().await;
+        if let Some(last) = self.fresh_shared_queue() {
+            return Ok(last);
+        }
+        let changes = self.ctx.all_changes.load(Ordering::SeqCst);
         let read = Arc::new(SharedQueue {
             changes,
             at: Instant::now(),
@@ -41,5 +45,11 @@ impl Sessions {
         });
         *self.queue.shared.lock().unwrap_or_else(|p| p.into_inner()) = Some(read.clone());
         Ok(read)
+    }
+
+    fn fresh_shared_queue(&self) -> Option<Arc<SharedQueue>> {
+        let changes = self.ctx.all_changes.load(Ordering::SeqCst);
+        let last = self.queue.shared.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        last.filter(|l| l.changes == changes && l.at.elapsed() < FRESH)
     }
 }

@@ -119,9 +119,10 @@ impl Store {
         // serializes writers (and a no-op UPDATE of the user there would check every table
         // that refers to users, a year of ledger rows included); PostgreSQL under READ
         // COMMITTED could let two claims count the same sessions, so the user's row is locked
-        // until commit.
+        // until commit. NO KEY: rows that refer to the user (a login, the ledger) may still
+        // be written meanwhile.
         if self.kind() == super::DbKind::Postgres {
-            sqlx::query("SELECT id FROM users WHERE id = $1 FOR UPDATE")
+            sqlx::query("SELECT id FROM users WHERE id = $1 FOR NO KEY UPDATE")
                 .bind(new.user_id)
                 .fetch_optional(&mut *tx)
                 .await?;

@@ -372,6 +372,8 @@ async fn the_class_view_charges_each_student_the_ledgers_minutes(store: Store) {
     let policy = form.parse(&known).unwrap();
     set_policy(&store, &config, course, &policy, &known, "ivy").await.unwrap();
     store.add_quota_grant(course, ledger.users["ben"], 90, "the lab ran late", "ivy", now() - 5 * MINUTE).await.unwrap();
+    // Last week's grant is spent with last week.
+    store.add_quota_grant(course, ledger.users["cat"], 60, "last week's lab", "ivy", at("2026-11-22T12:00:00Z")).await.unwrap();
     let view = class_view(&store, &config, course, now()).await.unwrap();
     for student in &view.students {
         let own = budget_at(&store, &policy, course, student.user_id, now()).await.unwrap();
