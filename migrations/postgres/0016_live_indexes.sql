@@ -14,8 +14,9 @@ CREATE INDEX gpu_sessions_held ON gpu_sessions (gpu_uuid) WHERE released = 0;
 -- Where the portal created MIG instances (whether a leftover instance is the portal's).
 CREATE INDEX gpu_sessions_created_instances ON gpu_sessions (gpu_uuid, profile_id, start_slice)
     WHERE created_instance = 1;
--- A student's sessions, newest first (the sessions page).
-CREATE INDEX gpu_sessions_user_requested ON gpu_sessions (user_id, requested_at);
+-- A student's sessions, newest first (the sessions page), in the page's order, so the
+-- first page is read without sorting the student's whole history.
+CREATE INDEX gpu_sessions_user_requested ON gpu_sessions (user_id, requested_at DESC, id);
 -- Ledger rows that overlap a quota period: those that ended after it began, and the open
 -- ones (a course's and a student's budget).
 CREATE INDEX usage_ledger_course_ended ON usage_ledger (course_id, ended_at);

@@ -43,7 +43,7 @@ impl Store {
         Ok(sqlx::query_as(
             "SELECT s.state AS state, c.code AS course, COUNT(*) AS sessions
              FROM gpu_sessions s JOIN courses c ON c.id = s.course_id
-             WHERE s.live = 1 GROUP BY s.state, c.code",
+             WHERE s.live = 1 GROUP BY c.code, s.state",
         )
         .fetch_all(self.pool())
         .await?)

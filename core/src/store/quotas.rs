@@ -27,13 +27,14 @@ impl Store {
         from_ms: i64,
         until_ms: i64,
     ) -> Result<Vec<UsageInterval>, CoreError> {
-        Ok(sqlx::query_as(&overlapping("course_id = $1 AND user_id = $2", "$3", "$4"))
+        let rows = sqlx::query_as(&overlapping("course_id = $1 AND user_id = $2", "$3", "$4"))
             .bind(course_id)
             .bind(user_id)
             .bind(from_ms)
             .bind(until_ms)
             .fetch_all(self.pool())
-            .await?)
+            .await?;
+        Ok(started_before(rows, until_ms))
     }
 
     /// Every student's intervals in the course that overlap `[from, until)`.
@@ -43,12 +44,13 @@ impl Store {
         from_ms: i64,
         until_ms: i64,
     ) -> Result<Vec<UsageInterval>, CoreError> {
-        Ok(sqlx::query_as(&overlapping("course_id = $1", "$2", "$3"))
+        let rows = sqlx::query_as(&overlapping("course_id = $1", "$2", "$3"))
             .bind(course_id)
             .bind(from_ms)
             .bind(until_ms)
             .fetch_all(self.pool())
-            .await?)
+            .await?;
+        Ok(started_before(rows, until_ms))
     }
 
     /// Extra slice-minutes granted in the course within `[from, until)`, per student.
@@ -116,16 +118,22 @@ impl Store {
     }
 }
 
-/// Ledger rows matching `filter` that overlap `[from, until)`, the two placeholders named.
+/// Ledger rows matching `filter` that overlap `[from, until)`, the two placeholders named,
+/// but for open rows started at or after `until` ([`started_before`] drops those).
 /// Ended and open rows are read apart so each part seeks the `(…, ended_at)` indexes:
 /// "ended after `from` or still open" in one condition made both databases walk every
-/// row the course or student ever had.
+/// row the course or student ever had, and so would a start bound on the open rows.
 fn overlapping(filter: &str, from: &str, until: &str) -> String {
     format!(
         "SELECT user_id, profile, started_at, ended_at FROM usage_ledger
          WHERE {filter} AND ended_at > {from} AND started_at < {until}
          UNION ALL
          SELECT user_id, profile, started_at, ended_at FROM usage_ledger
-         WHERE {filter} AND ended_at IS NULL AND started_at < {until}"
+         WHERE {filter} AND ended_at IS NULL"
     )
+}
+
+fn started_before(mut rows: Vec<UsageInterval>, until_ms: i64) -> Vec<UsageInterval> {
+    rows.retain(|r| r.started_at_ms < until_ms);
+    rows
 }
