@@ -7,8 +7,7 @@ use slicehub_mig::{place_now, Layout, Mode, Placement, Policy};
 
 use std::sync::OnceLock;
 
-use super::eta::ExpectedPlan;
-use super::queue_now::{GpuNow, QueueNow};
+use super::queue_now::{ExpectedPlan, GpuNow, QueueNow};
 use super::queue_state::QueueEstimate;
 use super::service::Sessions;
 use crate::fleet::{self, GpuMode};

@@ -4,11 +4,11 @@
 
 use std::collections::HashMap;
 
-use slicehub_mig::{earliest_start, expected_starts, Hold, Policy, Window};
+use slicehub_mig::{earliest_start, expected_starts, Hold, Policy};
 
 use super::service::Sessions;
 use super::queue_state::{QueueEstimate, Remembered};
-use super::queue_now::{HoldStart, QueueNow, TypicalLengths, PLANNED};
+use super::queue_now::{ExpectedPlan, HoldStart, QueueNow, TypicalLengths, PLANNED};
 use crate::CoreError;
 use crate::CourseId;
 
@@ -178,13 +178,6 @@ impl Sessions {
         .map(|s| s.at_ms);
         Some(QueueEstimate { about_ms: about.unwrap_or(slot.at_ms).min(slot.at_ms), latest_ms: slot.at_ms })
     }
-}
-
-/// The waiting sessions as expected to go (see [`Sessions::expected`]).
-pub(super) struct ExpectedPlan {
-    starts: Vec<Option<i64>>,
-    taken: Vec<Window>,
-    holds: Vec<Hold>,
 }
 
 /// When a running session is expected to end: at a stop already announced, or when recent

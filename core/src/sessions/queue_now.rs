@@ -117,3 +117,10 @@ pub(super) fn allocator_states(fleet_now: &[GpuNow]) -> Vec<GpuState<'_>> {
         })
         .collect()
 }
+
+/// The waiting sessions as expected to go (see `Sessions::expected` in `eta.rs`).
+pub(super) struct ExpectedPlan {
+    pub starts: Vec<Option<i64>>,
+    pub taken: Vec<Window>,
+    pub holds: Vec<Hold>,
+}

@@ -5,8 +5,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::queue_now::TypicalLengths;
-use super::shared_queue::SharedQueue;
+use super::queue_now::{ExpectedPlan, QueueNow, TypicalLengths};
 
 /// The queue's own state: whether this process places queued sessions, one pass at a
 /// time, and whether a pass was asked for during the one under way.
@@ -52,4 +51,13 @@ pub struct Remembered {
 pub struct QueueEstimate {
     pub about_ms: i64,
     pub latest_ms: i64,
+}
+
+/// One read of the queue for the launch form (see `shared_queue.rs`), its plan made at
+/// most once, by whoever needs it first.
+pub(super) struct SharedQueue {
+    pub changes: u64,
+    pub at: std::time::Instant,
+    pub queue: QueueNow,
+    pub plan: std::sync::OnceLock<ExpectedPlan>,
 }

@@ -7,22 +7,13 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use super::eta::ExpectedPlan;
-use super::queue_now::QueueNow;
+use super::queue_state::SharedQueue;
 use super::service::Sessions;
 use crate::CoreError;
 
 /// How long a read serves while no session changes; what a drain or a booking changes
 /// shows within this.
 const FRESH: Duration = Duration::from_secs(2);
-
-/// One read of the queue, its plan made at most once, by whoever needs it first.
-pub(super) struct SharedQueue {
-    changes: u64,
-    at: Instant,
-    pub queue: QueueNow,
-    pub plan: OnceLock<ExpectedPlan>,
-}
 
 impl Sessions {
     /// The last read of the queue (with typical lengths), or a new one if a session

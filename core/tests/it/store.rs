@@ -13,6 +13,19 @@ on_both_databases!(
     the_sessions_search_lists_live_first_then_recent_ones,
 );
 
+/// A plain account named `name`.
+async fn account(store: &Store, name: &str) -> slicehub_core::store::User {
+    let new = slicehub_core::store::NewUserRow {
+        username: name,
+        display_name: name,
+        email: None,
+        password_hash: "not-a-real-hash",
+        is_admin: false,
+        must_change_password: false,
+    };
+    store.insert_user(&new).await.unwrap()
+}
+
 /// The operations page's search: live sessions first, then those over that were asked for
 /// in the window, each part newest first; older ones, other states and other courses
 /// never; the limit counts both parts.
@@ -21,17 +34,7 @@ async fn the_sessions_search_lists_live_first_then_recent_ones(store: Store) {
     use slicehub_core::store::SessionSearch;
     let course = store.insert_course("CS-101", "Deep Learning").await.unwrap();
     let other = store.insert_course("MA-201", "Maths").await.unwrap();
-    let user = store
-        .insert_user(&slicehub_core::store::NewUserRow {
-            username: "sam",
-            display_name: "Sam",
-            email: None,
-            password_hash: "not-a-real-hash",
-            is_admin: false,
-            must_change_password: false,
-        })
-        .await
-        .unwrap();
+    let user = account(&store, "sam").await;
     let day = 86_400_000;
     let now = 400 * day;
     // (id, course, state, asked for at)
@@ -88,17 +91,7 @@ async fn the_sessions_search_lists_live_first_then_recent_ones(store: Store) {
 /// an error naming the column, never a panic, and the other rows still read.
 async fn a_damaged_session_row_reads_as_an_error_naming_the_column(store: Store) {
     let course = store.insert_course("CS-101", "Deep Learning").await.unwrap();
-    let user = store
-        .insert_user(&slicehub_core::store::NewUserRow {
-            username: "rowena",
-            display_name: "Rowena",
-            email: None,
-            password_hash: "not-a-real-hash",
-            is_admin: false,
-            must_change_password: false,
-        })
-        .await
-        .unwrap();
+    let user = account(&store, "rowena").await;
     let damage = [
         ("state", "'exploded'"),
         ("kind", "'gpu'"),
