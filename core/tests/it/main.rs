@@ -30,6 +30,5 @@ mod sessions_faults;
 mod sessions_jobs;
 mod sessions_limit;
 mod sessions_notebook;
-mod slice_activity;
 mod store;
 mod usage_reports;

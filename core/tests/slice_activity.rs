@@ -2,6 +2,13 @@
 //! PostgreSQL: a session spinning a core reads busy, one sleeping reads idle, both report
 //! their memory, and a stopped session's samples are dropped.
 
+// A binary of its own: it measures how much of a core a spinning container gets, which
+// the other modules' tests running beside it on a small machine would take away.
+#[macro_use]
+#[path = "it/common/mod.rs"]
+mod common;
+#[path = "it/lab/mod.rs"]
+mod lab;
 
 use std::time::Duration;
 
