@@ -34,7 +34,7 @@ for arg in "$@"; do
   case "$arg" in -p|--package|-p?*|--package=*) scope=() ;; esac
 done
 # Most tests wait on containers, JupyterLab and Chromium rather than compute, so each
-# binary runs four at a time, even on two cores (a quarter to a third less time than the
+# binary runs four at a time, even on two cores (a fifth to a third less time than the
 # default of one per core); the tests that measure the machine itself have binaries of
 # their own. RUST_TEST_THREADS set by the caller wins.
 export RUST_TEST_THREADS="${RUST_TEST_THREADS:-4}"

@@ -19,19 +19,24 @@ pub async fn operations_summary() -> Result<OperationsOverview, AppError> {
     let services = services()?;
     let store = &services.store;
     let now = now_ms();
-    let mut sessions: Vec<(String, i64)> = Vec::new();
+    // Always in this order, whatever order the database groups its rows in.
+    const WORDS: [&str; 4] = ["running", "waiting", "starting", "stopping"];
+    let mut counted = [0i64; WORDS.len()];
     for count in store.live_session_counts().await? {
         let word = match SessionState::parse(&count.state) {
-            Some(SessionState::Ready) => "running",
-            Some(SessionState::Queued) => "waiting",
-            Some(SessionState::Stopping) => "stopping",
-            _ => "starting",
+            Some(SessionState::Ready) => 0,
+            Some(SessionState::Queued) => 1,
+            Some(SessionState::Stopping) => 3,
+            _ => 2,
         };
-        match sessions.iter_mut().find(|(w, _)| w == word) {
-            Some((_, n)) => *n += count.sessions,
-            None => sessions.push((word.to_string(), count.sessions)),
-        }
+        counted[word] += count.sessions;
     }
+    let sessions: Vec<(String, i64)> = WORDS
+        .iter()
+        .zip(counted)
+        .filter(|(_, n)| *n > 0)
+        .map(|(word, n)| (word.to_string(), n))
+        .collect();
     let queue = store
         .queue_counts()
         .await?

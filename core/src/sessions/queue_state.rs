@@ -1,5 +1,5 @@
 //! What the queue keeps between passes: whether this process places queued sessions, one
-//! pass at a time, and its last estimates.
+//! pass at a time, its last estimates, and the launch form's shared read of the queue.
 
 use std::collections::HashMap;
 

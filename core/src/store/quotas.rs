@@ -122,7 +122,8 @@ impl Store {
 /// but for open rows started at or after `until` ([`started_before`] drops those).
 /// Ended and open rows are read apart so each part seeks the `(…, ended_at)` indexes:
 /// "ended after `from` or still open" in one condition made both databases walk every
-/// row the course or student ever had, and so would a start bound on the open rows.
+/// row the course or student ever had, and a start bound on the open rows made SQLite
+/// seek by course and start, which is the course's whole history too.
 fn overlapping(filter: &str, from: &str, until: &str) -> String {
     format!(
         "SELECT user_id, profile, started_at, ended_at FROM usage_ledger

@@ -385,7 +385,33 @@ async fn the_class_view_charges_each_student_the_ledgers_minutes(store: Store) {
     }
 }
 
+/// A budget counts the rows that overlap its period: an open row that started just before
+/// the period's end counts, one that started at or after it does not, for one student
+/// and for the whole course alike.
+async fn open_rows_count_only_from_before_the_periods_end(store: Store) {
+    let until = now();
+    let open = |started: i64| Span {
+        user: "ann",
+        course: "CS-101",
+        gpu: GPUS[0],
+        profile: "1g.10gb",
+        image: IMAGES[0],
+        requested: started,
+        started,
+        ended: None,
+        reason: "",
+    };
+    let spans = [open(until - MINUTE), open(until), open(until + MINUTE)];
+    let ledger = write_ledger(&store, &spans).await;
+    let (course, ann) = (ledger.courses["CS-101"], ledger.users["ann"]);
+    let from = until - 60 * MINUTE;
+    let starts = |rows: Vec<slicehub_core::store::UsageInterval>| rows.iter().map(|r| r.started_at_ms).collect::<Vec<_>>();
+    assert_eq!(starts(store.usage_intervals(course, ann, from, until).await.unwrap()), [until - MINUTE]);
+    assert_eq!(starts(store.course_usage_intervals(course, from, until).await.unwrap()), [until - MINUTE]);
+}
+
 on_both_databases!(
+    open_rows_count_only_from_before_the_periods_end,
     reports_add_up_to_the_ledger,
     bad_fields_get_plain_messages,
     the_class_view_charges_each_student_the_ledgers_minutes
