@@ -86,7 +86,8 @@ impl CourseUse {
         Some(budget_of(quota, &self.time_zone, self.bounds, self.of(user_id), granted, &self.free, self.now_ms))
     }
 
-    /// What [`usage_in`] says of the student: slice-milliseconds used and slices held.
+    /// The student's compute-slice-milliseconds from the start of the period up to now,
+    /// and the compute slices held now.
     pub fn usage(&self, user_id: UserId) -> (i64, i64) {
         usage_outside(self.of(user_id), self.bounds, self.now_ms, &[])
     }
@@ -131,19 +132,6 @@ async fn free_windows(
         Some(q) if q.booked_time_free => booked_windows(store, course_id, bounds.start_ms, now_ms.min(bounds.end_ms)).await,
         _ => Ok(Vec::new()),
     }
-}
-
-/// The compute-slice-milliseconds the student used in the course from the start of
-/// `bounds` up to `now_ms` (charged from the ledger), and the compute slices held now.
-pub async fn usage_in(
-    store: &Store,
-    course_id: CourseId,
-    user_id: UserId,
-    bounds: PeriodBounds,
-    now_ms: i64,
-) -> Result<(i64, i64), CoreError> {
-    let intervals = store.usage_intervals(course_id, user_id, bounds.start_ms, now_ms.min(bounds.end_ms)).await?;
-    Ok(usage_outside(&intervals, bounds, now_ms, &[]))
 }
 
 /// The course's booked windows overlapping `[from_ms, until_ms)`. A cancelled booking's

@@ -3,17 +3,15 @@
 //! holds if every session runs to its limit; see `queue.rs`).
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use slicehub_mig::{earliest_start, expected_starts, Hold, Policy};
 
 use super::service::Sessions;
-use super::queue_state::{QueueEstimate, Remembered};
+use super::queue_state::QueueEstimate;
 use super::queue_now::{ExpectedPlan, HoldStart, QueueNow, TypicalLengths, PLANNED};
 use crate::CoreError;
 use crate::CourseId;
-
-/// How long estimates are reused while no session changes.
-const FRESH: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Sessions that ended in the last two weeks, at most this many, make the typical lengths.
 const RECENT_SESSIONS: i64 = 2_000;
@@ -61,43 +59,19 @@ impl Sessions {
     }
 
     /// The estimate of every waiting session that has a window. Every student waiting
-    /// reads this: it is remembered until a session changes or [`FRESH`] passes.
+    /// reads this: it comes from the queue's shared read (`shared_queue.rs`), made once
+    /// per read.
     pub async fn queue_estimates(&self) -> Result<HashMap<String, QueueEstimate>, CoreError> {
-        let changes = self
-            .ctx
-            .all_changes
-            .load(std::sync::atomic::Ordering::SeqCst);
-        if let Some(r) = self
-            .queue
-            .estimates
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_ref()
-        {
-            if r.changes == changes && r.at.elapsed() < FRESH {
-                return Ok(r.estimates.clone());
-            }
-        }
-        let estimates = self.estimate_queue().await?;
-        *self
-            .queue
-            .estimates
-            .lock()
-            .unwrap_or_else(|p| p.into_inner()) = Some(Remembered {
-            changes,
-            at: std::time::Instant::now(),
-            estimates: estimates.clone(),
-        });
-        Ok(estimates)
+        let shared = self.shared_queue().await?;
+        Ok(shared.estimates.get_or_init(|| self.estimates_of(&shared.queue, &shared.plan)).clone())
     }
 
-    async fn estimate_queue(&self) -> Result<HashMap<String, QueueEstimate>, CoreError> {
-        let queue = self.queue_now(true).await?;
+    fn estimates_of(&self, queue: &QueueNow, plan: &OnceLock<ExpectedPlan>) -> HashMap<String, QueueEstimate> {
         if queue.waiting.is_empty() {
-            return Ok(HashMap::new());
+            return HashMap::new();
         }
-        let abouts = self.expected(&queue).starts;
-        Ok(queue
+        let abouts = &plan.get_or_init(|| self.expected(queue)).starts;
+        queue
             .waiting
             .iter()
             .zip(abouts)
@@ -112,7 +86,7 @@ impl Sessions {
                     },
                 ))
             })
-            .collect())
+            .collect()
     }
 
     /// The waiting sessions' expected plan: each one's "about" start, the windows they

@@ -237,7 +237,7 @@ impl Sessions {
                                 window.until_ms,
                             )
                             .await?;
-                        // Remembered estimates are stale now.
+                        // The shared read of the queue (and its estimates) is stale now.
                         self.ctx.all_changes.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     }
                     Placed::NoRoom

@@ -1,5 +1,5 @@
 //! What the queue keeps between passes: whether this process places queued sessions, one
-//! pass at a time, its last estimates, and the launch form's shared read of the queue.
+//! pass at a time, and the shared read of the queue the launch form and the estimates use.
 
 use std::collections::HashMap;
 
@@ -15,8 +15,6 @@ pub(super) struct DispatchState {
     pub enabled: std::sync::atomic::AtomicBool,
     pub one_pass: tokio::sync::Mutex<()>,
     pub again: std::sync::atomic::AtomicBool,
-    /// The last queue estimates, with the change count and moment they were made for.
-    pub estimates: std::sync::Mutex<Option<Remembered>>,
     /// The last typical session lengths and when they were read: thousands of ledger rows
     /// that change slowly, so every read of the queue need not repeat them.
     pub typical: std::sync::Mutex<Option<(std::time::Instant, TypicalLengths)>>,
@@ -31,19 +29,11 @@ impl Default for DispatchState {
             enabled: std::sync::atomic::AtomicBool::new(true),
             one_pass: tokio::sync::Mutex::new(()),
             again: std::sync::atomic::AtomicBool::new(false),
-            estimates: std::sync::Mutex::new(None),
             typical: std::sync::Mutex::new(None),
             shared: std::sync::Mutex::new(None),
             shared_read: tokio::sync::Mutex::new(()),
         }
     }
-}
-
-/// Estimates, with the change count and moment they were made for.
-pub struct Remembered {
-    pub changes: u64,
-    pub at: std::time::Instant,
-    pub estimates: HashMap<String, QueueEstimate>,
 }
 
 /// A waiting session's estimated start.
@@ -53,11 +43,13 @@ pub struct QueueEstimate {
     pub latest_ms: i64,
 }
 
-/// One read of the queue for the launch form (see `shared_queue.rs`), its plan made at
-/// most once, by whoever needs it first.
+/// One read of the queue for the launch form and the waiting pages (see
+/// `shared_queue.rs`); its plan and estimates are made at most once, by whoever needs them
+/// first.
 pub(super) struct SharedQueue {
     pub changes: u64,
     pub at: std::time::Instant,
     pub queue: QueueNow,
     pub plan: std::sync::OnceLock<ExpectedPlan>,
+    pub estimates: std::sync::OnceLock<HashMap<String, QueueEstimate>>,
 }

@@ -1,7 +1,8 @@
-//! The queue as the launch form reads it: one read of the GPUs and the line, with its
-//! plan, shared by every student's form until a session changes or [`FRESH`] passes. A
-//! waiting page polls the form; a class of them would otherwise repeat the whole read
-//! (every GPU, every hold, two weeks of session lengths, the plan) on each poll.
+//! The queue as the launch form and the waiting pages read it: one read of the GPUs and
+//! the line, with its plan and estimates, shared by every student until a session changes
+//! or [`FRESH`] passes. A waiting page polls both; a class of them would otherwise repeat
+//! the whole read (every GPU, every hold, two weeks of session lengths, the plan) on each
+//! poll.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
@@ -33,6 +34,7 @@ impl Sessions {
             at: Instant::now(),
             queue: self.queue_now(true).await?,
             plan: OnceLock::new(),
+            estimates: OnceLock::new(),
         });
         *self.queue.shared.lock().unwrap_or_else(|p| p.into_inner()) = Some(read.clone());
         Ok(read)
