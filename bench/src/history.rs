@@ -18,9 +18,29 @@ pub struct History {
     pub days: i64,
 }
 
-/// Writes `history`; how long it took. Each session is over and has given its slice back
-/// (`released`), as every ended session of a real portal has.
-pub async fn fill(store: &Store, history: &History, now: i64) -> Duration {
+/// How long writing a history took: the rows, then the per-day totals made from them.
+pub struct Filled {
+    pub written: Duration,
+    pub rolled_up: Duration,
+}
+
+/// Writes `history`, then builds the per-day usage totals from it as `slicehub usage
+/// rebuild` does. Each session is over and has given its slice back (`released`), as
+/// every ended session of a real portal has.
+pub async fn fill(store: &Store, history: &History, now: i64) -> Filled {
+    let written = write(store, history, now).await;
+    let started = Instant::now();
+    store.rebuild_usage_rollups().await.expect("per-day totals");
+    let rolled_up = started.elapsed();
+    // A real PostgreSQL has analyzed a year of rows long since (autovacuum); right after a
+    // bulk load its planner would still think the tables empty.
+    if store.kind() == DbKind::Postgres {
+        store.execute_admin("ANALYZE").await.expect("analyze");
+    }
+    Filled { written, rolled_up }
+}
+
+async fn write(store: &Store, history: &History, now: i64) -> Duration {
     let started = Instant::now();
     let History { students, courses, gpus, sessions, days } = *history;
     let gen = |n: i64| format!("WITH RECURSIVE n(i) AS (SELECT CAST(0 AS BIGINT) UNION ALL SELECT i + 1 FROM n WHERE i < {})", n - 1);
@@ -67,11 +87,6 @@ pub async fn fill(store: &Store, history: &History, now: i64) -> Duration {
         ))
         .await
         .expect("ledger");
-    // A real PostgreSQL has analyzed a year of rows long since (autovacuum); right after a
-    // bulk load its planner would still think the tables empty.
-    if store.kind() == DbKind::Postgres {
-        store.execute_admin("ANALYZE").await.expect("analyze");
-    }
     started.elapsed()
 }
 

@@ -76,6 +76,7 @@ fn run_async(config: Config, command: Command, config_file: Option<std::path::Pa
             Command::User { command } => cli::accounts::user(&config, command).await,
             Command::Course { command } => cli::accounts::course(&config, command).await,
             Command::Session { command } => cli::sessions::run(&config, command).await,
+            Command::Usage { command } => cli::usage::run(&config, command).await,
             Command::Backup { dir } => cli::backup::backup(&config, &dir, config_file.as_deref()).await,
             Command::Restore { dir } => cli::backup::restore(&config, &dir).await,
             Command::Slurm {

@@ -3,11 +3,11 @@
 //! for all rows together, and the use over time by course and by GPU for the charts. An
 //! interval counts only for its part inside the period; one still open runs until now.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::query::{GroupBy, ReportQuery};
 use crate::quotas::compute_slices;
-use crate::store::{BucketSums, Store, UsageKey, UsageWindow};
+use crate::store::{BucketSums, Store, UsageKey, UsageWindow, WaitCount};
 use crate::CoreError;
 use crate::CourseId;
 
@@ -26,7 +26,7 @@ pub struct ReportRow {
     /// Sessions whose slice was held at some time in the period.
     pub sessions: i64,
     /// Median and 95th percentile (nearest rank) of the queue wait, from claim to slice,
-    /// of the sessions that got their slice in the period.
+    /// in whole seconds, of the sessions that got their slice in the period.
     pub wait_p50_ms: Option<i64>,
     pub wait_p95_ms: Option<i64>,
     /// Sessions that ended in the period at the time limit, with the quota used up, or idle.
@@ -86,22 +86,60 @@ fn usage_key(group: GroupBy) -> UsageKey {
     }
 }
 
-/// The report of `query` at `now_ms`, limited to `courses` when given: four grouped
-/// queries, whatever the number of ledger rows.
+/// Where a report's numbers come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportSource {
+    /// Every interval, from the ledger.
+    Ledger,
+    /// Closed intervals from the per-day totals, open ones from the ledger.
+    DayTotals,
+}
+
+/// The report of `query` at `now_ms`, limited to `courses` when given: a few grouped
+/// queries, whatever the number of ledger rows, over the per-day totals when the period
+/// is drawn in days or weeks and the totals are built.
 pub async fn usage_report(
     store: &Store,
     query: &ReportQuery,
     courses: Option<&[CourseId]>,
     now_ms: i64,
 ) -> Result<UsageReport, CoreError> {
+    let whole_days = query.from_ms % DAY_MS == 0 && query.to_ms % DAY_MS == 0 && bucket_ms(query) >= DAY_MS;
+    let source = match whole_days && store.usage_rollups_ready().await? {
+        true => ReportSource::DayTotals,
+        false => ReportSource::Ledger,
+    };
+    usage_report_from(store, query, courses, now_ms, source).await
+}
+
+/// [`usage_report`] from the source given (the per-day totals only for whole days).
+pub async fn usage_report_from(
+    store: &Store,
+    query: &ReportQuery,
+    courses: Option<&[CourseId]>,
+    now_ms: i64,
+    source: ReportSource,
+) -> Result<UsageReport, CoreError> {
     let step = bucket_ms(query);
     let buckets: Vec<i64> = (query.from_ms..query.to_ms).step_by(step as usize).collect();
-    let window = UsageWindow { from_ms: query.from_ms, to_ms: query.to_ms, until_ms: query.to_ms.min(now_ms), courses };
+    let open_only = source == ReportSource::DayTotals;
+    let window = UsageWindow { from_ms: query.from_ms, to_ms: query.to_ms, until_ms: query.to_ms.min(now_ms), courses, open_only };
     let key = usage_key(query.group);
+
+    let mut totals = store.usage_totals(&window, key).await?;
+    let mut waits = store.wait_counts(&window, key).await?;
+    let mut course_sums = store.usage_buckets(&window, UsageKey::Course, step).await?;
+    let mut gpu_sums = store.usage_buckets(&window, UsageKey::Gpu, step).await?;
+    if open_only {
+        totals.extend(store.rollup_totals(&window, key).await?);
+        waits.extend(store.rollup_wait_counts(&window, key).await?);
+        course_sums.extend(store.rollup_buckets(&window, UsageKey::Course, step).await?);
+        gpu_sums.extend(store.rollup_buckets(&window, UsageKey::Gpu, step).await?);
+    }
 
     let mut groups: HashMap<String, ReportRow> = HashMap::new();
     let mut total = ReportRow { key: "total".into(), ..ReportRow::default() };
-    for t in store.usage_totals(&window, key).await? {
+    for t in totals {
         for row in [groups.entry(t.key.clone()).or_insert_with(|| ReportRow { key: t.key.clone(), ..ReportRow::default() }), &mut total] {
             row.slice_ms += t.held_ms * compute_slices(&t.profile);
             row.memory_gb_s += t.held_ms * memory_gb(&t.profile) / 1000;
@@ -111,15 +149,13 @@ pub async fn usage_report(
             row.ended_idle += t.ended_idle;
         }
     }
-    for w in store.wait_ranks(&window, key, &[50, 95]).await? {
-        let row = match &w.key {
-            Some(k) => groups.get_mut(k),
-            None => Some(&mut total),
-        };
-        if let Some(row) = row {
-            set_wait(row, w.percent, w.wait_ms);
+    let (by_group, all) = wait_histograms(waits);
+    for (key, histogram) in &by_group {
+        if let Some(row) = groups.get_mut(key) {
+            set_waits(row, histogram);
         }
     }
+    set_waits(&mut total, &all);
     let mut rows: Vec<ReportRow> = groups.into_values().collect();
     rows.sort_by(|a, b| b.slice_ms.cmp(&a.slice_ms).then_with(|| a.key.cmp(&b.key)));
 
@@ -135,18 +171,44 @@ pub async fn usage_report(
         query: *query,
         rows,
         total,
-        by_course: spread(store.usage_buckets(&window, UsageKey::Course, step).await?),
-        by_gpu: spread(store.usage_buckets(&window, UsageKey::Gpu, step).await?),
+        by_course: spread(course_sums),
+        by_gpu: spread(gpu_sums),
         buckets,
         bucket_ms: step,
     })
 }
 
-fn set_wait(row: &mut ReportRow, percent: i64, wait_ms: i64) {
-    match percent {
-        50 => row.wait_p50_ms = Some(wait_ms),
-        _ => row.wait_p95_ms = Some(wait_ms),
+/// Intervals per whole second of wait.
+type Histogram = BTreeMap<i64, i64>;
+
+/// The waits of each group, and of all groups together.
+fn wait_histograms(counts: Vec<WaitCount>) -> (HashMap<String, Histogram>, Histogram) {
+    let mut by_group: HashMap<String, Histogram> = HashMap::new();
+    let mut all = Histogram::new();
+    for c in counts {
+        *by_group.entry(c.key).or_default().entry(c.wait_s).or_default() += c.intervals;
+        *all.entry(c.wait_s).or_default() += c.intervals;
     }
+    (by_group, all)
+}
+
+fn set_waits(row: &mut ReportRow, histogram: &Histogram) {
+    row.wait_p50_ms = nearest_rank(histogram, 50);
+    row.wait_p95_ms = nearest_rank(histogram, 95);
+}
+
+/// The wait at the nearest rank of `percent`, in milliseconds (whole seconds of them).
+fn nearest_rank(histogram: &Histogram, percent: i64) -> Option<i64> {
+    let n: i64 = histogram.values().sum();
+    let rank = ((n * percent + 99) / 100).max(1);
+    let mut seen = 0;
+    for (wait_s, intervals) in histogram {
+        seen += intervals;
+        if seen >= rank {
+            return Some(wait_s * 1000);
+        }
+    }
+    None
 }
 
 /// Shares the time of intervals that begin in bucket `first` and end in bucket `last`

@@ -87,7 +87,8 @@ impl Store {
         migrator
             .run(&self.pool)
             .await
-            .map_err(|e| CoreError::Migration(e.to_string()))
+            .map_err(|e| CoreError::Migration(e.to_string()))?;
+        self.rebuild_usage_rollups_if_asked().await
     }
 
     /// The newest migration applied, e.g. `1 initial`.

@@ -3,6 +3,7 @@
 //! through the portal. Each interval counts only for its part inside the period; one still
 //! open runs until `until_ms`.
 
+use super::usage_rollups::{IDLE, QUOTA, TIME_LIMIT};
 use super::Store;
 use crate::CoreError;
 use crate::CourseId;
@@ -16,6 +17,15 @@ pub struct UsageWindow<'a> {
     pub until_ms: i64,
     /// Only these courses' rows when given (an empty list matches nothing).
     pub courses: Option<&'a [CourseId]>,
+    /// Only the intervals still open (what the per-day totals do not hold yet).
+    pub open_only: bool,
+}
+
+impl UsageWindow<'_> {
+    /// Whether no row can match (an instructor of no course).
+    pub(super) fn matches_nothing(&self) -> bool {
+        self.courses.is_some_and(|c| c.is_empty())
+    }
 }
 
 /// What a report groups by, as the SQL that names a row's group.
@@ -69,14 +79,12 @@ pub struct BucketSums {
     pub end_sum: i64,
 }
 
-/// The queue wait (claim to slice) at a nearest rank of a group, for the sessions that got
-/// their slice in the period: `percent` 50 is the median.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WaitAtRank {
-    /// `None` for all groups together.
-    pub key: Option<String>,
-    pub percent: i64,
-    pub wait_ms: i64,
+/// How many intervals of a group waited `wait_s` whole seconds from claim to slice.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct WaitCount {
+    pub key: String,
+    pub wait_s: i64,
+    pub intervals: i64,
 }
 
 /// The ledger, joined to users or courses only where the group names them (a join costs
@@ -106,16 +114,25 @@ fn end() -> String {
 /// the period's end, a year of them for this week's report.
 fn overlapping(window: &UsageWindow, first: usize) -> String {
     format!(
-        "WHERE u.started_at < $2 AND COALESCE(u.ended_at, {OPEN}) >= $1{}",
-        course_filter(window, first)
+        "WHERE u.started_at < $2 AND COALESCE(u.ended_at, {OPEN}) >= $1{}{}",
+        open_only(window),
+        course_filter(window, "u", first)
     )
 }
 
-fn course_filter(window: &UsageWindow, first: usize) -> String {
+fn open_only(window: &UsageWindow) -> &'static str {
+    match window.open_only {
+        true => " AND u.ended_at IS NULL",
+        false => "",
+    }
+}
+
+/// ` AND {table}.course_id IN ($first, …)` when the window names courses.
+pub(super) fn course_filter(window: &UsageWindow, table: &str, first: usize) -> String {
     match window.courses {
         Some(ids) => {
             let marks: Vec<String> = (0..ids.len()).map(|i| format!("${}", i + first)).collect();
-            format!(" AND u.course_id IN ({})", marks.join(", "))
+            format!(" AND {table}.course_id IN ({})", marks.join(", "))
         }
         None => String::new(),
     }
@@ -127,6 +144,7 @@ fn ended_with(prefix: &str) -> String {
     format!("CASE WHEN u.ended_at >= $1 AND u.ended_at < $2 AND u.end_reason LIKE '{prefix}%' THEN 1 ELSE 0 END")
 }
 
+/// Binds the values, then the window's courses.
 macro_rules! bind_all {
     ($query:expr, $window:expr, $($value:expr),*) => {{
         let mut query = $query$(.bind($value))*;
@@ -136,22 +154,12 @@ macro_rules! bind_all {
         query
     }};
 }
-
-/// A wait with its rank in its group (`rn` of `n`) and among all (`rn_all` of `n_all`).
-#[derive(sqlx::FromRow)]
-struct RankedWait {
-    k: String,
-    w: i64,
-    rn: i64,
-    n: i64,
-    rn_all: i64,
-    n_all: i64,
-}
+pub(super) use bind_all;
 
 impl Store {
     /// Per group and profile: sessions, time held and end causes in the period.
     pub async fn usage_totals(&self, window: &UsageWindow<'_>, key: UsageKey) -> Result<Vec<UsageTotals>, CoreError> {
-        if window.courses.is_some_and(|c| c.is_empty()) {
+        if window.matches_nothing() {
             return Ok(Vec::new());
         }
         let end = end();
@@ -162,9 +170,9 @@ impl Store {
                     CAST(SUM({}) AS BIGINT) AS ended_time_limit, CAST(SUM({}) AS BIGINT) AS ended_quota,
                     CAST(SUM({}) AS BIGINT) AS ended_idle
              {} {} GROUP BY 1, 2",
-            ended_with("stopped at the course''s time limit"),
-            ended_with("quota used up"),
-            ended_with("idle"),
+            ended_with(TIME_LIMIT),
+            ended_with(QUOTA),
+            ended_with(IDLE),
             from(Some(key)),
             overlapping(window, 4),
             key = key.sql(),
@@ -176,7 +184,7 @@ impl Store {
     /// Per group and profile, the intervals' parts inside the period by the buckets of
     /// `bucket_ms` (from the period's start) they begin and end in.
     pub async fn usage_buckets(&self, window: &UsageWindow<'_>, key: UsageKey, bucket_ms: i64) -> Result<Vec<BucketSums>, CoreError> {
-        if window.courses.is_some_and(|c| c.is_empty()) {
+        if window.matches_nothing() {
             return Ok(Vec::new());
         }
         let end = end();
@@ -192,46 +200,24 @@ impl Store {
         Ok(bind_all!(query, window, window.from_ms, window.to_ms, window.until_ms, bucket_ms).fetch_all(self.pool()).await?)
     }
 
-    /// The queue waits at the nearest ranks of `percents`, of each group (`key` set) and
-    /// of all groups together (`key` `None`), over the sessions that got their slice in
-    /// the period; one sort of those sessions for both.
-    pub async fn wait_ranks(&self, window: &UsageWindow<'_>, key: UsageKey, percents: &[i64]) -> Result<Vec<WaitAtRank>, CoreError> {
-        if window.courses.is_some_and(|c| c.is_empty()) || percents.is_empty() {
+    /// Per group, how many intervals that got their slice in the period waited how many
+    /// whole seconds for it.
+    pub async fn wait_counts(&self, window: &UsageWindow<'_>, key: UsageKey) -> Result<Vec<WaitCount>, CoreError> {
+        if window.matches_nothing() {
             return Ok(Vec::new());
         }
-        let wait = "(CASE WHEN u.started_at > s.requested_at THEN u.started_at - s.requested_at ELSE 0 END)";
-        let ranks: Vec<String> = percents
-            .iter()
-            .map(|p| format!("rn = (n * {p} + 99) / 100 OR rn_all = (n_all * {p} + 99) / 100"))
-            .collect();
         let sql = format!(
-            "SELECT k, w, rn, n, rn_all, n_all FROM (
-                SELECT {group} AS k, {wait} AS w,
-                       ROW_NUMBER() OVER (PARTITION BY {group} ORDER BY {wait}) AS rn,
-                       COUNT(*) OVER (PARTITION BY {group}) AS n,
-                       ROW_NUMBER() OVER (ORDER BY {wait}) AS rn_all,
-                       COUNT(*) OVER () AS n_all
-                {} JOIN gpu_sessions s ON s.id = u.session_id
-                WHERE u.started_at >= $1 AND u.started_at < $2{}
-             ) ranked WHERE {}",
+            "SELECT {key} AS key, (CASE WHEN u.started_at > s.requested_at THEN u.started_at - s.requested_at ELSE 0 END) / 1000 AS wait_s,
+                    COUNT(*) AS intervals
+             {} JOIN gpu_sessions s ON s.id = u.session_id
+             WHERE u.started_at >= $1 AND u.started_at < $2{}{}
+             GROUP BY 1, 2",
             from(Some(key)),
-            course_filter(window, 3),
-            ranks.join(" OR "),
-            group = key.sql(),
+            open_only(window),
+            course_filter(window, "u", 3),
+            key = key.sql(),
         );
-        let query = sqlx::query_as::<_, RankedWait>(&sql);
-        let rows = bind_all!(query, window, window.from_ms, window.to_ms).fetch_all(self.pool()).await?;
-        let mut out = Vec::new();
-        for RankedWait { k, w: wait_ms, rn, n, rn_all, n_all } in rows {
-            for p in percents {
-                if rn == (n * p + 99) / 100 {
-                    out.push(WaitAtRank { key: Some(k.clone()), percent: *p, wait_ms });
-                }
-                if rn_all == (n_all * p + 99) / 100 {
-                    out.push(WaitAtRank { key: None, percent: *p, wait_ms });
-                }
-            }
-        }
-        Ok(out)
+        let query = sqlx::query_as::<_, WaitCount>(&sql);
+        Ok(bind_all!(query, window, window.from_ms, window.to_ms).fetch_all(self.pool()).await?)
     }
 }

@@ -1,5 +1,5 @@
 //! The usage ledger: one row per session that got a slice, opened before its container
-//! starts and closed exactly once.
+//! starts and closed exactly once (`usage_rollups.rs` closes it).
 
 use serde::Serialize;
 
@@ -65,26 +65,6 @@ impl Store {
         .execute(self.pool())
         .await?;
         Ok(())
-    }
-
-    /// Closes the interval if it is open; returns whether this call closed it.
-    pub async fn close_usage(
-        &self,
-        session_id: &str,
-        ended_at_ms: i64,
-        reason: &str,
-    ) -> Result<bool, CoreError> {
-        // Never before the interval began (an engine's clock may lag the portal's).
-        let closed = sqlx::query(
-            "UPDATE usage_ledger SET ended_at = CASE WHEN $1 < started_at THEN started_at ELSE $1 END, end_reason = $2
-             WHERE session_id = $3 AND ended_at IS NULL",
-        )
-        .bind(ended_at_ms)
-        .bind(reason)
-        .bind(session_id)
-        .execute(self.pool())
-        .await?;
-        Ok(closed.rows_affected() == 1)
     }
 
     /// Intervals still open whose session is over (left by a crash between the two writes).

@@ -1,6 +1,7 @@
 
 use crate::common;
 
+use slicehub_core::reports::{usage_report, ReportQuery};
 use slicehub_core::store::{DbKind, Store};
 use slicehub_core::CoreError;
 
@@ -155,7 +156,7 @@ async fn migrations_are_idempotent_and_versioned(store: Store) {
         .await
         .unwrap()
         .expect("a migration is recorded");
-    assert!(version.starts_with("16 "), "{version}");
+    assert!(version.starts_with("17 "), "{version}");
     store.ping().await.unwrap();
 }
 
@@ -355,6 +356,19 @@ async fn a_database_of_an_earlier_main_upgrades(fresh: common::Fresh, kind: &str
     ] {
         sqlx::query(statement).execute(&pool).await.unwrap();
     }
+    if upto > 3 {
+        // A closed hour of use from before the per-day totals existed (migration 0017).
+        let hour = |h: u32| chrono::NaiveDate::from_ymd_opt(2026, 11, 3).unwrap().and_hms_opt(h, 0, 0).unwrap().and_utc().timestamp_millis();
+        sqlx::query(&format!(
+            "INSERT INTO usage_ledger (session_id, user_id, course_id, gpu_uuid, profile, placement, image, kind, started_at, ended_at, end_reason) \
+             VALUES ('s-old', 1, 1, 'GPU-old', '1g.10gb', 'x', 'busybox', 'job', {}, {}, 'stopped by its owner')",
+            hour(10),
+            hour(11)
+        ))
+        .execute(&pool)
+        .await
+        .unwrap();
+    }
     if by_hand {
         // An operator who followed the error message and added the column himself.
         sqlx::query("ALTER TABLE gpu_sessions ADD COLUMN slurm_node TEXT").execute(&pool).await.unwrap();
@@ -363,10 +377,16 @@ async fn a_database_of_an_earlier_main_upgrades(fresh: common::Fresh, kind: &str
 
     fresh.store.migrate().await.expect("today's binary upgrades the earlier database");
     fresh.store.migrate().await.expect("and again, changing nothing");
-    assert!(fresh.store.schema_version().await.unwrap().unwrap().starts_with("16 "));
+    assert!(fresh.store.schema_version().await.unwrap().unwrap().starts_with("17 "));
     let old = fresh.store.gpu_session("s-old").await.unwrap().expect("the earlier session is kept");
     assert_eq!(old.profile, "1g.10gb");
     assert!(fresh.store.user_by_username("old-ann").await.unwrap().is_some());
+    // The earlier ledger is in the per-day totals the reports read.
+    assert!(fresh.store.usage_rollups_ready().await.unwrap());
+    let week = ReportQuery::parse("custom", "2026-11-02", "2026-11-08", "course", 0).unwrap();
+    let report = usage_report(&fresh.store, &week, None, week.to_ms).await.unwrap();
+    let expected = if upto > 3 { (1, 3_600_000) } else { (0, 0) };
+    assert_eq!((report.total.sessions, report.total.slice_ms), expected, "{report:?}");
 }
 
 #[tokio::test]

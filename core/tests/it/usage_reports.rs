@@ -12,7 +12,9 @@ use slicehub_core::config::Config;
 use slicehub_core::courses::{class_view, set_policy, PolicyForm, PolicyFormRules};
 use slicehub_core::quotas::budget_at;
 use slicehub_core::quotas::{compute_slices, hours};
-use slicehub_core::reports::{memory_gb, report_csv, report_for, usage_report, GroupBy, ReportForm, ReportQuery, UsageReport};
+use slicehub_core::reports::{
+    memory_gb, report_csv, report_for, usage_report, usage_report_from, GroupBy, ReportForm, ReportQuery, ReportSource, UsageReport,
+};
 use slicehub_core::store::{NewUserRow, Role, Store};
 use slicehub_core::CoreError;
 use slicehub_core::{CourseId, UserId};
@@ -148,6 +150,9 @@ async fn write_ledger(store: &Store, spans: &[Span]) -> Ledger {
             .await
             .unwrap();
     }
+    // Written behind the portal's back: the per-day totals are computed again, as
+    // `slicehub usage rebuild` does.
+    store.rebuild_usage_rollups().await.unwrap();
     Ledger { users, courses }
 }
 
@@ -180,6 +185,11 @@ fn minute_by_minute(spans: &[Span], q: &ReportQuery, group: GroupBy, now: i64) -
     out
 }
 
+/// The report computed from every ledger row, not from the per-day totals.
+async fn from_ledger(store: &Store, q: &ReportQuery, courses: Option<&[CourseId]>) -> UsageReport {
+    usage_report_from(store, q, courses, now(), ReportSource::Ledger).await.unwrap()
+}
+
 fn week(group: GroupBy) -> ReportQuery {
     ReportQuery::parse("week", "", "", group.as_str(), now()).unwrap()
 }
@@ -193,6 +203,7 @@ async fn reports_add_up_to_the_ledger(store: Store) {
     for group in GroupBy::ALL {
         let q = week(group);
         let report = usage_report(&store, &q, None, now()).await.unwrap();
+        assert_eq!(report, from_ledger(&store, &q, None).await, "{group:?}: the per-day totals give the ledger's report");
         let expected = minute_by_minute(&spans, &q, group, now());
         let got: HashMap<String, (i64, i64)> =
             report.rows.iter().map(|r| (r.key.clone(), (r.slice_ms, r.memory_gb_s))).collect();
@@ -242,6 +253,7 @@ async fn reports_add_up_to_the_ledger(store: Store) {
     let by_course = usage_report(&store, &week(GroupBy::Course), None, now()).await.unwrap();
     let cs = ledger.courses["CS-101"];
     let cs_users = usage_report(&store, &week(GroupBy::User), Some(&[cs]), now()).await.unwrap();
+    assert_eq!(cs_users, from_ledger(&store, &week(GroupBy::User), Some(&[cs])).await);
     let cs_row = by_course.rows.iter().find(|r| r.key == "CS-101").unwrap();
     assert_eq!(cs_users.rows.iter().map(|r| r.slice_ms).sum::<i64>(), cs_row.slice_ms);
     assert_eq!(cs_users.total.slice_ms, cs_row.slice_ms);
@@ -410,7 +422,114 @@ async fn open_rows_count_only_from_before_the_periods_end(store: Store) {
     assert_eq!(starts(store.course_usage_intervals(course, from, until).await.unwrap()), [until - MINUTE]);
 }
 
+/// Intervals closed by the portal one by one: across several midnights, ending exactly at
+/// midnight, of no length, a few hundred milliseconds long across midnight, waits of
+/// fractions of a second.
+fn closing_spans() -> Vec<Span> {
+    let span = |user, course, gpu, requested: i64, started: &str, ended: &str, reason| Span {
+        user,
+        course,
+        gpu,
+        profile: "2g.20gb",
+        image: IMAGES[1],
+        requested: at(started) - requested,
+        started: at(started),
+        ended: Some(at(ended)),
+        reason,
+    };
+    vec![
+        span("ann", "CS-101", GPUS[0], 12_345, "2026-11-21T22:30:00Z", "2026-11-24T01:15:00Z", REASONS[0]),
+        span("ben", "CS-101", GPUS[1], 0, "2026-11-23T23:00:00Z", "2026-11-24T00:00:00Z", REASONS[1]),
+        span("ben", "MA-201", GPUS[1], 60_999, "2026-11-24T05:00:00Z", "2026-11-24T05:00:00Z", REASONS[2]),
+        span("cat", "MA-201", GPUS[0], 999, "2026-11-24T23:59:59.500Z", "2026-11-25T00:00:00.250Z", REASONS[3]),
+        span("cat", "CS-101", GPUS[0], 1_000, "2026-11-22T23:30:00Z", "2026-11-23T00:30:00Z", REASONS[0]),
+        span("ann", "MA-201", GPUS[1], 5, "2026-11-23T00:00:00Z", "2026-11-23T00:00:00Z", REASONS[4]),
+    ]
+}
+
+/// The reports the tests compare: this week, the term and a custom range that begins
+/// on a Tuesday, in every grouping.
+fn periods() -> Vec<ReportQuery> {
+    let mut out = Vec::new();
+    for group in GroupBy::ALL {
+        out.push(week(group));
+        out.push(ReportQuery::parse("term", "", "", group.as_str(), now()).unwrap());
+        out.push(ReportQuery::parse("custom", "2026-11-24", "2026-11-26", group.as_str(), now()).unwrap());
+    }
+    out
+}
+
+/// Every report of [`periods`] from the per-day totals equals the one from the ledger.
+async fn day_totals_agree(store: &Store, when: &str) {
+    for q in periods() {
+        let report = usage_report(store, &q, None, now()).await.unwrap();
+        assert_eq!(report, from_ledger(store, &q, None).await, "{when}: {:?} by {:?}", q.period, q.group);
+    }
+}
+
+/// The portal closes each interval as its session ends; the per-day totals it adds then
+/// give the ledger's numbers for any period of whole days, and a rebuild changes nothing.
+async fn closing_intervals_keeps_the_day_totals_equal_to_the_ledger(store: Store) {
+    let spans = closing_spans();
+    let open: Vec<Span> = spans.iter().map(|s| Span { ended: None, reason: "", ..s.clone() }).collect();
+    write_ledger(&store, &open).await;
+    for (i, s) in spans.iter().enumerate() {
+        assert!(store.close_usage(&format!("s{i}"), s.ended.unwrap(), s.reason).await.unwrap());
+    }
+    assert!(!store.close_usage("s0", now(), "again").await.unwrap(), "an interval closes once");
+    day_totals_agree(&store, "closed one by one").await;
+
+    // And the numbers are each interval's part of the week, to the millisecond (some
+    // last less than a minute); waits in whole seconds.
+    let q = week(GroupBy::User);
+    let report = usage_report(&store, &q, None, now()).await.unwrap();
+    for row in &report.rows {
+        let part = |s: &Span| (s.ended.unwrap().min(q.to_ms) - s.started.max(q.from_ms)).max(0) * compute_slices(s.profile);
+        let expected: i64 = spans.iter().filter(|s| s.user == row.key).map(part).sum();
+        assert_eq!(row.slice_ms, expected, "{}", row.key);
+        let inside = |t: i64| (q.from_ms..q.to_ms).contains(&t);
+        let mut waits: Vec<i64> =
+            spans.iter().filter(|s| s.user == row.key && inside(s.started)).map(|s| (s.started - s.requested) / 1000 * 1000).collect();
+        waits.sort();
+        assert_eq!(row.wait_p50_ms, waits.get(waits.len().div_ceil(2).max(1) - 1).copied(), "{}", row.key);
+    }
+    // ben's two intervals of the week: one ended at midnight after an hour, one of no length.
+    let ben = report.rows.iter().find(|r| r.key == "ben").unwrap();
+    assert_eq!((ben.sessions, ben.ended_time_limit, ben.ended_quota), (2, 1, 1), "{ben:?}");
+    let tuesday = ReportQuery::parse("custom", "2026-11-24", "2026-11-24", "user", now()).unwrap();
+    let tuesday = usage_report(&store, &tuesday, None, now()).await.unwrap();
+    let ben = tuesday.rows.iter().find(|r| r.key == "ben").unwrap();
+    assert_eq!((ben.slice_ms, ben.sessions, ben.ended_time_limit), (0, 1, 1), "ended at Tuesday's first instant: {ben:?}");
+
+    store.rebuild_usage_rollups().await.unwrap();
+    day_totals_agree(&store, "rebuilt").await;
+}
+
+/// Intervals closing while an administrator rebuilds the per-day totals are counted once
+/// each, whichever comes first.
+async fn a_rebuild_while_intervals_close_counts_each_once(store: Store) {
+    let mut spans = closing_spans();
+    spans.extend(self::spans().into_iter().filter(|s| s.ended.is_some()));
+    let open: Vec<Span> = spans.iter().map(|s| Span { ended: None, reason: "", ..s.clone() }).collect();
+    write_ledger(&store, &open).await;
+    let mut closing = tokio::task::JoinSet::new();
+    for (i, s) in spans.iter().enumerate() {
+        let (closer, end, reason) = (store.clone(), s.ended.unwrap(), s.reason);
+        closing.spawn(async move { closer.close_usage(&format!("s{i}"), end, reason).await });
+        if i % 20 == 10 {
+            let rebuilder = store.clone();
+            closing.spawn(async move { rebuilder.rebuild_usage_rollups().await.map(|()| true) });
+        }
+    }
+    while let Some(done) = closing.join_next().await {
+        assert!(done.unwrap().unwrap());
+    }
+    day_totals_agree(&store, "closed during rebuilds").await;
+}
+
 on_both_databases!(
+    closing_intervals_keeps_the_day_totals_equal_to_the_ledger,
+    a_rebuild_while_intervals_close_counts_each_once,
     open_rows_count_only_from_before_the_periods_end,
     reports_add_up_to_the_ledger,
     bad_fields_get_plain_messages,

@@ -7,6 +7,7 @@ pub mod readiness;
 pub mod routes;
 pub mod sessions;
 pub mod slurm;
+pub mod usage;
 
 
 use std::path::PathBuf;
@@ -71,6 +72,11 @@ pub enum Command {
         #[command(subcommand)]
         command: SlurmCommand,
     },
+    /// The usage ledger's per-day totals, which usage reports read.
+    Usage {
+        #[command(subcommand)]
+        command: UsageCommand,
+    },
     /// Print every page and server-function path as JSON (for tests and audits).
     #[command(hide = true)]
     Routes,
@@ -95,6 +101,13 @@ pub enum SessionCommand {
         #[arg(long, default_value = "stopped by an administrator")]
         reason: String,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UsageCommand {
+    /// Compute the per-day totals again from every closed interval of the ledger. The
+    /// portal keeps them as sessions end; this is for a ledger changed by other means.
+    Rebuild,
 }
 
 #[derive(Debug, Subcommand)]

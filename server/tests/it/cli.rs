@@ -239,3 +239,46 @@ fn check_says_what_a_new_host_lacks_and_how_to_fix_it() {
     assert!(report.contains("[WARN] driver: no NVIDIA driver"), "{report}");
     assert!(report.contains("fix: on a host with NVIDIA GPUs"), "{report}");
 }
+
+/// Ledger rows written behind the portal's back reach the usage reports, which read the
+/// per-day totals, after `slicehub usage rebuild`, and only then.
+#[tokio::test]
+async fn usage_rebuild_puts_a_ledger_written_by_hand_into_the_reports() {
+    use slicehub_core::reports::{usage_report, ReportQuery};
+    use slicehub_core::store::Store;
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = slicehub(dir.path(), &["migrate"], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let store = Store::connect(&format!("sqlite://{}", dir.path().join("data/slicehub.db").display()), 1).await.unwrap();
+    let tuesday = ReportQuery::parse("custom", "2026-11-03", "2026-11-03", "course", 0).unwrap().from_ms;
+    let hour = |h: i64| tuesday + h * 3_600_000;
+    for statement in [
+        "INSERT INTO users (username, display_name, password_hash, created_at, updated_at) VALUES ('ann', 'Ann', 'x', 1, 1)".to_string(),
+        "INSERT INTO courses (code, title, created_at) VALUES ('CS-1', 'Course', 1)".to_string(),
+        format!(
+            "INSERT INTO gpu_sessions (id, user_id, course_id, kind, profile, image, argv, state, live, released, token, requested_at, updated_at, ended_at, deadline_at)
+             VALUES ('s1', 1, 1, 'job', '1g.10gb', 'busybox', '[]', 'ended', 0, 1, 't', {0}, {0}, {1}, {1})",
+            hour(10),
+            hour(11)
+        ),
+        format!(
+            "INSERT INTO usage_ledger (session_id, user_id, course_id, gpu_uuid, profile, placement, image, kind, started_at, ended_at, end_reason)
+             VALUES ('s1', 1, 1, 'GPU-1', '1g.10gb', 'x', 'busybox', 'job', {}, {}, 'stopped by its owner')",
+            hour(10),
+            hour(11)
+        ),
+    ] {
+        store.execute_admin(&statement).await.unwrap();
+    }
+    let week = ReportQuery::parse("custom", "2026-11-02", "2026-11-08", "course", 0).unwrap();
+    let before = usage_report(&store, &week, None, week.to_ms).await.unwrap();
+    assert_eq!(before.total.sessions, 0, "the totals do not know the row yet");
+
+    let out = slicehub(dir.path(), &["usage", "rebuild"], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("rebuilt the per-day usage totals"), "{}", text(&out));
+    let after = usage_report(&store, &week, None, week.to_ms).await.unwrap();
+    assert_eq!((after.total.sessions, after.total.slice_ms), (1, 3_600_000), "{after:?}");
+    store.close().await;
+}
