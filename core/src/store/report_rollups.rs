@@ -6,14 +6,15 @@ use super::reports::{bind_all, course_filter, BucketSums, UsageKey, UsageTotals,
 use super::Store;
 use crate::CoreError;
 
-/// Where a grouping's rows are: the grain of `usage_days`, that of `usage_waits`, the
-/// group's name in each (alias `d`) and the join that names it.
+/// Where a grouping's rows are: the grain of `usage_days` and that of `usage_waits`, the
+/// column that tells groups apart in each, and how a group's id becomes its name (a join
+/// made after the rows are summed, so it costs a lookup per group, not per row).
 struct Grain {
     days: &'static str,
     waits: &'static str,
     days_key: &'static str,
     waits_key: &'static str,
-    join: &'static str,
+    name: Option<(&'static str, &'static str)>,
 }
 
 fn grain(key: UsageKey) -> Grain {
@@ -21,20 +22,28 @@ fn grain(key: UsageKey) -> Grain {
         UsageKey::Course => Grain {
             days: "course",
             waits: "course",
-            days_key: "c.code",
-            waits_key: "c.code",
-            join: "JOIN courses c ON c.id = d.course_id",
+            days_key: "d.course_id",
+            waits_key: "d.course_id",
+            name: Some(("courses", "code")),
         },
         UsageKey::User => Grain {
             days: "user",
             waits: "user",
-            days_key: "us.username",
-            waits_key: "us.username",
-            join: "JOIN users us ON us.id = d.user_id",
+            days_key: "d.user_id",
+            waits_key: "d.user_id",
+            name: Some(("users", "username")),
         },
-        UsageKey::Profile => Grain { days: "course", waits: "profile", days_key: "d.profile", waits_key: "d.detail", join: "" },
-        UsageKey::Gpu => Grain { days: "gpu", waits: "gpu", days_key: "d.detail", waits_key: "d.detail", join: "" },
-        UsageKey::Image => Grain { days: "image", waits: "image", days_key: "d.detail", waits_key: "d.detail", join: "" },
+        UsageKey::Profile => Grain { days: "course", waits: "profile", days_key: "d.profile", waits_key: "d.detail", name: None },
+        UsageKey::Gpu => Grain { days: "gpu", waits: "gpu", days_key: "d.detail", waits_key: "d.detail", name: None },
+        UsageKey::Image => Grain { days: "image", waits: "image", days_key: "d.detail", waits_key: "d.detail", name: None },
+    }
+}
+
+/// `summed` (its first column `g`, the group) with the group named: `key` and the rest.
+fn named(grain: &Grain, summed: &str, rest: &str) -> String {
+    match grain.name {
+        Some((table, column)) => format!("SELECT n.{column} AS key, {rest} FROM ({summed}) t JOIN {table} n ON n.id = t.g"),
+        None => format!("SELECT t.g AS key, {rest} FROM ({summed}) t"),
     }
 }
 
@@ -51,17 +60,21 @@ impl Store {
         }
         let g = grain(key);
         // The first day counts every interval held in it; later days only those begun.
-        let sql = format!(
-            "SELECT {key} AS key, d.profile AS profile,
-                    CAST(SUM(CASE WHEN d.day = $1 THEN d.sessions ELSE d.started END) AS BIGINT) AS sessions,
-                    CAST(SUM(d.held_ms) AS BIGINT) AS held_ms,
-                    CAST(SUM(d.ended_time_limit) AS BIGINT) AS ended_time_limit,
-                    CAST(SUM(d.ended_quota) AS BIGINT) AS ended_quota,
-                    CAST(SUM(d.ended_idle) AS BIGINT) AS ended_idle
-             FROM usage_days d {join} {where_} GROUP BY 1, 2",
+        let summed = format!(
+            "SELECT {key} AS g, d.profile AS profile,
+                    SUM(CASE WHEN d.day = $1 THEN d.sessions ELSE d.started END) AS sessions,
+                    SUM(d.held_ms) AS held_ms, SUM(d.ended_time_limit) AS ended_time_limit,
+                    SUM(d.ended_quota) AS ended_quota, SUM(d.ended_idle) AS ended_idle
+             FROM usage_days d {where_} GROUP BY 1, 2",
             key = g.days_key,
-            join = g.join,
             where_ = days_of(window, g.days, 3),
+        );
+        let sql = named(
+            &g,
+            &summed,
+            "t.profile AS profile, CAST(t.sessions AS BIGINT) AS sessions, CAST(t.held_ms AS BIGINT) AS held_ms,
+             CAST(t.ended_time_limit AS BIGINT) AS ended_time_limit, CAST(t.ended_quota AS BIGINT) AS ended_quota,
+             CAST(t.ended_idle AS BIGINT) AS ended_idle",
         );
         let query = sqlx::query_as::<_, UsageTotals>(&sql);
         Ok(bind_all!(query, window, window.from_ms, window.to_ms).fetch_all(self.pool()).await?)
@@ -74,13 +87,18 @@ impl Store {
             return Ok(Vec::new());
         }
         let g = grain(key);
-        let sql = format!(
-            "SELECT {key} AS key, d.profile AS profile, (d.day - $1) / $3 AS first, (d.day - $1) / $3 AS last,
-                    COUNT(*) AS intervals, CAST(0 AS BIGINT) AS start_sum, CAST(SUM(d.held_ms) AS BIGINT) AS end_sum
-             FROM usage_days d {join} {where_} GROUP BY 1, 2, 3, 4 HAVING SUM(d.held_ms) > 0",
+        let summed = format!(
+            "SELECT {key} AS g, d.profile AS profile, (d.day - $1) / $3 AS bucket, COUNT(*) AS intervals,
+                    SUM(d.held_ms) AS held_ms
+             FROM usage_days d {where_} GROUP BY 1, 2, 3 HAVING SUM(d.held_ms) > 0",
             key = g.days_key,
-            join = g.join,
             where_ = days_of(window, g.days, 4),
+        );
+        let sql = named(
+            &g,
+            &summed,
+            "t.profile AS profile, t.bucket AS first, t.bucket AS last, t.intervals AS intervals,
+             CAST(0 AS BIGINT) AS start_sum, CAST(t.held_ms AS BIGINT) AS end_sum",
         );
         let query = sqlx::query_as::<_, BucketSums>(&sql);
         Ok(bind_all!(query, window, window.from_ms, window.to_ms, bucket_ms).fetch_all(self.pool()).await?)
@@ -92,13 +110,13 @@ impl Store {
             return Ok(Vec::new());
         }
         let g = grain(key);
-        let sql = format!(
-            "SELECT {key} AS key, d.wait_s AS wait_s, CAST(SUM(d.intervals) AS BIGINT) AS intervals
-             FROM usage_waits d {join} {where_} GROUP BY 1, 2",
+        let summed = format!(
+            "SELECT {key} AS g, d.wait_s AS wait_s, SUM(d.intervals) AS intervals
+             FROM usage_waits d {where_} GROUP BY 1, 2",
             key = g.waits_key,
-            join = g.join,
             where_ = days_of(window, g.waits, 3),
         );
+        let sql = named(&g, &summed, "t.wait_s AS wait_s, CAST(t.intervals AS BIGINT) AS intervals");
         let query = sqlx::query_as::<_, WaitCount>(&sql);
         Ok(bind_all!(query, window, window.from_ms, window.to_ms).fetch_all(self.pool()).await?)
     }
