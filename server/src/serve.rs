@@ -36,6 +36,9 @@ pub struct AppState {
     /// end then, so open browser tabs cannot hold the shutdown up.
     pub shutdown: CancellationToken,
     pub event_streams: session_events::OpenStreams,
+    /// Each person's sessions as their page shows them, shared by the page's reads and its
+    /// event stream.
+    pub session_reads: slicehub_app::api::session_reads::SessionReads,
 }
 
 pub fn router(services: Services, shutdown: CancellationToken) -> Router {
@@ -55,6 +58,7 @@ pub fn router(services: Services, shutdown: CancellationToken) -> Router {
         admitted: proxy::Admitted::following(&services.sessions),
         shutdown,
         event_streams: session_events::OpenStreams::default(),
+        session_reads: slicehub_app::api::session_reads::SessionReads::default(),
     };
     let routes = generate_route_list(App);
     let notebook_hosts = proxy::notebook_host::Dispatch {
@@ -75,7 +79,7 @@ pub fn router(services: Services, shutdown: CancellationToken) -> Router {
             routes,
             {
                 let services = services.clone();
-                let reads = slicehub_app::api::session_reads::SessionReads::default();
+                let reads = state.session_reads.clone();
                 move || {
                     provide_context(services.clone());
                     provide_context(reads.clone());

@@ -95,20 +95,32 @@ const HISTORY: i64 = 50;
 #[server(endpoint = "my_sessions")]
 pub async fn my_sessions() -> Result<Vec<SessionView>, AppError> {
     use super::ssr::{require, services, Action, Caller};
-    use slicehub_core::sessions::{queue_position, SessionState};
     let caller = require(Action::ListOwnSessions).await?;
     let Caller::User { id, is_admin, .. } = caller else {
         return Ok(Vec::new());
     };
-    let services = services()?;
     let reads = use_context::<super::session_reads::SessionReads>();
+    sessions_of(&services()?, reads.as_ref(), id, is_admin).await
+}
+
+/// A person's sessions as their sessions page shows them: remembered in `reads` until one
+/// of them changes. The sessions page reads them here, and its event stream sends them
+/// with each change.
+#[cfg(feature = "ssr")]
+pub async fn sessions_of(
+    services: &slicehub_core::Services,
+    reads: Option<&super::session_reads::SessionReads>,
+    id: crate::views::UserId,
+    is_admin: bool,
+) -> Result<Vec<SessionView>, AppError> {
+    use slicehub_core::sessions::{queue_position, SessionState};
     let changes = services.sessions.changes_of(id);
-    if let Some(views) = reads.as_ref().and_then(|r| r.get(id, changes)) {
+    if let Some(views) = reads.and_then(|r| r.get(id, changes)) {
         return Ok(ssr_views::shown_to(views, is_admin));
     }
     let store = &services.store;
     let sessions = store.gpu_sessions_of_user(id, HISTORY).await?;
-    let quota_ends = ssr_views::quota_ends(&services, &sessions).await?;
+    let quota_ends = ssr_views::quota_ends(services, &sessions).await?;
     let queued = if sessions.iter().any(|s| s.state == SessionState::Queued) {
         store.gpu_sessions_in(&[SessionState::Queued]).await?
     } else {
@@ -131,7 +143,7 @@ pub async fn my_sessions() -> Result<Vec<SessionView>, AppError> {
             place.map(|p| (s.id.clone(), p as u32))
         })
         .collect();
-    let models = ssr_views::gpu_models(&services, &sessions).await;
+    let models = ssr_views::gpu_models(services, &sessions).await;
     let mut views = ssr_views::with_steps(store, sessions, &models)
         .await?;
     let warn = i64::from(services.config.quotas.warn_minutes) * 60_000;

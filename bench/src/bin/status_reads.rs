@@ -2,8 +2,8 @@
 //! - status reads: 16 keep-alive clients asking `my_sessions` for 30 students (each with a
 //!   running job) as fast as they can for 5 s; reads per second, and the portal's CPU per
 //!   read and reads per CPU-second (one core);
-//! - 30 notebooks started at once with 30 "browsers" following over server-sent events,
-//!   each re-reading its sessions once per event as the sessions page does; the portal's
+//! - 30 notebooks started at once with 30 "browsers" following over server-sent events as
+//!   the sessions page does (one read when it opens, then the list each event brings); the portal's
 //!   CPU seconds per spawn, and the wall time against 30 bare `docker run`s of the same
 //!   image at once (the control, run first).
 //!
@@ -53,28 +53,44 @@ async fn stop_all(portal: &Portal, client: &reqwest::Client, cookies: &[String],
     }
 }
 
-/// Follows the student's event stream; on each event reads the sessions (as the page
-/// does) until the first is ready. Returns the number of reads.
-async fn follow_until_ready(portal: &Portal, client: &reqwest::Client, cookie: &str) -> u64 {
+/// Follows the student's event stream as the sessions page does: one read when it opens,
+/// then the list each event brings, until the first session is ready. Returns the reads
+/// and the events.
+async fn follow_until_ready(portal: &Portal, client: &reqwest::Client, cookie: &str) -> (u64, u64) {
     let mut stream = client
         .get(format!("{}/api/sessions/events", portal.url))
         .header("cookie", cookie)
         .send()
         .await
         .unwrap();
-    let mut reads = 1;
+    let (mut reads, mut events) = (1, 0);
     if first_state(portal, client, cookie).await == "ready" {
-        return reads;
+        return (reads, events);
     }
+    // Bytes until an event is whole: a chunk may end inside a character.
+    let mut bytes: Vec<u8> = Vec::new();
     while let Ok(Some(chunk)) = stream.chunk().await {
-        if !String::from_utf8_lossy(&chunk).contains("data:") {
-            continue;
-        }
-        reads += 1;
-        match first_state(portal, client, cookie).await.as_str() {
-            "ready" => return reads,
-            "failed" | "ended" => panic!("a session failed"),
-            _ => {}
+        bytes.extend_from_slice(&chunk);
+        while let Some(end) = bytes.windows(2).position(|w| w == b"\n\n") {
+            let event = String::from_utf8_lossy(&bytes.drain(..end + 2).collect::<Vec<u8>>()).into_owned();
+            let Some(data) = event.lines().find_map(|l| l.strip_prefix("data:")) else {
+                continue;
+            };
+            events += 1;
+            let data: serde_json::Value = serde_json::from_str(data.trim()).unwrap();
+            let state = match data["sessions"][0]["state"].as_str() {
+                Some(state) => state.to_string(),
+                // Sent without the list (events were missed): the page reads it.
+                None => {
+                    reads += 1;
+                    first_state(portal, client, cookie).await
+                }
+            };
+            match state.as_str() {
+                "ready" => return (reads, events),
+                "failed" | "ended" => panic!("a session failed"),
+                _ => {}
+            }
         }
     }
     panic!("the event stream ended");
@@ -167,11 +183,14 @@ async fn main() {
         .take(at_once)
         .map(|cookie| follow_until_ready(&portal, &client, cookie))
         .collect();
-    let reads: u64 = futures_util::future::join_all(follows).await.into_iter().sum();
+    let (reads, events) = futures_util::future::join_all(follows)
+        .await
+        .into_iter()
+        .fold((0, 0), |(r, e), (reads, events)| (r + reads, e + events));
     let all = t.elapsed().as_secs_f64();
     let cpu = cpu_seconds(portal.pid()) - cpu_before;
     println!(
-        "{at_once} notebooks at once, followed over SSE ({reads} reads): control {bare:.1} s, through the portal {all:.1} s ({:.2}x); portal CPU {cpu:.2} s ({:.3} s per spawn)",
+        "{at_once} notebooks at once, followed over SSE ({events} events, {reads} reads): control {bare:.1} s, through the portal {all:.1} s ({:.2}x); portal CPU {cpu:.2} s ({:.3} s per spawn)",
         all / bare,
         cpu / at_once as f64
     );

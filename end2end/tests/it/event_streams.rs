@@ -44,3 +44,54 @@ async fn leaving_the_sessions_page_closes_its_event_stream() {
     }
     browser.close().await;
 }
+
+/// Each event brings the student's sessions with it: the page follows a job from the
+/// claim to running without asking the portal for its sessions once per step (it asked
+/// once per step before; now once, for the start itself, at most).
+#[tokio::test]
+async fn the_sessions_page_follows_a_start_from_the_events_alone() {
+    use fantoccini::Locator;
+    const BUSYBOX: &str = "slicehub/busybox:offline";
+    let class = Classroom::start(&built_portal(), &[("SLICEHUB_SESSIONS_IMAGES", BUSYBOX)]).await;
+    let portal = &class.portal;
+    portal.cli(&["course", "policy", "CS-101", "--images", BUSYBOX], "");
+    let kim = format!("kim{}", std::process::id());
+    class.enroll(&[&kim]).await;
+    let browser = Browser::start().await;
+    browser.sign_in(&portal.url, &kim, &password_of(&kim)).await;
+    browser.open(&format!("{}/sessions", portal.url)).await;
+    browser.wait_hydrated().await;
+    until_streams(&class, 1).await;
+    // Counts the page's own requests for its sessions from here on.
+    browser
+        .client
+        .execute(
+            "window.sessionReads = 0; const fetchOnce = window.fetch; \
+             window.fetch = (...args) => { if (String(args[0].url || args[0]).includes('my_sessions')) window.sessionReads += 1; return fetchOnce(...args); }; \
+             return true;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    browser
+        .client
+        .find(Locator::Css(&format!("form.launch-job option[value='{BUSYBOX}']")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    browser.fill("form.launch-job input[name=command]", "sleep 600").await;
+    browser.click("form.launch-job button[type=submit]").await;
+    let css = ".live-sessions .session[data-state=ready]";
+    browser.wait_for(css).await;
+    browser.click(&format!("{css} .session-details summary")).await;
+    let card = browser.wait_for(css).await.text().await.unwrap();
+    for step in ["requested", "allocating", "creating", "starting", "ready"] {
+        assert!(card.contains(step), "step {step} missing from the card: {card}");
+    }
+    let reads = browser.client.execute("return window.sessionReads;", vec![]).await.unwrap();
+    assert!(reads.as_u64().is_some_and(|n| n <= 1), "the page asked for its sessions {reads} times while they started");
+    browser.assert_no_console_errors("sessions page following a start").await;
+    browser.close().await;
+}

@@ -80,6 +80,13 @@ async fn only_the_owner_an_instructor_or_an_admin_reach_a_session() {
         .await
         .unwrap();
     assert_eq!(events.status(), 200);
+    // Bob follows his own, which must carry nothing of hers.
+    let mut bobs_events = client()
+        .get(format!("{}/api/sessions/events", portal.url))
+        .header("cookie", bob.as_str())
+        .send()
+        .await
+        .unwrap();
     let id = start_job(&portal, alice, "sh -c 'echo epoch 1; sleep 600'").await;
     let mut seen = String::new();
     let until = Instant::now() + Duration::from_secs(30);
@@ -93,6 +100,16 @@ async fn only_the_owner_an_instructor_or_an_admin_reach_a_session() {
         assert!(seen.contains(&format!("\"state\":\"{step}\"")), "{step} missing: {seen}");
     }
     assert!(seen.contains(&id));
+    // Each event carries her sessions as her page shows them: the job's command among them.
+    assert!(seen.contains("\"sessions\":[") && seen.contains("echo epoch 1"), "{seen}");
+    let mut bob_saw = String::new();
+    let until = Instant::now() + Duration::from_secs(1);
+    while Instant::now() < until {
+        if let Ok(Ok(Some(chunk))) = tokio::time::timeout(Duration::from_millis(200), bobs_events.chunk()).await {
+            bob_saw.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+    assert!(!bob_saw.contains(&id) && !bob_saw.contains("epoch"), "bob's stream carried alice's session: {bob_saw}");
 
     let logs = |who: &str| format!("id={id}&who={who}");
     for (name, cookie, expected) in [("bob", bob, 404), ("ivy", &ivy, 200), ("admin", &admin, 200), ("alice", alice, 200)] {
@@ -126,6 +143,29 @@ async fn only_the_owner_an_instructor_or_an_admin_reach_a_session() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(docker_containers(&format!("org.slicehub.session={bobs}")).is_empty());
+
+    // Alice signs out with her stream still open: it carries none of her sessions after
+    // that, only "read again", and ends (her page would reconnect as whoever she is then).
+    let last = start_job(&portal, alice, "sleep 600").await;
+    let until = Instant::now() + Duration::from_secs(30);
+    while state_of(&portal, alice, &last).await != "ready" {
+        assert!(Instant::now() < until, "alice's last job never got ready");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    while let Ok(Ok(Some(_))) = tokio::time::timeout(Duration::from_millis(500), events.chunk()).await {}
+    post(&client(), &portal.url, Some(alice), "logout", String::new()).await;
+    let resp = post(&client(), &portal.url, Some(&admin), "stop_session", format!("id={last}")).await;
+    assert_eq!(resp.status(), 200, "an administrator stops alice's job");
+    let mut after = String::new();
+    let until = Instant::now() + Duration::from_secs(15);
+    loop {
+        match tokio::time::timeout(Duration::from_secs(1), events.chunk()).await {
+            Ok(Ok(Some(chunk))) => after.push_str(&String::from_utf8_lossy(&chunk)),
+            Ok(_) => break,
+            Err(_) => assert!(Instant::now() < until, "the stream went on after she signed out: {after}"),
+        }
+    }
+    assert!(after.contains("lagged") && !after.contains("sessions") && !after.contains(&last), "{after}");
 }
 
 #[tokio::test]

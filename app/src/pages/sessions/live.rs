@@ -1,11 +1,61 @@
-//! Following the caller's session events from the server (server-sent events).
+//! Following the caller's session events from the server (server-sent events). Each event
+//! carries the caller's sessions as the page shows them, so the page takes the list from
+//! the event instead of asking for it again.
 
 use leptos::prelude::*;
 
-/// Opens `/api/sessions/events` and bumps `generation` on every event; closes it when the
+use crate::views::SessionView;
+
+/// What one event says: the session that changed and, unless the server could not read
+/// it, every session of the caller after the change.
+#[cfg(any(feature = "hydrate", test))]
+#[derive(serde::Deserialize)]
+struct Pushed {
+    state: Option<crate::views::SessionState>,
+    sessions: Option<Vec<SessionView>>,
+}
+
+/// What the page does with an event's text.
+#[cfg(any(feature = "hydrate", test))]
+#[derive(Debug, PartialEq)]
+enum Follow {
+    /// Show this list. `ended` when the session that changed ended now (its history row
+    /// and the launch cards follow then), `ready` when it got going now (the launch cards'
+    /// free slices follow then).
+    Show { list: Vec<SessionView>, ended: bool, ready: bool },
+    /// Read everything again (events were missed, or the event came without the list).
+    ReadAgain,
+}
+
+#[cfg(any(feature = "hydrate", test))]
+fn follow(data: &str) -> Follow {
+    match serde_json::from_str::<Pushed>(data) {
+        Ok(Pushed { state, sessions: Some(list) }) => {
+            let ended = state.is_some_and(crate::views::SessionState::is_final);
+            let ready = state == Some(crate::views::SessionState::Ready);
+            Follow::Show { list, ended, ready }
+        }
+        _ => Follow::ReadAgain,
+    }
+}
+
+/// Signals the page follows the stream with.
+#[derive(Clone, Copy)]
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+pub struct Followed {
+    /// Bumped when the page must read everything again.
+    pub generation: RwSignal<u32>,
+    /// The list the last event brought, numbered from 1 in the order they came.
+    pub pushed: RwSignal<Option<(u32, Vec<SessionView>)>>,
+    /// Bumped when a session got going: the launch cards read again.
+    pub settled: RwSignal<u32>,
+}
+
+/// Opens `/api/sessions/events` and follows it into `followed`. Closes the stream when the
 /// page is left (otherwise every visit would leave a connection open). Only in the browser.
 #[cfg(feature = "hydrate")]
-pub fn follow_session_events(generation: RwSignal<u32>) {
+pub fn follow_session_events(followed: Followed) {
+    let Followed { generation, pushed, settled } = followed;
     use std::rc::Rc;
     use wasm_bindgen::closure::Closure;
     use wasm_bindgen::JsCast;
@@ -15,8 +65,24 @@ pub fn follow_session_events(generation: RwSignal<u32>) {
     };
     let source = Rc::new(source);
     let handle = source.clone();
-    let on_message = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |_: web_sys::MessageEvent| {
-        if generation.try_update(|n| *n += 1).is_none() {
+    let on_message = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |event: web_sys::MessageEvent| {
+        let data = event.data().as_string().unwrap_or_default();
+        let (list, read_again, ready) = match follow(&data) {
+            Follow::Show { list, ended, ready } => (Some(list), ended, ready),
+            Follow::ReadAgain => (None, true, false),
+        };
+        let alive = match list {
+            Some(list) => pushed
+                .try_update(|p| {
+                    let n = p.as_ref().map_or(1, |(n, _)| n + 1);
+                    *p = Some((n, list));
+                })
+                .is_some(),
+            None => true,
+        };
+        let alive = alive && (!ready || settled.try_update(|n| *n += 1).is_some());
+        let alive = alive && (!read_again || generation.try_update(|n| *n += 1).is_some());
+        if !alive {
             handle.close();
         }
     });
@@ -28,4 +94,21 @@ pub fn follow_session_events(generation: RwSignal<u32>) {
 }
 
 #[cfg(not(feature = "hydrate"))]
-pub fn follow_session_events(_generation: RwSignal<u32>) {}
+pub fn follow_session_events(_followed: Followed) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_with_the_list_is_shown_and_an_end_reads_again() {
+        assert_eq!(follow("{\"lagged\":true}"), Follow::ReadAgain);
+        assert_eq!(follow("{\"session\":\"s1\",\"state\":\"ready\"}"), Follow::ReadAgain);
+        assert_eq!(follow("not json"), Follow::ReadAgain);
+        let show = |state: &str| follow(&format!("{{\"session\":\"s1\",\"state\":\"{state}\",\"sessions\":[]}}"));
+        assert_eq!(show("creating"), Follow::Show { list: vec![], ended: false, ready: false });
+        assert_eq!(show("ready"), Follow::Show { list: vec![], ended: false, ready: true });
+        assert_eq!(show("failed"), Follow::Show { list: vec![], ended: true, ready: false });
+        assert_eq!(show("ended"), Follow::Show { list: vec![], ended: true, ready: false });
+    }
+}

@@ -23,7 +23,8 @@ use launch::LaunchCard;
 
 #[component]
 pub fn SessionsPage() -> impl IntoView {
-    // Bumped by every event of the caller's sessions (server-sent) and by their actions.
+    // Bumped when events were missed or a session ended (server-sent), and every 20 s
+    // while one waits; other events bring the list with them.
     let generation = RwSignal::new(0u32);
     let start = ServerAction::<StartSession>::new();
     let stop = ServerAction::<StopSession>::new();
@@ -35,10 +36,21 @@ pub fn SessionsPage() -> impl IntoView {
             stop.version().get() + keep.version().get(),
         )
     };
-    let options = Resource::new(changes, |_| launch_options());
-    let sessions = Resource::new(changes, |_| my_sessions());
+    // The list the last event brought, numbered; a read of the list remembers the number
+    // it began after, so whichever of the two is newer is shown.
+    let pushed = RwSignal::new(None::<(u32, Vec<SessionView>)>);
+    let settled = RwSignal::new(0u32);
+    let options = Resource::new(move || (changes(), settled.get()), |_| launch_options());
+    let sessions = Resource::new(changes, move |_| {
+        let after = pushed.with_untracked(|p| p.as_ref().map_or(0, |(n, _)| *n));
+        async move { my_sessions().await.map(|list| (after, list)) }
+    });
+    let newest = move |read: Result<(u32, Vec<SessionView>), crate::error::AppError>| match (pushed.get(), read) {
+        (Some((n, list)), Ok((after, _))) if n > after => Ok(list),
+        (_, read) => read.map(|(_, list)| list),
+    };
     let page = RwSignal::new(0u32);
-    Effect::new(move |_| live::follow_session_events(generation));
+    Effect::new(move |_| live::follow_session_events(live::Followed { generation, pushed, settled }));
     let arrivals = arrival::Arrivals::new();
     let idle_alerts = idle::IdleAlerts::new();
     let waiting = RwSignal::new(false);
@@ -48,7 +60,7 @@ pub fn SessionsPage() -> impl IntoView {
     // hydration, so the server's page and the browser's first drawing agree.
     let live_now = RwSignal::new(0usize);
     Effect::new(move |_| {
-        if let Some(Ok(list)) = sessions.get() {
+        if let Some(Ok(list)) = sessions.get().map(newest) {
             live_now.set(list.iter().filter(|s| s.live).count());
             arrivals.seen(&list);
             idle_alerts.seen(&list);
@@ -78,6 +90,7 @@ pub fn SessionsPage() -> impl IntoView {
     Effect::new(move |_| {
         // Every other read of the launch options is newer than the last tick's.
         changes();
+        settled.get();
         budgets.set(None);
     });
     Effect::new(move |_| {
@@ -106,7 +119,7 @@ pub fn SessionsPage() -> impl IntoView {
         </p>
         <Transition fallback=|| view! { <div class="card skeleton">"Reading your sessions…"</div> }>
             {move || Suspend::new(async move {
-                match sessions.await {
+                match newest(sessions.await) {
                     Ok(list) => {
                         // Only the newest: an older end was either told already or is
                         // followed by a newer session.

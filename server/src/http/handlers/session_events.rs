@@ -1,5 +1,6 @@
 //! `GET /api/sessions/events`: the caller's session state changes as server-sent events,
-//! each after it is in the database. The dashboard refreshes on every one.
+//! each after it is in the database, with the caller's sessions as their page shows them
+//! then: the page follows the stream without asking again.
 
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -12,6 +13,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use futures_util::{stream, StreamExt};
+use slicehub_app::api::sessions::sessions_of;
 use slicehub_app::api::ssr::{Action, Caller, RequestAuth};
 use slicehub_core::auth::authorize;
 use tokio::sync::broadcast::error::RecvError;
@@ -19,6 +21,9 @@ use tokio::sync::broadcast::error::RecvError;
 use crate::serve::AppState;
 
 pub const PATH: &str = "/api/sessions/events";
+
+/// An event that carries nothing but "read your sessions again".
+const READ_AGAIN: &str = "{\"lagged\":true}";
 
 /// How many event streams are open now.
 #[derive(Clone, Default)]
@@ -39,36 +44,69 @@ impl Drop for Counted {
     }
 }
 
-pub async fn events(State(state): State<AppState>, Extension(auth): Extension<RequestAuth>) -> Response {
+pub async fn events(
+    State(state): State<AppState>,
+    Extension(auth): Extension<RequestAuth>,
+) -> Response {
     if let Err(denied) = authorize(&auth.caller, &Action::ListOwnSessions) {
         return (StatusCode::UNAUTHORIZED, denied.to_string()).into_response();
     }
-    let Caller::User { id: user_id, .. } = auth.caller else {
+    let Caller::User {
+        id: user_id,
+        is_admin,
+        ..
+    } = auth.caller
+    else {
         return StatusCode::UNAUTHORIZED.into_response();
     };
     let receiver = state.services.sessions.subscribe();
     state.event_streams.0.fetch_add(1, Ordering::SeqCst);
     let counted = Counted(state.event_streams.0.clone());
-    let events = stream::unfold((receiver, counted), move |(mut receiver, counted)| async move {
-        loop {
-            match receiver.recv().await {
-                Ok(event) if event.user_id == user_id => {
-                    let data = serde_json::json!({
-                        "session": event.session_id,
-                        "state": event.state.as_str(),
-                        "detail": event.detail,
-                        "at_ms": event.at_ms,
-                    });
-                    let sse = Event::default().data(data.to_string());
-                    return Some((Ok::<_, Infallible>(sse), (receiver, counted)));
+    let (services, reads) = (state.services.clone(), state.session_reads.clone());
+    // Who may read what was decided when the stream opened: once anyone's access changes
+    // (a sign-out, a role, a disabled account), the stream ends and the page reads again
+    // and reconnects, each asked as the caller is then.
+    let access = services.store.access_changes();
+    let events = stream::unfold((receiver, counted, false), move |(mut receiver, counted, over)| {
+        let (services, reads) = (services.clone(), reads.clone());
+        async move {
+            if over {
+                return None;
+            }
+            loop {
+                match receiver.recv().await {
+                    Ok(_) if services.store.access_changes() != access => {
+                        let sse = Event::default().data(READ_AGAIN);
+                        return Some((Ok(sse), (receiver, counted, true)));
+                    }
+                    Ok(event) if event.user_id == user_id => {
+                        let mut data = serde_json::json!({
+                            "session": event.session_id,
+                            "state": event.state.as_str(),
+                            "at_ms": event.at_ms,
+                        });
+                        // A step's detail names devices and containers: an administrator's.
+                        if is_admin {
+                            data["detail"] = serde_json::json!(event.detail);
+                        }
+                        // Without the list the page reads it itself.
+                        match sessions_of(&services, Some(&reads), user_id, is_admin).await {
+                            Ok(sessions) => data["sessions"] = serde_json::json!(sessions),
+                            Err(e) => {
+                                tracing::warn!(error = %e, "the sessions sent with an event could not be read")
+                            }
+                        }
+                        let sse = Event::default().data(data.to_string());
+                        return Some((Ok::<_, Infallible>(sse), (receiver, counted, false)));
+                    }
+                    Ok(_) => continue,
+                    // Missed some: tell the page to re-read everything.
+                    Err(RecvError::Lagged(_)) => {
+                        let sse = Event::default().data(READ_AGAIN);
+                        return Some((Ok(sse), (receiver, counted, false)));
+                    }
+                    Err(RecvError::Closed) => return None,
                 }
-                Ok(_) => continue,
-                // Missed some: tell the page to re-read everything.
-                Err(RecvError::Lagged(_)) => {
-                    let sse = Event::default().data("{\"lagged\":true}");
-                    return Some((Ok(sse), (receiver, counted)));
-                }
-                Err(RecvError::Closed) => return None,
             }
         }
     });
