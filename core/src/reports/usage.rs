@@ -126,16 +126,18 @@ pub async fn usage_report_from(
     let window = UsageWindow { from_ms: query.from_ms, to_ms: query.to_ms, until_ms: query.to_ms.min(now_ms), courses, open_only };
     let key = usage_key(query.group);
 
-    let mut totals = store.usage_totals(&window, key).await?;
-    let mut waits = store.wait_counts(&window, key).await?;
-    let mut course_sums = store.usage_buckets(&window, UsageKey::Course, step).await?;
-    let mut gpu_sums = store.usage_buckets(&window, UsageKey::Gpu, step).await?;
+    let mut reads = store.report_snapshot().await?;
+    let mut totals = reads.usage_totals(&window, key).await?;
+    let mut waits = reads.wait_counts(&window, key).await?;
+    let mut course_sums = reads.usage_buckets(&window, UsageKey::Course, step).await?;
+    let mut gpu_sums = reads.usage_buckets(&window, UsageKey::Gpu, step).await?;
     if open_only {
-        totals.extend(store.rollup_totals(&window, key).await?);
-        waits.extend(store.rollup_wait_counts(&window, key).await?);
-        course_sums.extend(store.rollup_buckets(&window, UsageKey::Course, step).await?);
-        gpu_sums.extend(store.rollup_buckets(&window, UsageKey::Gpu, step).await?);
+        totals.extend(reads.rollup_totals(&window, key).await?);
+        waits.extend(reads.rollup_wait_counts(&window, key).await?);
+        course_sums.extend(reads.rollup_buckets(&window, UsageKey::Course, step).await?);
+        gpu_sums.extend(reads.rollup_buckets(&window, UsageKey::Gpu, step).await?);
     }
+    reads.finish().await?;
 
     let mut groups: HashMap<String, ReportRow> = HashMap::new();
     let mut total = ReportRow { key: "total".into(), ..ReportRow::default() };

@@ -40,7 +40,7 @@ pub use notebook_access::{GrantRow, RedeemedTicket};
 pub use policies::PolicyRow;
 pub use queue_windows::{QueueWindow, WaitingClaim};
 pub use quotas::UsageInterval;
-pub use reports::{BucketSums, UsageKey, UsageTotals, UsageWindow, WaitCount};
+pub use reports::{BucketSums, ReportSnapshot, UsageKey, UsageTotals, UsageWindow, WaitCount};
 pub use session_search::SessionSearch;
 pub use session_idle::IdleRow;
 pub use logins::StoredLogin;

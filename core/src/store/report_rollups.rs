@@ -2,8 +2,7 @@
 //! the ledger's queries in `reports.rs` for the closed intervals, read from a few rows per
 //! course and day. The open intervals are added from the ledger by the caller.
 
-use super::reports::{bind_all, course_filter, BucketSums, UsageKey, UsageTotals, UsageWindow, WaitCount};
-use super::Store;
+use super::reports::{bind_all, course_filter, BucketSums, ReportSnapshot, UsageKey, UsageTotals, UsageWindow, WaitCount};
 use crate::CoreError;
 
 /// Where a grouping's rows are: the grain of `usage_days` and that of `usage_waits`, the
@@ -52,9 +51,9 @@ fn days_of(window: &UsageWindow, grain: &str, first: usize) -> String {
     format!("WHERE d.grain = '{grain}' AND d.day >= $1 AND d.day < $2{}", course_filter(window, "d", first))
 }
 
-impl Store {
+impl ReportSnapshot {
     /// [`Store::usage_totals`] of the closed intervals, for a period of whole UTC days.
-    pub async fn rollup_totals(&self, window: &UsageWindow<'_>, key: UsageKey) -> Result<Vec<UsageTotals>, CoreError> {
+    pub async fn rollup_totals(&mut self, window: &UsageWindow<'_>, key: UsageKey) -> Result<Vec<UsageTotals>, CoreError> {
         if window.matches_nothing() {
             return Ok(Vec::new());
         }
@@ -77,12 +76,12 @@ impl Store {
              CAST(t.ended_idle AS BIGINT) AS ended_idle",
         );
         let query = sqlx::query_as::<_, UsageTotals>(&sql);
-        Ok(bind_all!(query, window, window.from_ms, window.to_ms).fetch_all(self.pool()).await?)
+        Ok(bind_all!(query, window, window.from_ms, window.to_ms).fetch_all(&mut *self.tx).await?)
     }
 
     /// [`Store::usage_buckets`] of the closed intervals, for buckets of whole days: each
     /// bucket's time as one part that begins and ends in it.
-    pub async fn rollup_buckets(&self, window: &UsageWindow<'_>, key: UsageKey, bucket_ms: i64) -> Result<Vec<BucketSums>, CoreError> {
+    pub async fn rollup_buckets(&mut self, window: &UsageWindow<'_>, key: UsageKey, bucket_ms: i64) -> Result<Vec<BucketSums>, CoreError> {
         if window.matches_nothing() {
             return Ok(Vec::new());
         }
@@ -101,11 +100,11 @@ impl Store {
              CAST(0 AS BIGINT) AS start_sum, CAST(t.held_ms AS BIGINT) AS end_sum",
         );
         let query = sqlx::query_as::<_, BucketSums>(&sql);
-        Ok(bind_all!(query, window, window.from_ms, window.to_ms, bucket_ms).fetch_all(self.pool()).await?)
+        Ok(bind_all!(query, window, window.from_ms, window.to_ms, bucket_ms).fetch_all(&mut *self.tx).await?)
     }
 
     /// [`Store::wait_counts`] of the closed intervals that began in the period's days.
-    pub async fn rollup_wait_counts(&self, window: &UsageWindow<'_>, key: UsageKey) -> Result<Vec<WaitCount>, CoreError> {
+    pub async fn rollup_wait_counts(&mut self, window: &UsageWindow<'_>, key: UsageKey) -> Result<Vec<WaitCount>, CoreError> {
         if window.matches_nothing() {
             return Ok(Vec::new());
         }
@@ -118,6 +117,6 @@ impl Store {
         );
         let sql = named(&g, &summed, "t.wait_s AS wait_s, CAST(t.intervals AS BIGINT) AS intervals");
         let query = sqlx::query_as::<_, WaitCount>(&sql);
-        Ok(bind_all!(query, window, window.from_ms, window.to_ms).fetch_all(self.pool()).await?)
+        Ok(bind_all!(query, window, window.from_ms, window.to_ms).fetch_all(&mut *self.tx).await?)
     }
 }

@@ -4,9 +4,33 @@
 //! open runs until `until_ms`.
 
 use super::usage_rollups::{IDLE, QUOTA, TIME_LIMIT};
-use super::Store;
+use super::{DbKind, Store};
 use crate::CoreError;
 use crate::CourseId;
+
+/// The reads of one report, in one read-only transaction, so the ledger's open
+/// intervals and the per-day totals are seen at one moment (an interval closing between
+/// two reads would otherwise count in both, or in neither).
+pub struct ReportSnapshot {
+    pub(super) tx: sqlx::Transaction<'static, sqlx::Any>,
+}
+
+impl Store {
+    pub async fn report_snapshot(&self) -> Result<ReportSnapshot, CoreError> {
+        let mut tx = self.pool().begin().await?;
+        if self.kind == DbKind::Postgres {
+            sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY").execute(&mut *tx).await?;
+        }
+        Ok(ReportSnapshot { tx })
+    }
+}
+
+impl ReportSnapshot {
+    /// Ends the transaction (it wrote nothing).
+    pub async fn finish(self) -> Result<(), CoreError> {
+        Ok(self.tx.rollback().await?)
+    }
+}
 
 /// The period a report reads, and whose rows.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,9 +180,9 @@ macro_rules! bind_all {
 }
 pub(super) use bind_all;
 
-impl Store {
+impl ReportSnapshot {
     /// Per group and profile: sessions, time held and end causes in the period.
-    pub async fn usage_totals(&self, window: &UsageWindow<'_>, key: UsageKey) -> Result<Vec<UsageTotals>, CoreError> {
+    pub async fn usage_totals(&mut self, window: &UsageWindow<'_>, key: UsageKey) -> Result<Vec<UsageTotals>, CoreError> {
         if window.matches_nothing() {
             return Ok(Vec::new());
         }
@@ -178,12 +202,12 @@ impl Store {
             key = key.sql(),
         );
         let query = sqlx::query_as::<_, UsageTotals>(&sql);
-        Ok(bind_all!(query, window, window.from_ms, window.to_ms, window.until_ms).fetch_all(self.pool()).await?)
+        Ok(bind_all!(query, window, window.from_ms, window.to_ms, window.until_ms).fetch_all(&mut *self.tx).await?)
     }
 
     /// Per group and profile, the intervals' parts inside the period by the buckets of
     /// `bucket_ms` (from the period's start) they begin and end in.
-    pub async fn usage_buckets(&self, window: &UsageWindow<'_>, key: UsageKey, bucket_ms: i64) -> Result<Vec<BucketSums>, CoreError> {
+    pub async fn usage_buckets(&mut self, window: &UsageWindow<'_>, key: UsageKey, bucket_ms: i64) -> Result<Vec<BucketSums>, CoreError> {
         if window.matches_nothing() {
             return Ok(Vec::new());
         }
@@ -197,12 +221,12 @@ impl Store {
             key = key.sql(),
         );
         let query = sqlx::query_as::<_, BucketSums>(&sql);
-        Ok(bind_all!(query, window, window.from_ms, window.to_ms, window.until_ms, bucket_ms).fetch_all(self.pool()).await?)
+        Ok(bind_all!(query, window, window.from_ms, window.to_ms, window.until_ms, bucket_ms).fetch_all(&mut *self.tx).await?)
     }
 
     /// Per group, how many intervals that got their slice in the period waited how many
     /// whole seconds for it.
-    pub async fn wait_counts(&self, window: &UsageWindow<'_>, key: UsageKey) -> Result<Vec<WaitCount>, CoreError> {
+    pub async fn wait_counts(&mut self, window: &UsageWindow<'_>, key: UsageKey) -> Result<Vec<WaitCount>, CoreError> {
         if window.matches_nothing() {
             return Ok(Vec::new());
         }
@@ -218,6 +242,6 @@ impl Store {
             key = key.sql(),
         );
         let query = sqlx::query_as::<_, WaitCount>(&sql);
-        Ok(bind_all!(query, window, window.from_ms, window.to_ms).fetch_all(self.pool()).await?)
+        Ok(bind_all!(query, window, window.from_ms, window.to_ms).fetch_all(&mut *self.tx).await?)
     }
 }
