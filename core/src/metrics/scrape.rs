@@ -1,10 +1,14 @@
 //! Gauges read at each scrape: live sessions, the queue, and slices held and free. Three
 //! grouped queries and one pass of the allocator per profile, whatever the number of
-//! sessions.
+//! sessions. A GPU's and a slice's series carry the labels DCGM's exporter gives the same
+//! device (`UUID`, `modelName`, `GPU_I_ID`, `GPU_I_PROFILE`), so dashboards can join them.
 
 use prometheus::{Encoder, GaugeVec, IntGaugeVec, Opts, TextEncoder};
 
+use std::collections::HashMap;
+
 use super::METRICS;
+use crate::sessions::GpuIdentity;
 use crate::{CoreError, Services};
 
 pub(super) struct Gauges {
@@ -20,6 +24,12 @@ pub(super) struct Gauges {
     /// One scrape at a time: each resets the gauges before setting them.
     scraping: tokio::sync::Mutex<()>,
 }
+
+/// A GPU's labels, named as DCGM's exporter names them.
+const GPU_LABELS: [&str; 3] = ["gpu", "UUID", "modelName"];
+/// A slice's: its GPU's, then the MIG instance's (empty for a GPU used whole, as DCGM
+/// leaves them out there), then SliceHub's own.
+const SLICE_LABELS: [&str; 7] = ["gpu", "UUID", "modelName", "GPU_I_ID", "GPU_I_PROFILE", "slice", "course"];
 
 fn int_gauges(name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
     IntGaugeVec::new(Opts::new(name, help), labels).expect("a valid gauge")
@@ -38,7 +48,7 @@ impl Gauges {
             slices_held: int_gauges(
                 "slicehub_slices_held",
                 "MIG slices held by sessions, by GPU index and profile.",
-                &["gpu", "profile"],
+                &["gpu", "UUID", "modelName", "profile"],
             ),
             slices_free: int_gauges(
                 "slicehub_slices_free",
@@ -48,22 +58,22 @@ impl Gauges {
             gpu_utilization: int_gauges(
                 "slicehub_gpu_utilization_percent",
                 "Each GPU's utilization at the last sample, where the GPU reports it (not with MIG on).",
-                &["gpu"],
+                &GPU_LABELS,
             ),
             gpu_memory_utilization: int_gauges(
                 "slicehub_gpu_memory_utilization_percent",
                 "Each GPU's memory-controller utilization at the last sample, where reported.",
-                &["gpu"],
+                &GPU_LABELS,
             ),
             slice_busy: int_gauges(
                 "slicehub_slice_busy_percent",
                 "How busy each running session's slice was at the last sample (simulated GPUs: its container's CPU, percent of one core).",
-                &["gpu", "slice", "course"],
+                &SLICE_LABELS,
             ),
             slice_memory: int_gauges(
                 "slicehub_slice_memory_used_bytes",
                 "Memory each running session's slice used at the last sample (simulated GPUs: its container's).",
-                &["gpu", "slice", "course"],
+                &SLICE_LABELS,
             ),
             scraping: tokio::sync::Mutex::new(()),
         }
@@ -107,10 +117,16 @@ pub async fn render(services: &Services) -> Result<String, CoreError> {
         let waited = ((now - q.oldest_requested_at).max(0) as f64) / 1000.0;
         gauges.queue_oldest_wait.with_label_values(&[q.profile.as_str()]).set(waited);
     }
+    let identities: HashMap<u32, GpuIdentity> =
+        services.sessions.gpu_identities().into_iter().map(|g| (g.index, g)).collect();
+    let gpu_labels = |index: i64| {
+        let identity = u32::try_from(index).ok().and_then(|i| identities.get(&i));
+        [index.to_string(), identity.map(|g| g.uuid.clone()).unwrap_or_default(), identity.map(|g| g.model.clone()).unwrap_or_default()]
+    };
     gauges.slices_held.reset();
     for h in &held {
-        let gpu = h.gpu_index.to_string();
-        gauges.slices_held.with_label_values(&[gpu.as_str(), h.profile.as_str()]).set(h.held);
+        let [gpu, uuid, model] = gpu_labels(h.gpu_index);
+        gauges.slices_held.with_label_values(&[gpu.as_str(), uuid.as_str(), model.as_str(), h.profile.as_str()]).set(h.held);
     }
     gauges.slices_free.reset();
     for f in &free {
@@ -120,21 +136,34 @@ pub async fn render(services: &Services) -> Result<String, CoreError> {
     gauges.gpu_utilization.reset();
     gauges.gpu_memory_utilization.reset();
     for (index, busy) in services.sessions.gpu_busy() {
-        let gpu = index.to_string();
+        let labels = gpu_labels(i64::from(index));
+        let labels = labels.each_ref().map(String::as_str);
         if let Some(p) = busy.gpu_percent {
-            gauges.gpu_utilization.with_label_values(&[gpu.as_str()]).set(i64::from(p));
+            gauges.gpu_utilization.with_label_values(&labels).set(i64::from(p));
         }
         if let Some(p) = busy.memory_percent {
-            gauges.gpu_memory_utilization.with_label_values(&[gpu.as_str()]).set(i64::from(p));
+            gauges.gpu_memory_utilization.with_label_values(&labels).set(i64::from(p));
         }
     }
     gauges.slice_busy.reset();
     gauges.slice_memory.reset();
     let courses = store.live_session_courses().await?;
     for (id, now) in services.sessions.latest_slice_samples() {
-        let gpu = now.gpu_index.to_string();
+        let [gpu, uuid, model] = gpu_labels(i64::from(now.gpu_index));
+        let (instance_id, instance_profile) = match &now.mig_instance {
+            Some((id, profile)) => (id.to_string(), profile.clone()),
+            None => (String::new(), String::new()),
+        };
         let course = courses.get(&id).map(String::as_str).unwrap_or("");
-        let labels = [gpu.as_str(), now.slice.as_str(), course];
+        let labels = [
+            gpu.as_str(),
+            uuid.as_str(),
+            model.as_str(),
+            instance_id.as_str(),
+            instance_profile.as_str(),
+            now.slice.as_str(),
+            course,
+        ];
         if let Some(p) = now.sample.busy_percent {
             gauges.slice_busy.with_label_values(&labels).set(i64::from(p));
         }

@@ -10,7 +10,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use super::activity_state::{ActivityState, Series, SliceNow, SliceSample, KEPT_SAMPLES};
+use super::activity_state::{ActivityState, GpuIdentity, Series, SliceNow, SliceSample, KEPT_SAMPLES};
 use super::service::Sessions;
 use super::SessionState;
 use crate::gpu::{BackendKind, GpuUtilization, MigInstance, MigMode};
@@ -21,6 +21,7 @@ use crate::CoreError;
 struct GpuReading {
     index: u32,
     uuid: String,
+    model: String,
     mig: bool,
     utilization: GpuUtilization,
     /// How busy the whole GPU was since the last pass (GPM), with MIG off.
@@ -51,6 +52,7 @@ impl Sessions {
                 out.push(GpuReading {
                     index,
                     uuid: info.uuid.clone(),
+                    model: info.name.clone(),
                     mig,
                     whole_busy: if mig { None } else { busy(None) },
                     instances: instances.into_iter().map(|i| {
@@ -86,6 +88,15 @@ impl Sessions {
         let mut usages = Vec::new();
         for session in &running {
             let (Some(_), Some(placement)) = (&session.container, &session.placement) else { continue };
+            let gpu = reading.iter().find(|g| g.uuid == placement.gpu_uuid);
+            let instance = gpu.and_then(|g| {
+                g.instances
+                    .iter()
+                    .find(|(i, _)| i.placement.profile_id == placement.profile_id && i.placement.start == placement.start)
+            });
+            let mig_instance = instance
+                .filter(|_| gpu.is_some_and(|g| g.mig))
+                .map(|(i, _)| (i.gpu_instance_id, i.profile_name.clone()));
             let sample = if simulated {
                 let usage = readings.get(&session.id).copied().flatten();
                 let earlier = earlier_usage.get(&session.id).copied();
@@ -101,12 +112,6 @@ impl Sessions {
                     memory_mib: usage.and_then(|u| u.memory_bytes).map(|b| b / (1024 * 1024)),
                 }
             } else {
-                let gpu = reading.iter().find(|g| g.uuid == placement.gpu_uuid);
-                let instance = gpu.and_then(|g| {
-                    g.instances
-                        .iter()
-                        .find(|(i, _)| i.placement.profile_id == placement.profile_id && i.placement.start == placement.start)
-                });
                 // With MIG on: the instance's own GPM figure, or nothing (the whole GPU's
                 // counters would mix in the other students'); with MIG off, the session
                 // has the whole GPU.
@@ -122,19 +127,21 @@ impl Sessions {
                 }
             };
             let slice = format!("{}@{}", session.profile, placement.start);
-            taken.push((session.id.clone(), placement.gpu_index, slice, sample));
+            taken.push((session.id.clone(), placement.gpu_index, slice, mig_instance, sample));
         }
         let mut state = self.activity_state();
         state.series.retain(|id, _| taken.iter().any(|(t, ..)| t == id));
         state.last_usage.retain(|id, _| taken.iter().any(|(t, ..)| t == id));
         state.last_usage.extend(usages);
-        for (id, gpu_index, slice, sample) in taken.iter().cloned() {
-            let series = state.series.entry(id).or_insert_with(|| Series { gpu_index, slice, samples: VecDeque::new() });
+        for (id, gpu_index, slice, mig_instance, sample) in taken.iter().cloned() {
+            let series =
+                state.series.entry(id).or_insert_with(|| Series { gpu_index, slice, mig_instance, samples: VecDeque::new() });
             series.samples.push_back(sample);
             while series.samples.len() > KEPT_SAMPLES {
                 series.samples.pop_front();
             }
         }
+        state.identities = reading.iter().map(|g| GpuIdentity { index: g.index, uuid: g.uuid.clone(), model: g.model.clone() }).collect();
         state.gpus = reading.into_iter().map(|g| (g.index, g.utilization)).collect();
         Ok(taken.len())
     }
@@ -165,7 +172,13 @@ impl Sessions {
             .series
             .iter()
             .filter_map(|(id, s)| {
-                let now = SliceNow { session_id: id.clone(), gpu_index: s.gpu_index, slice: s.slice.clone(), sample: *s.samples.back()? };
+                let now = SliceNow {
+                    session_id: id.clone(),
+                    gpu_index: s.gpu_index,
+                    slice: s.slice.clone(),
+                    mig_instance: s.mig_instance.clone(),
+                    sample: *s.samples.back()?,
+                };
                 Some((id.clone(), now))
             })
             .collect()
@@ -174,6 +187,11 @@ impl Sessions {
     /// Each GPU's utilization at the last pass.
     pub fn gpu_busy(&self) -> Vec<(u32, GpuUtilization)> {
         self.activity_state().gpus.clone()
+    }
+
+    /// Each GPU's UUID and model at the last pass.
+    pub fn gpu_identities(&self) -> Vec<GpuIdentity> {
+        self.activity_state().identities.clone()
     }
 
     fn activity_state(&self) -> std::sync::MutexGuard<'_, ActivityState> {

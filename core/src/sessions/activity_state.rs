@@ -27,13 +27,26 @@ pub struct SliceNow {
     pub gpu_index: u32,
     /// `3g.40gb@4`: the profile and its first memory slice.
     pub slice: String,
+    /// The MIG GPU instance's id and profile (DCGM's `GPU_I_ID`, `GPU_I_PROFILE`); `None`
+    /// for a GPU used whole.
+    pub mig_instance: Option<(u32, String)>,
     pub sample: SliceSample,
 }
 
 pub(super) struct Series {
     pub gpu_index: u32,
     pub slice: String,
+    pub mig_instance: Option<(u32, String)>,
     pub samples: VecDeque<SliceSample>,
+}
+
+/// A GPU as DCGM's exporter names it, so dashboards can join SliceHub's series with its.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GpuIdentity {
+    pub index: u32,
+    pub uuid: String,
+    /// The product name NVML gives, e.g. `NVIDIA H100 80GB HBM3` (DCGM's `modelName`).
+    pub model: String,
 }
 
 #[derive(Default)]
@@ -41,4 +54,5 @@ pub(super) struct ActivityState {
     pub series: HashMap<String, Series>,
     pub last_usage: HashMap<String, ContainerUsage>,
     pub gpus: Vec<(u32, GpuUtilization)>,
+    pub identities: Vec<GpuIdentity>,
 }

@@ -36,7 +36,7 @@ mod slurm_watch;
 mod stop;
 pub(crate) mod supervised;
 
-pub use activity_state::{SliceNow, SliceSample, KEPT_SAMPLES};
+pub use activity_state::{GpuIdentity, SliceNow, SliceSample, KEPT_SAMPLES};
 pub use allocate::ProfileAvailability;
 pub use crate::argv::split_command;
 pub use booking_model::{Booking, BookingForm, BookingRequest};

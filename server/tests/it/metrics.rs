@@ -135,6 +135,7 @@ async fn prometheus_scrapes_the_portal_and_sees_a_session_start() {
             ("SLICEHUB_METRICS_TOKEN", TOKEN),
             ("SLICEHUB_SESSIONS_DEFAULT_IMAGE", BUSYBOX),
             ("SLICEHUB_SESSIONS_MEMORY_MIB_PER_MEMORY_SLICE", "128"),
+            ("SLICEHUB_SESSIONS_SAMPLE_SECONDS", "1"),
         ],
     )
     .await;
@@ -186,4 +187,33 @@ async fn prometheus_scrapes_the_portal_and_sees_a_session_start() {
     prometheus.until("slicehub_slices_held{gpu=\"0\",profile=\"1g.10gb\"}", &[1.0]).await;
     prometheus.until("slicehub_spawn_seconds_count{kind=\"job\"}", &[1.0]).await;
     prometheus.until("slicehub_time_to_ready_seconds_count{kind=\"job\"}", &[1.0]).await;
+
+    // The slice's series carry the labels DCGM's exporter gives the same device: its GPU's
+    // UUID and model and the MIG instance's id and profile, as `gpu inspect` reads them.
+    let inspect: serde_json::Value = serde_json::from_str(&class.portal.cli(&["gpu", "inspect", "--json"], "")).unwrap();
+    let gpu = &inspect["gpus"][0];
+    let instance = gpu["instances"].as_array().unwrap().iter().find(|i| i["profile_name"] == "1g.10gb").expect("the job's instance");
+    let wanted = [
+        "gpu=\"0\"".to_string(),
+        format!("UUID=\"{}\"", gpu["uuid"].as_str().unwrap()),
+        format!("modelName=\"{}\"", gpu["name"].as_str().unwrap()),
+        format!("GPU_I_ID=\"{}\"", instance["gpu_instance_id"]),
+        "GPU_I_PROFILE=\"1g.10gb\"".to_string(),
+        "course=\"CS-101\"".to_string(),
+    ];
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let line = loop {
+        let (_, body) = scrape(&url, Some(&bearer)).await;
+        if let Some(line) = body.lines().find(|l| l.starts_with("slicehub_slice_memory_used_bytes{")) {
+            break line.to_string();
+        }
+        assert!(std::time::Instant::now() < until, "no slice sample in 30 s: {body}");
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    };
+    for label in &wanted {
+        assert!(line.contains(label.as_str()), "{label} missing: {line}");
+    }
+    prometheus
+        .until(&format!("count(slicehub_slice_memory_used_bytes{{{}}})", wanted.join(",")), &[1.0])
+        .await;
 }
