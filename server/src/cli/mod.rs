@@ -107,6 +107,7 @@ pub enum SessionCommand {
 pub enum UsageCommand {
     /// Compute the per-day totals again from every closed interval of the ledger. The
     /// portal keeps them as sessions end; this is for a ledger changed by other means.
+    /// It holds the database's write lock on SQLite while it runs: stop the portal first.
     Rebuild,
 }
 
