@@ -206,6 +206,13 @@ impl Browser {
         }
     }
 
+    /// Runs `command` as a job in `image` from the sessions page's launch card.
+    pub async fn run_job(&self, image: &str, command: &str) {
+        self.click(&format!("form.launch-job option[value='{image}']")).await;
+        self.fill("form.launch-job input[name=command]", command).await;
+        self.click("form.launch-job button[type=submit]").await;
+    }
+
     /// Waits until the wasm bundle has hydrated the page.
     pub async fn wait_hydrated(&self) {
         self.wait_for(".app[data-hydrated=\"true\"]").await;

@@ -149,7 +149,10 @@ pub async fn render(services: &Services) -> Result<String, CoreError> {
     gauges.slice_memory.reset();
     let courses = store.live_session_courses().await?;
     for (id, now) in services.sessions.latest_slice_samples() {
-        let [gpu, uuid, model] = gpu_labels(i64::from(now.gpu_index));
+        // The slice's own GPU, by the UUID it was placed on.
+        let gpu = now.gpu_index.to_string();
+        let model = identities.values().find(|g| g.uuid == now.gpu_uuid).map(|g| g.model.clone()).unwrap_or_default();
+        let uuid = now.gpu_uuid.clone();
         let (instance_id, instance_profile) = match &now.mig_instance {
             Some((id, profile)) => (id.to_string(), profile.clone()),
             None => (String::new(), String::new()),

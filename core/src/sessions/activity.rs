@@ -127,15 +127,24 @@ impl Sessions {
                 }
             };
             let slice = format!("{}@{}", session.profile, placement.start);
-            taken.push((session.id.clone(), placement.gpu_index, slice, mig_instance, sample));
+            taken.push((session.id.clone(), (placement.gpu_index, placement.gpu_uuid.clone()), slice, mig_instance, sample));
         }
         let mut state = self.activity_state();
         state.series.retain(|id, _| taken.iter().any(|(t, ..)| t == id));
         state.last_usage.retain(|id, _| taken.iter().any(|(t, ..)| t == id));
         state.last_usage.extend(usages);
-        for (id, gpu_index, slice, mig_instance, sample) in taken.iter().cloned() {
-            let series =
-                state.series.entry(id).or_insert_with(|| Series { gpu_index, slice, mig_instance, samples: VecDeque::new() });
+        for (id, (gpu_index, gpu_uuid), slice, mig_instance, sample) in taken.iter().cloned() {
+            let series = state.series.entry(id).or_insert_with(|| Series {
+                gpu_index,
+                gpu_uuid,
+                slice,
+                mig_instance: None,
+                samples: VecDeque::new(),
+            });
+            // A pass that could not read the GPU's instances keeps what an earlier one read.
+            if mig_instance.is_some() {
+                series.mig_instance = mig_instance;
+            }
             series.samples.push_back(sample);
             while series.samples.len() > KEPT_SAMPLES {
                 series.samples.pop_front();
@@ -175,6 +184,7 @@ impl Sessions {
                 let now = SliceNow {
                     session_id: id.clone(),
                     gpu_index: s.gpu_index,
+                    gpu_uuid: s.gpu_uuid.clone(),
                     slice: s.slice.clone(),
                     mig_instance: s.mig_instance.clone(),
                     sample: *s.samples.back()?,

@@ -25,6 +25,7 @@ pub struct SliceSample {
 pub struct SliceNow {
     pub session_id: String,
     pub gpu_index: u32,
+    pub gpu_uuid: String,
     /// `3g.40gb@4`: the profile and its first memory slice.
     pub slice: String,
     /// The MIG GPU instance's id and profile (DCGM's `GPU_I_ID`, `GPU_I_PROFILE`); `None`
@@ -35,6 +36,7 @@ pub struct SliceNow {
 
 pub(super) struct Series {
     pub gpu_index: u32,
+    pub gpu_uuid: String,
     pub slice: String,
     pub mig_instance: Option<(u32, String)>,
     pub samples: VecDeque<SliceSample>,

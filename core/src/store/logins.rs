@@ -111,7 +111,10 @@ impl Store {
                 .bind(idle_cutoff_ms)
                 .execute(self.pool())
                 .await?;
-        self.access_changed();
+        // Only an ended login changes who a caller is (every sign-in sweeps, mostly nothing).
+        if done.rows_affected() > 0 {
+            self.access_changed();
+        }
         Ok(done.rows_affected())
     }
 

@@ -50,7 +50,6 @@ async fn leaving_the_sessions_page_closes_its_event_stream() {
 /// once per step before; now once, for the start itself, at most).
 #[tokio::test]
 async fn the_sessions_page_follows_a_start_from_the_events_alone() {
-    use fantoccini::Locator;
     const BUSYBOX: &str = "slicehub/busybox:offline";
     let class = Classroom::start(&built_portal(), &[("SLICEHUB_SESSIONS_IMAGES", BUSYBOX)]).await;
     let portal = &class.portal;
@@ -73,16 +72,7 @@ async fn the_sessions_page_follows_a_start_from_the_events_alone() {
         )
         .await
         .unwrap();
-    browser
-        .client
-        .find(Locator::Css(&format!("form.launch-job option[value='{BUSYBOX}']")))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    browser.fill("form.launch-job input[name=command]", "sleep 600").await;
-    browser.click("form.launch-job button[type=submit]").await;
+    browser.run_job(BUSYBOX, "sleep 600").await;
     let css = ".live-sessions .session[data-state=ready]";
     browser.wait_for(css).await;
     browser.click(&format!("{css} .session-details summary")).await;

@@ -42,20 +42,6 @@ async fn live_session_id(browser: &Browser) -> String {
         .unwrap()
 }
 
-/// Runs `command` as a busybox job from the launch card.
-async fn run_job(browser: &Browser, command: &str) {
-    browser
-        .client
-        .find(Locator::Css(&format!("form.launch-job option[value='{BUSYBOX}']")))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    browser.fill("form.launch-job input[name=command]", command).await;
-    browser.click("form.launch-job button[type=submit]").await;
-}
-
 #[tokio::test]
 async fn a_student_runs_a_job_then_a_notebook_and_stops_it() {
     let class = Classroom::start(&built_portal(), &[("SLICEHUB_SESSIONS_IMAGES", BUSYBOX)]).await;
@@ -76,7 +62,7 @@ async fn a_student_runs_a_job_then_a_notebook_and_stops_it() {
     browser.screenshot("sessions-start").await;
 
     // A job: its command is argv, so the semicolon is printed, not run.
-    run_job(&browser, "echo training; done").await;
+    browser.run_job(BUSYBOX, "echo training; done").await;
     let ended = history_text(&browser, "job", "ended").await;
     for step in ["requested", "allocating", "creating", "starting", "ready", "stopping", "ended"] {
         assert!(ended.contains(step), "step {step} missing: {ended}");
@@ -173,7 +159,7 @@ async fn a_student_runs_a_job_then_a_notebook_and_stops_it() {
         offer.contains("a claim made now would start") && offer.contains("at the latest"),
         "{offer}"
     );
-    run_job(&browser, "sleep 600").await;
+    browser.run_job(BUSYBOX, "sleep 600").await;
     let waiting = browser
         .wait_text(".live-sessions .session[data-state=queued]", "next in line")
         .await;

@@ -88,6 +88,18 @@ pub fn follow_session_events(followed: Followed) {
     });
     source.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     on_message.forget();
+    // The browser opens the stream again by itself after it ended (the portal ends it
+    // when someone's access changes) or broke: what happened meanwhile was not sent, so
+    // the page reads again at each reopening.
+    let opened = std::cell::Cell::new(false);
+    let reopened = source.clone();
+    let on_open = Closure::<dyn FnMut(web_sys::Event)>::new(move |_: web_sys::Event| {
+        if opened.replace(true) && generation.try_update(|n| *n += 1).is_none() {
+            reopened.close();
+        }
+    });
+    source.set_onopen(Some(on_open.as_ref().unchecked_ref()));
+    on_open.forget();
     // The browser runs one thread: the wrapper only satisfies the cleanup's Send bound.
     let on_leave = send_wrapper::SendWrapper::new(source);
     on_cleanup(move || on_leave.close());

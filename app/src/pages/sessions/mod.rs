@@ -47,6 +47,8 @@ pub fn SessionsPage() -> impl IntoView {
     });
     let newest = move |read: Result<(u32, Vec<SessionView>), crate::error::AppError>| match (pushed.get(), read) {
         (Some((n, list)), Ok((after, _))) if n > after => Ok(list),
+        // A read that failed shows nothing newer than what the events brought.
+        (Some((_, list)), Err(_)) => Ok(list),
         (_, read) => read.map(|(_, list)| list),
     };
     let page = RwSignal::new(0u32);
