@@ -35,6 +35,8 @@ async fn whole_gpus(database: Option<String>) {
         ("SLICEHUB_SESSIONS_DEFAULT_IMAGE", BUSYBOX),
         ("SLICEHUB_SESSIONS_MEMORY_MIB_PER_MEMORY_SLICE", "128"),
         ("SLICEHUB_SESSIONS_RECONCILE_SECONDS", "1"),
+        ("SLICEHUB_SESSIONS_SAMPLE_SECONDS", "1"),
+        ("SLICEHUB_METRICS_TOKEN", METRICS_TOKEN),
     ];
     if let Some(url) = &database {
         env.push(("SLICEHUB_DATABASE_URL", url.as_str()));
@@ -62,6 +64,7 @@ async fn whole_gpus(database: Option<String>) {
     let other = wait_for_state(list, &third, &["ready"], Duration::from_secs(60)).await;
     assert_eq!(visible_devices(&other), "GPU-simulated-01-h100-80gb");
     assert_eq!(state(portal, &second), "queued", "one student at a time on a whole GPU");
+    whole_gpu_slices_carry_no_mig_instance_labels(portal).await;
 
     assert!(portal.cli(&["session", "stop", &first], "").contains("ended"));
     let next = wait_for_state(list, &second, &["ready"], Duration::from_secs(60)).await;
@@ -71,6 +74,40 @@ async fn whole_gpus(database: Option<String>) {
     assert!(layout.contains("used whole"), "{layout}");
     for id in [&second, &third] {
         portal.cli(&["session", "stop", id], "");
+    }
+}
+
+const METRICS_TOKEN: &str = "whole-gpus-metrics-token-0123456789";
+
+/// On `/metrics` a slice of a GPU used whole names its GPU as DCGM does (UUID, model) and
+/// no MIG instance: `GPU_I_ID` and `GPU_I_PROFILE` are empty, as DCGM leaves them out.
+async fn whole_gpu_slices_carry_no_mig_instance_labels(portal: &Portal) {
+    let label = |line: &str, name: &str| -> Option<String> {
+        line.split(&format!("{name}=\"")).nth(1).map(|rest| rest.split('"').next().unwrap_or("").to_string())
+    };
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let body = reqwest::Client::new()
+            .get(format!("{}/metrics", portal.url))
+            .bearer_auth(METRICS_TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let slices: Vec<&str> = body.lines().filter(|l| l.starts_with("slicehub_slice_memory_used_bytes{")).collect();
+        if slices.len() == 2 {
+            for line in slices {
+                assert!(label(line, "UUID").is_some_and(|u| u.starts_with("GPU-simulated-0")), "{line}");
+                assert!(label(line, "modelName").is_some_and(|m| !m.is_empty()), "{line}");
+                assert_eq!(label(line, "GPU_I_ID").unwrap_or_default(), "", "{line}");
+                assert_eq!(label(line, "GPU_I_PROFILE").unwrap_or_default(), "", "{line}");
+            }
+            return;
+        }
+        assert!(std::time::Instant::now() < until, "two running slices never sampled: {body}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }
 
