@@ -43,7 +43,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let line: Vec<String> = sessions
             .gpu_busy()
             .iter()
-            .map(|(index, u)| format!("GPU {index} busy {:?}% memory {:?}%", u.gpu_percent, u.memory_percent))
+            .map(|(gpu, u)| format!("GPU {} busy {:?}% memory {:?}%", gpu.index, u.gpu_percent, u.memory_percent))
             .collect();
         println!("t={:>5.1}s pass {:>6.2} ms  {}", started.elapsed().as_secs_f64(), took.as_secs_f64() * 1000.0, line.join("  "));
         tokio::time::sleep(Duration::from_secs(1).saturating_sub(pass.elapsed())).await;

@@ -117,8 +117,8 @@ pub async fn render(services: &Services) -> Result<String, CoreError> {
         let waited = ((now - q.oldest_requested_at).max(0) as f64) / 1000.0;
         gauges.queue_oldest_wait.with_label_values(&[q.profile.as_str()]).set(waited);
     }
-    let identities: HashMap<u32, GpuIdentity> =
-        services.sessions.gpu_identities().into_iter().map(|g| (g.index, g)).collect();
+    let gpus = services.sessions.gpu_busy();
+    let identities: HashMap<u32, &GpuIdentity> = gpus.iter().map(|(g, _)| (g.index, g)).collect();
     let gpu_labels = |index: i64| {
         let identity = u32::try_from(index).ok().and_then(|i| identities.get(&i));
         [index.to_string(), identity.map(|g| g.uuid.clone()).unwrap_or_default(), identity.map(|g| g.model.clone()).unwrap_or_default()]
@@ -135,8 +135,8 @@ pub async fn render(services: &Services) -> Result<String, CoreError> {
 
     gauges.gpu_utilization.reset();
     gauges.gpu_memory_utilization.reset();
-    for (index, busy) in services.sessions.gpu_busy() {
-        let labels = gpu_labels(i64::from(index));
+    for (gpu, busy) in &gpus {
+        let labels = gpu_labels(i64::from(gpu.index));
         let labels = labels.each_ref().map(String::as_str);
         if let Some(p) = busy.gpu_percent {
             gauges.gpu_utilization.with_label_values(&labels).set(i64::from(p));

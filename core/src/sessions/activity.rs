@@ -150,8 +150,10 @@ impl Sessions {
                 series.samples.pop_front();
             }
         }
-        state.identities = reading.iter().map(|g| GpuIdentity { index: g.index, uuid: g.uuid.clone(), model: g.model.clone() }).collect();
-        state.gpus = reading.into_iter().map(|g| (g.index, g.utilization)).collect();
+        state.gpus = reading
+            .into_iter()
+            .map(|g| (GpuIdentity { index: g.index, uuid: g.uuid, model: g.model }, g.utilization))
+            .collect();
         Ok(taken.len())
     }
 
@@ -194,14 +196,9 @@ impl Sessions {
             .collect()
     }
 
-    /// Each GPU's utilization at the last pass.
-    pub fn gpu_busy(&self) -> Vec<(u32, GpuUtilization)> {
+    /// Each GPU, and its utilization, at the last pass.
+    pub fn gpu_busy(&self) -> Vec<(GpuIdentity, GpuUtilization)> {
         self.activity_state().gpus.clone()
-    }
-
-    /// Each GPU's UUID and model at the last pass.
-    pub fn gpu_identities(&self) -> Vec<GpuIdentity> {
-        self.activity_state().identities.clone()
     }
 
     fn activity_state(&self) -> std::sync::MutexGuard<'_, ActivityState> {

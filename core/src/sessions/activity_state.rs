@@ -55,6 +55,5 @@ pub struct GpuIdentity {
 pub(super) struct ActivityState {
     pub series: HashMap<String, Series>,
     pub last_usage: HashMap<String, ContainerUsage>,
-    pub gpus: Vec<(u32, GpuUtilization)>,
-    pub identities: Vec<GpuIdentity>,
+    pub gpus: Vec<(GpuIdentity, GpuUtilization)>,
 }

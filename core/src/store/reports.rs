@@ -113,10 +113,10 @@ pub struct WaitCount {
 
 /// The ledger, joined to users or courses only where the group names them (a join costs
 /// a lookup per row).
-fn from(key: Option<UsageKey>) -> &'static str {
+fn from(key: UsageKey) -> &'static str {
     match key {
-        Some(UsageKey::User) => "FROM usage_ledger u JOIN users us ON us.id = u.user_id",
-        Some(UsageKey::Course) => "FROM usage_ledger u JOIN courses c ON c.id = u.course_id",
+        UsageKey::User => "FROM usage_ledger u JOIN users us ON us.id = u.user_id",
+        UsageKey::Course => "FROM usage_ledger u JOIN courses c ON c.id = u.course_id",
         _ => "FROM usage_ledger u",
     }
 }
@@ -197,7 +197,7 @@ impl ReportSnapshot {
             ended_with(TIME_LIMIT),
             ended_with(QUOTA),
             ended_with(IDLE),
-            from(Some(key)),
+            from(key),
             overlapping(window, 4),
             key = key.sql(),
         );
@@ -216,7 +216,7 @@ impl ReportSnapshot {
             "SELECT {key} AS key, u.profile AS profile, ({START} - $1) / $4 AS first, ({end} - 1 - $1) / $4 AS last,
                     COUNT(*) AS intervals, CAST(SUM({START}) AS BIGINT) AS start_sum, CAST(SUM({end}) AS BIGINT) AS end_sum
              {} {} AND {end} > {START} GROUP BY 1, 2, 3, 4",
-            from(Some(key)),
+            from(key),
             overlapping(window, 5),
             key = key.sql(),
         );
@@ -236,7 +236,7 @@ impl ReportSnapshot {
              {} JOIN gpu_sessions s ON s.id = u.session_id
              WHERE u.started_at >= $1 AND u.started_at < $2{}{}
              GROUP BY 1, 2",
-            from(Some(key)),
+            from(key),
             open_only(window),
             course_filter(window, "u", 3),
             key = key.sql(),

@@ -55,33 +55,26 @@ pub struct Followed {
 /// page is left (otherwise every visit would leave a connection open). Only in the browser.
 #[cfg(feature = "hydrate")]
 pub fn follow_session_events(followed: Followed) {
-    let Followed { generation, pushed, settled } = followed;
     use std::rc::Rc;
     use wasm_bindgen::closure::Closure;
     use wasm_bindgen::JsCast;
 
+    let Followed { generation, pushed, settled } = followed;
+    // False once the page is gone (its signals with it).
+    let bump = |signal: RwSignal<u32>| signal.try_update(|n| *n += 1).is_some();
     let Ok(source) = web_sys::EventSource::new("/api/sessions/events") else {
         return;
     };
     let source = Rc::new(source);
     let handle = source.clone();
     let on_message = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |event: web_sys::MessageEvent| {
-        let data = event.data().as_string().unwrap_or_default();
-        let (list, read_again, ready) = match follow(&data) {
-            Follow::Show { list, ended, ready } => (Some(list), ended, ready),
-            Follow::ReadAgain => (None, true, false),
+        let alive = match follow(&event.data().as_string().unwrap_or_default()) {
+            Follow::Show { list, ended, ready } => {
+                let shown = pushed.try_update(|p| *p = Some((p.as_ref().map_or(1, |(n, _)| n + 1), list))).is_some();
+                shown && (!ready || bump(settled)) && (!ended || bump(generation))
+            }
+            Follow::ReadAgain => bump(generation),
         };
-        let alive = match list {
-            Some(list) => pushed
-                .try_update(|p| {
-                    let n = p.as_ref().map_or(1, |(n, _)| n + 1);
-                    *p = Some((n, list));
-                })
-                .is_some(),
-            None => true,
-        };
-        let alive = alive && (!ready || settled.try_update(|n| *n += 1).is_some());
-        let alive = alive && (!read_again || generation.try_update(|n| *n += 1).is_some());
         if !alive {
             handle.close();
         }
@@ -94,7 +87,7 @@ pub fn follow_session_events(followed: Followed) {
     let opened = std::cell::Cell::new(false);
     let reopened = source.clone();
     let on_open = Closure::<dyn FnMut(web_sys::Event)>::new(move |_: web_sys::Event| {
-        if opened.replace(true) && generation.try_update(|n| *n += 1).is_none() {
+        if opened.replace(true) && !bump(generation) {
             reopened.close();
         }
     });
