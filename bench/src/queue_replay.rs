@@ -27,6 +27,22 @@ pub struct QueueOutcome {
     pub about_error: Vec<i64>,
     /// Claims that started after their first "at the latest" time.
     pub violations: usize,
+    /// Memory slices × seconds free but kept for a promised window that had not opened.
+    pub kept_idle: u64,
+    /// Memory slices × seconds free and kept for nobody.
+    pub free_idle: u64,
+}
+
+/// How the queue is run: how many claims in line are promised a start (the portal plans
+/// 100; 0 is a queue without promises, served first come per size), the placement policy,
+/// and the largest slice a claim may ask for in compute slices (a course's `max_slices`;
+/// larger claims are refused when made and count as unserved, as a static layout without
+/// their size refuses them).
+#[derive(Debug, Clone, Copy)]
+pub struct QueueRules {
+    pub planned: usize,
+    pub policy: Policy,
+    pub largest: u8,
 }
 
 struct Running {
@@ -35,18 +51,16 @@ struct Running {
     ends: i64,
 }
 
-/// Replays `trace` (lab of `lab_s` seconds, time limit `limit_s`) on `gpus`; the first
-/// `planned` claims in line get a promised latest start (the portal plans 100; 0 is a
-/// queue without promises, served first come per size).
+/// Replays `trace` (lab of `lab_s` seconds, time limit `limit_s`) on `gpus` by `rules`.
 pub fn replay_queued(
     catalog: &Catalog,
     mut gpus: Vec<GpuState<'_>>,
     trace: &[Request],
     lab_s: u32,
     limit_s: u32,
-    planned: usize,
-    policy: Policy,
+    rules: QueueRules,
 ) -> QueueOutcome {
+    let QueueRules { planned, policy, largest } = rules;
     let names = [Class::G1, Class::G2, Class::G3, Class::G4, Class::G7]
         .map(|c| c.profile_name(catalog).unwrap_or_default());
     let profiles: Vec<&str> = trace
@@ -67,7 +81,9 @@ pub fn replay_queued(
     let mut windows: Vec<Option<Window>> = vec![None; trace.len()];
     let mut promised: Vec<Option<(i64, i64)>> = vec![None; trace.len()];
     let mut started: Vec<Option<i64>> = vec![None; trace.len()];
-    let mut dropped = vec![false; trace.len()];
+    let mut dropped: Vec<bool> = (0..trace.len())
+        .map(|i| slices_of(i) > i64::from(largest))
+        .collect();
     let mut lengths_seen: Vec<i64> = Vec::new();
     let mut moments: Vec<i64> = trace.iter().map(|r| i64::from(r.arrival) * S).collect();
     moments.push(lab);
@@ -77,6 +93,12 @@ pub fn replay_queued(
         moments.sort_unstable();
         moments.dedup();
         let Some(&next) = moments.first() else { break };
+        if now >= 0 {
+            let (kept, free) = idle_slices(&gpus, &windows, now);
+            let seconds = ((next.min(lab) - now).max(0) / S) as u64;
+            out.kept_idle += kept * seconds;
+            out.free_idle += free * seconds;
+        }
         now = next;
         running.retain(|r| {
             if r.ends > now {
@@ -186,6 +208,26 @@ pub fn replay_queued(
         }
     }
     out
+}
+
+/// Memory slices of every GPU that no session holds: those inside a promised window not
+/// yet open, and the rest.
+fn idle_slices(gpus: &[GpuState<'_>], windows: &[Option<Window>], now: i64) -> (u64, u64) {
+    let (mut kept_idle, mut free_idle) = (0, 0);
+    for (index, gpu) in gpus.iter().enumerate() {
+        let held = gpu.held.iter().fold(0u8, |mask, p| {
+            let slices = gpu.catalog.profile_by_id(p.profile_id).ok().and_then(|q| q.mask_at(p.start));
+            mask | slices.unwrap_or(0)
+        });
+        let kept = windows
+            .iter()
+            .flatten()
+            .filter(|w| w.gpu == index && w.from_ms > now)
+            .fold(0u8, |mask, w| mask | w.mask);
+        kept_idle += u64::from((kept & !held).count_ones());
+        free_idle += u64::from((!kept & !held).count_ones());
+    }
+    (kept_idle, free_idle)
 }
 
 /// "About" starts of the waiting claims: running sessions last the median length seen so
