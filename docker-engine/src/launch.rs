@@ -8,7 +8,6 @@ use bollard::models::{
 };
 use bollard::query_parameters::{
     CreateContainerOptionsBuilder, RemoveContainerOptionsBuilder,
-    UploadToContainerOptionsBuilder,
 };
 
 use slicehub_core::runtime::Created;
@@ -19,17 +18,22 @@ use slicehub_core::CoreError;
 
 impl Engine {
     /// Creates (does not start) the container the spec describes, with its home volume
-    /// (labelled as this portal's) and the files it must find when it starts.
+    /// (labelled as this portal's).
     pub async fn create(&self, spec: &ContainerSpec) -> Result<Created, CoreError> {
         let client = self.client().await?;
-        client
-            .create_volume(VolumeCreateOptions {
-                name: Some(spec.home_volume.clone()),
-                labels: Some(spec.volume_labels.clone().into_iter().collect()),
-                ..Default::default()
-            })
-            .await
-            .map_err(|e| CoreError::Engine(format!("creating volume {}: {e}", spec.home_volume)))?;
+        if !self.home_made(&spec.home_volume) {
+            client
+                .create_volume(VolumeCreateOptions {
+                    name: Some(spec.home_volume.clone()),
+                    labels: Some(spec.volume_labels.clone().into_iter().collect()),
+                    ..Default::default()
+                })
+                .await
+                .map_err(|e| CoreError::Engine(format!("creating volume {}: {e}", spec.home_volume)))?;
+            if let Ok(mut made) = self.homes_made.lock() {
+                made.insert(spec.home_volume.clone());
+            }
+        }
         let options = CreateContainerOptionsBuilder::default()
             .name(&spec.name)
             .build();
@@ -43,24 +47,14 @@ impl Engine {
                 )),
                 e => CoreError::Engine(format!("creating {}: {e}", spec.name)),
             })?;
-        // Each file goes into its directory, the container's own volume (the root is
-        // read-only, so nothing can be unpacked at `/`).
-        for file in &spec.files {
-            let archive = file_archive(spec, file)?;
-            let options = UploadToContainerOptionsBuilder::default().path(file_dir(file)).build();
-            client
-                .upload_to_container(
-                    &spec.name,
-                    Some(options),
-                    bollard::body_full(archive.into()),
-                )
-                .await
-                .map_err(|e| CoreError::Engine(format!("writing files into {}: {e}", spec.name)))?;
-        }
         Ok(Created {
             id: created.id,
             name: spec.name.clone(),
         })
+    }
+
+    fn home_made(&self, volume: &str) -> bool {
+        self.homes_made.lock().is_ok_and(|made| made.contains(volume))
     }
 
     pub async fn start(&self, name: &str) -> Result<(), CoreError> {
@@ -93,49 +87,14 @@ impl Engine {
     }
 }
 
-/// The directory a spec file goes into: the container's own volume.
-fn file_dir(file: &slicehub_core::runtime::spec::SpecFile) -> &str {
-    match file.path.rsplit_once('/') {
-        Some(("", _)) | None => "/",
-        Some((dir, _)) => dir,
-    }
-}
-
-/// One spec file as a tar archive rooted at its directory, with its owner and mode.
-fn file_archive(spec: &ContainerSpec, file: &slicehub_core::runtime::spec::SpecFile) -> Result<Vec<u8>, CoreError> {
-    let mut builder = tar::Builder::new(Vec::new());
-    let fail = |e: std::io::Error| CoreError::Engine(format!("packing files for {}: {e}", spec.name));
-    let name = file.path.rsplit('/').next().unwrap_or_default();
-    let mut header = tar::Header::new_gnu();
-    header.set_size(file.content.len() as u64);
-    header.set_uid(file.uid);
-    header.set_gid(file.gid);
-    header.set_mode(file.mode);
-    builder
-        .append_data(&mut header, name, file.content.as_bytes())
-        .map_err(fail)?;
-    builder.into_inner().map_err(fail)
-}
-
-/// The home volume, and a volume of the container's own (gone with it) for the directory
-/// of each file the spec writes.
+/// The home volume, the only thing mounted.
 fn mounts(spec: &ContainerSpec) -> Vec<Mount> {
-    let mut mounts = vec![Mount {
+    vec![Mount {
         target: Some(slicehub_core::runtime::spec::HOME.to_string()),
         source: Some(spec.home_volume.clone()),
         typ: Some(MountTypeEnum::VOLUME),
         ..Default::default()
-    }];
-    let mut dirs: Vec<&str> = spec.files.iter().map(file_dir).filter(|d| *d != "/").collect();
-    dirs.dedup();
-    for dir in dirs {
-        mounts.push(Mount {
-            target: Some(dir.to_string()),
-            typ: Some(MountTypeEnum::VOLUME),
-            ..Default::default()
-        });
-    }
-    mounts
+    }]
 }
 
 fn body(spec: &ContainerSpec) -> ContainerCreateBody {

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::auth::token_sha256;
 use crate::CoreError;
 
 /// The port JupyterLab listens on inside the container.
@@ -20,10 +21,6 @@ pub const SESSION_LABEL: &str = "org.slicehub.session";
 /// Names the portal instance (its database) that owns the container, so two portals on
 /// one engine never touch each other's containers, volumes or networks.
 pub const INSTANCE_LABEL: &str = "org.slicehub.instance";
-/// Where a notebook container finds its JupyterLab token: a file only the notebook user
-/// reads, written into the container before it starts, so it is in no environment
-/// variable (`docker inspect` shows those) and on no command line.
-pub const TOKEN_FILE: &str = "/run/slicehub/jupyter-token";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub enum Workload {
@@ -65,17 +62,6 @@ pub struct LaunchRequest {
     pub network: String,
 }
 
-/// A file written into the container before it starts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SpecFile {
-    pub path: String,
-    #[serde(skip)]
-    pub content: String,
-    pub uid: u64,
-    pub gid: u64,
-    pub mode: u32,
-}
-
 /// A GPU device asked of the NVIDIA container runtime.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DeviceRequest {
@@ -99,7 +85,6 @@ pub struct ContainerSpec {
     pub volume_labels: BTreeMap<String, String>,
     /// The session network; nothing is published on the host's ports.
     pub network: String,
-    pub files: Vec<SpecFile>,
     pub device_request: Option<DeviceRequest>,
     pub nano_cpus: i64,
     pub memory_bytes: i64,
@@ -111,7 +96,7 @@ pub struct ContainerSpec {
     /// The image's files are read-only, so nothing fills the engine's disk through the
     /// container's own layer (which Docker cannot cap on most file systems); a student
     /// writes to the home volume, and to `/tmp`, a tmpfs of `tmp_bytes` charged to the
-    /// memory limit. The directories of `files` are the container's own small volumes.
+    /// memory limit.
     pub read_only_root: bool,
     pub tmp_bytes: i64,
     pub pids_limit: i64,
@@ -156,7 +141,7 @@ impl ContainerSpec {
             "compute,utility".to_string(),
         );
         env.insert("HOME".to_string(), HOME.to_string());
-        let (cmd, files) = match &r.workload {
+        let cmd = match &r.workload {
             Workload::Notebook { token, base_url } => {
                 if token.len() < 32 {
                     return Err(invalid(
@@ -168,22 +153,19 @@ impl ContainerSpec {
                         "base URL {base_url:?} must start and end with /"
                     )));
                 }
-                env.insert("JUPYTER_TOKEN_FILE".to_string(), TOKEN_FILE.to_string());
+                // Only the token's hash: JupyterLab admits the token the portal presents
+                // (slicehub_auth.py), and neither `docker inspect` nor the student's own
+                // code reads the token itself. Nothing is written into the container, so
+                // a launch makes no upload.
+                env.insert("SLICEHUB_TOKEN_SHA256".to_string(), token_sha256(token));
                 env.insert("SLICEHUB_BASE_URL".to_string(), base_url.clone());
-                let file = SpecFile {
-                    path: TOKEN_FILE.to_string(),
-                    content: token.clone(),
-                    uid: 1000,
-                    gid: 100,
-                    mode: 0o400,
-                };
-                (vec!["slicehub-notebook".to_string()], vec![file])
+                vec!["slicehub-notebook".to_string()]
             }
             Workload::Job { argv } => {
                 if argv.is_empty() || argv[0].trim().is_empty() {
                     return Err(invalid("a training job needs a command".to_string()));
                 }
-                (argv.clone(), Vec::new())
+                argv.clone()
             }
         };
 
@@ -218,7 +200,6 @@ impl ContainerSpec {
                 ("org.slicehub.course".to_string(), r.course.clone()),
             ]),
             network: r.network.clone(),
-            files,
             device_request,
             nano_cpus: (r.limits.cpus * 1e9).round() as i64,
             memory_bytes: (r.limits.memory_mib as i64) * 1024 * 1024,
@@ -342,15 +323,13 @@ mod tests {
     }
 
     #[test]
-    fn the_notebook_token_is_a_file_for_the_notebook_user_and_in_no_variable() {
+    fn the_notebook_gets_only_the_tokens_hash_and_the_token_is_nowhere() {
         let spec = ContainerSpec::for_session(&request(notebook(), false)).unwrap();
         let token = "t".repeat(48);
         assert!(spec.env.values().all(|v| !v.contains(&token)), "{:?}", spec.env);
         assert!(spec.cmd.iter().all(|a| !a.contains(&token)));
-        assert_eq!(spec.env["JUPYTER_TOKEN_FILE"], TOKEN_FILE);
-        let [file] = spec.files.as_slice() else { panic!("one file: {:?}", spec.files) };
-        assert_eq!((file.path.as_str(), file.uid, file.gid, file.mode), (TOKEN_FILE, 1000, 100, 0o400));
-        assert_eq!(file.content, token);
+        assert_eq!(spec.env["SLICEHUB_TOKEN_SHA256"], token_sha256(&token));
+        assert!(!spec.env.contains_key("JUPYTER_TOKEN") && !spec.env.contains_key("JUPYTER_TOKEN_FILE"));
         let json = serde_json::to_string(&spec).unwrap();
         assert!(!json.contains(&token), "a serialized spec carries no token");
     }
@@ -369,8 +348,7 @@ mod tests {
             spec.cmd, argv,
             "shell metacharacters stay inside one argument"
         );
-        assert!(spec.files.is_empty());
-        assert!(!spec.env.contains_key("JUPYTER_TOKEN_FILE"));
+        assert!(!spec.env.contains_key("SLICEHUB_TOKEN_SHA256"));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! theirs. Names nothing else from `sessions` but the model and the id maker.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use tokio::sync::{broadcast, Mutex, OnceCell};
@@ -68,6 +68,8 @@ pub(super) struct Ctx {
     pub recovered: tokio::sync::watch::Sender<bool>,
     /// Why the last reconcile pass could not put the session networks' firewall rules back.
     pub firewall_problem: std::sync::Mutex<Option<String>>,
+    /// Launches waiting for their JupyterLab to answer right now (they share one probe rate).
+    pub awaiting_jupyter: AtomicUsize,
     queue_wake: OnceLock<Box<QueueWake>>,
 }
 
@@ -100,6 +102,7 @@ impl Ctx {
             launch_gates: std::sync::Mutex::new(HashMap::new()),
             recovered: tokio::sync::watch::Sender::new(true),
             firewall_problem: std::sync::Mutex::new(None),
+            awaiting_jupyter: AtomicUsize::new(0),
             queue_wake: OnceLock::new(),
         }
     }

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use slicehub_mig::Placement;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use super::context::Ctx;
@@ -21,6 +22,16 @@ use crate::CoreError;
 /// What a launch may take beyond JupyterLab's ready timeout (the MIG instance, the
 /// network, creating and starting the container) in the time the queue plans with.
 pub(super) const LAUNCH_ALLOWANCE_MS: i64 = 120_000;
+
+/// How often a starting JupyterLab is probed: often while it usually comes up (a probe of a
+/// port nobody listens on yet costs one refused connection), then less. Launches waiting
+/// at once share the quick rate: with N waiting each probes every N × QUICK_PROBE, at
+/// most every SLOW_PROBE, so a burst of starts does not add a burst of probes.
+const QUICK_PROBE: Duration = Duration::from_millis(25);
+const QUICK_PROBES_FOR: Duration = Duration::from_secs(20);
+const SLOW_PROBE: Duration = Duration::from_millis(200);
+/// How often a starting session's record and container are checked between probes.
+const CHECK_EVERY: Duration = Duration::from_millis(500);
 
 /// What a student reads when their launch failed: the cause in plain words, never the
 /// engine's or the GPU driver's own text (that goes to the log for the operator).
@@ -299,25 +310,35 @@ impl Ctx {
         let timeout = Duration::from_secs(u64::from(self.config.sessions.ready_timeout_seconds));
         let allowance = Duration::from_millis(LAUNCH_ALLOWANCE_MS as u64);
         let spent = Duration::from_millis(u64::try_from(self.now_ms() - placed_ms).unwrap_or(0));
-        let until = Instant::now() + (timeout + allowance).saturating_sub(spent).min(timeout);
+        let _probing = Probing::count(&self.awaiting_jupyter);
+        let began = Instant::now();
+        let until = began + (timeout + allowance).saturating_sub(spent).min(timeout);
+        let mut checked: Option<Instant> = None;
+        let mut session = self.session(id).await?;
         loop {
-            let session = self.session(id).await?;
-            if session.state != SessionState::Starting {
-                return Ok(());
-            }
-            let name = session.container.clone().unwrap_or_default();
-            match self.engine.status(&name).await? {
-                None => return self.fail(id, "the container disappeared while JupyterLab was starting").await,
-                Some(status) if status.oom_killed => {
-                    return self.container_exited(id, status.exit_code).await;
+            // The store and the engine are asked less often than JupyterLab: a stop or a
+            // dead container is noticed within CHECK_EVERY, a listening JupyterLab within
+            // one probe interval.
+            if checked.is_none_or(|at| at.elapsed() >= CHECK_EVERY) {
+                session = self.session(id).await?;
+                if session.state != SessionState::Starting {
+                    return Ok(());
                 }
-                Some(status) if !status.running => {
-                    let code = status.exit_code.map(|c| c.to_string()).unwrap_or_else(|| "?".into());
-                    return self
-                        .fail(id, &format!("JupyterLab exited while starting (exit code {code})"))
-                        .await;
+                let name = session.container.clone().unwrap_or_default();
+                match self.engine.status(&name).await? {
+                    None => return self.fail(id, "the container disappeared while JupyterLab was starting").await,
+                    Some(status) if status.oom_killed => {
+                        return self.container_exited(id, status.exit_code).await;
+                    }
+                    Some(status) if !status.running => {
+                        let code = status.exit_code.map(|c| c.to_string()).unwrap_or_else(|| "?".into());
+                        return self
+                            .fail(id, &format!("JupyterLab exited while starting (exit code {code})"))
+                            .await;
+                    }
+                    Some(_) => {}
                 }
-                Some(_) => {}
+                checked = Some(Instant::now());
             }
             let path = format!("{}api/status", session.base_url());
             if let Some(address) = &session.notebook_address {
@@ -334,7 +355,7 @@ impl Ctx {
                     .fail(id, &format!("JupyterLab did not answer within {} s", timeout.as_secs()))
                     .await;
             }
-            tokio::time::sleep(Duration::from_millis(200)).await;
+            tokio::time::sleep(probe_pause(began.elapsed(), self.awaiting_jupyter.load(Ordering::Relaxed))).await;
         }
     }
 
@@ -366,5 +387,45 @@ impl Ctx {
                 tracing::warn!(session = %id, error = %e, "could not end a finished job");
             }
         });
+    }
+}
+
+/// The pause before the next probe of a JupyterLab starting for `waited`, with `probing`
+/// launches probing theirs.
+fn probe_pause(waited: Duration, probing: usize) -> Duration {
+    if waited >= QUICK_PROBES_FOR {
+        return SLOW_PROBE;
+    }
+    QUICK_PROBE.saturating_mul(u32::try_from(probing.max(1)).unwrap_or(u32::MAX)).min(SLOW_PROBE)
+}
+
+/// Counts one launch among those probing while it lives.
+struct Probing<'a>(&'a AtomicUsize);
+
+impl<'a> Probing<'a> {
+    fn count(probing: &'a AtomicUsize) -> Probing<'a> {
+        probing.fetch_add(1, Ordering::Relaxed);
+        Probing(probing)
+    }
+}
+
+impl Drop for Probing<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn launches_starting_together_share_the_quick_probe_rate() {
+        let early = Duration::from_secs(1);
+        assert_eq!(probe_pause(early, 1), QUICK_PROBE);
+        assert_eq!(probe_pause(early, 0), QUICK_PROBE, "its own count may not be seen yet");
+        assert_eq!(probe_pause(early, 4), QUICK_PROBE * 4);
+        assert_eq!(probe_pause(early, 30), SLOW_PROBE, "never slower than the slow rate");
+        assert_eq!(probe_pause(QUICK_PROBES_FOR, 1), SLOW_PROBE, "a slow start is probed slowly");
     }
 }

@@ -2,11 +2,9 @@
 //! Needs the `slicehub/busybox:offline` image (scripts/test.sh builds it with
 //! docker/offline/busybox.sh).
 
-use bollard::query_parameters::{
-    DownloadFromContainerOptionsBuilder, InspectContainerOptions, RemoveVolumeOptions,
-};
-use futures_util::StreamExt;
-use slicehub_core::runtime::spec::{ContainerSpec, LaunchRequest, Limits, Workload, TOKEN_FILE};
+use bollard::query_parameters::{InspectContainerOptions, RemoveVolumeOptions};
+use slicehub_core::auth::token_sha256;
+use slicehub_core::runtime::spec::{ContainerSpec, LaunchRequest, Limits, Workload};
 use slicehub_core::runtime::SessionNetwork;
 use slicehub_docker::Engine;
 
@@ -67,16 +65,6 @@ async fn made_by_docker(
     spec: &ContainerSpec,
     start: bool,
 ) -> bollard::models::ContainerInspectResponse {
-    made_by_docker_with(engine, spec, start, |_| async {}).await
-}
-
-/// [`made_by_docker`], looking at the created container with `look` before it goes.
-async fn made_by_docker_with<F: std::future::Future<Output = ()>>(
-    engine: &Engine,
-    spec: &ContainerSpec,
-    start: bool,
-    look: impl FnOnce(String) -> F,
-) -> bollard::models::ContainerInspectResponse {
     engine.create(spec).await.unwrap();
     if start {
         engine.start(&spec.name).await.unwrap();
@@ -86,7 +74,6 @@ async fn made_by_docker_with<F: std::future::Future<Output = ()>>(
         .inspect_container(&spec.name, None::<InspectContainerOptions>)
         .await
         .unwrap();
-    look(spec.name.clone()).await;
     engine.remove(&spec.name).await.unwrap();
     let gone = client
         .inspect_container(&spec.name, None::<InspectContainerOptions>)
@@ -167,25 +154,8 @@ async fn a_job_container_gets_exactly_the_spec() {
     );
 }
 
-/// The file at `path` in the container, as Docker hands it out: (uid, mode, content).
-async fn file_in(engine: &Engine, container: &str, path: &str) -> (u64, u32, String) {
-    let client = engine.client().await.unwrap();
-    let options = DownloadFromContainerOptionsBuilder::default().path(path).build();
-    let mut stream = client.download_from_container(container, Some(options));
-    let mut archive = Vec::new();
-    while let Some(chunk) = stream.next().await {
-        archive.extend_from_slice(&chunk.unwrap());
-    }
-    let mut reader = tar::Archive::new(archive.as_slice());
-    let mut entry = reader.entries().unwrap().next().unwrap().unwrap();
-    let (uid, mode) = (entry.header().uid().unwrap(), entry.header().mode().unwrap());
-    let mut content = String::new();
-    std::io::Read::read_to_string(&mut entry, &mut content).unwrap();
-    (uid, mode, content)
-}
-
 #[tokio::test]
-async fn a_notebook_publishes_nothing_joins_the_session_network_and_reads_its_token_from_a_file() {
+async fn a_notebook_publishes_nothing_joins_the_session_network_and_holds_only_its_tokens_hash() {
     let engine = engine_with_image().await;
     let id = unique("t-nb");
     let user = unique("tester");
@@ -196,15 +166,7 @@ async fn a_notebook_publishes_nothing_joins_the_session_network_and_reads_its_to
     let mut spec = ContainerSpec::for_session(&request(&id, &user, workload)).unwrap();
     // busybox stands in for JupyterLab: keep the container alive to look at it running.
     spec.cmd = vec!["sleep".to_string(), "30".to_string()];
-    let token_file = std::sync::Mutex::new(None);
-    let got = made_by_docker_with(&engine, &spec, true, |name| {
-        let engine = &engine;
-        let token_file = &token_file;
-        async move {
-            *token_file.lock().unwrap() = Some(file_in(engine, &name, TOKEN_FILE).await);
-        }
-    })
-    .await;
+    let got = made_by_docker(&engine, &spec, true).await;
 
     assert_eq!(got.state.unwrap().running, Some(true));
     let settings = got.network_settings.unwrap();
@@ -221,8 +183,13 @@ async fn a_notebook_publishes_nothing_joins_the_session_network_and_reads_its_to
     let env = got.config.unwrap().env.unwrap();
     let token = "x".repeat(40);
     assert!(env.iter().all(|e| !e.contains(&token)), "the token is in no variable: {env:?}");
-    assert!(env.contains(&format!("JUPYTER_TOKEN_FILE={TOKEN_FILE}")));
+    assert!(env.contains(&format!("SLICEHUB_TOKEN_SHA256={}", token_sha256(&token))));
+    assert!(env.iter().all(|e| !e.starts_with("JUPYTER_TOKEN")), "no token variable: {env:?}");
     assert!(env.contains(&format!("SLICEHUB_BASE_URL=/user/{user}/{id}/")));
-    let (uid, mode, content) = token_file.lock().unwrap().take().unwrap();
-    assert_eq!((uid, mode & 0o777, content.as_str()), (1000, 0o400, token.as_str()));
+    let mounts = host.mounts.unwrap_or_default();
+    assert_eq!(
+        mounts.iter().map(|m| m.target.as_deref().unwrap_or_default()).collect::<Vec<_>>(),
+        ["/home/jovyan"],
+        "nothing but the home is mounted: no volume holds a token"
+    );
 }
