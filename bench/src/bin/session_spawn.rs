@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
 use slicehub_bench::bare::{bare_spawn, remove, JUPYTERLAB};
-use slicehub_bench::process::{cpu_seconds, median, rss_kib};
+use slicehub_bench::process::{cpu_seconds, median, rss_kib, rss_parts_kib};
 use slicehub_end2end::classroom::{Classroom, COURSE};
 use slicehub_end2end::form::{client, post, urlencode};
 use slicehub_end2end::notebook::NotebookVisit;
@@ -23,7 +23,7 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
 const BUSYBOX: &str = "slicehub/busybox:offline";
-const RUNS: usize = 5;
+const RUNS: usize = 11;
 
 struct Bench {
     portal: Portal,
@@ -87,10 +87,16 @@ impl Bench {
         format!("{}:8888", String::from_utf8_lossy(&out.stdout).trim())
     }
 
-    /// The token, from the file the portal wrote into the container.
+    /// The session's token, from the portal's database (the container holds only its hash).
     fn token_of(&self, id: &str) -> String {
-        let out = std::process::Command::new("docker")
-            .args(["exec", &format!("slicehub-{id}"), "cat", "/run/slicehub/jupyter-token"])
+        let db = self.portal.dir.path().join("data/slicehub.db");
+        let out = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT token FROM gpu_sessions WHERE id = ?', (sys.argv[2],)).fetchone()[0])",
+            ])
+            .arg(&db)
+            .arg(id)
             .output()
             .unwrap();
         String::from_utf8_lossy(&out.stdout).trim().to_string()
@@ -172,6 +178,33 @@ async fn ws_rtt(url: String, connect_to: &str, headers: Vec<(&'static str, Strin
     median(rtts)
 }
 
+/// The floor for any proxy in user space: a relay on its own runtime (as another process
+/// would have) that copies bytes between the client and `upstream`, nothing else.
+/// Returns the address it listens on.
+fn tcp_relay(upstream: &str) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    listener.set_nonblocking(true).unwrap();
+    let upstream = upstream.to_string();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            loop {
+                let Ok((mut client, _)) = listener.accept().await else { continue };
+                let upstream = upstream.clone();
+                tokio::spawn(async move {
+                    let Ok(mut server) = tokio::net::TcpStream::connect(&upstream).await else { return };
+                    let _ = client.set_nodelay(true);
+                    let _ = server.set_nodelay(true);
+                    let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                });
+            }
+        });
+    });
+    address
+}
+
 #[tokio::main]
 async fn main() {
     let bin = std::env::args()
@@ -192,9 +225,10 @@ async fn main() {
         portal.push(took);
         bench.stop(0, &id).await;
     }
+    let paired = median(portal.iter().zip(&bare).map(|(p, b)| p / b).collect());
     let (bare_m, portal_m) = (median(bare), median(portal));
     println!(
-        "spawn, median of {RUNS}: bare docker run + status {:.0} ms, portal start→ready {:.0} ms, overhead {:+.0} ms ({:.2}x)",
+        "spawn, median of {RUNS}: bare docker run + status {:.0} ms, portal start→ready {:.0} ms, overhead {:+.0} ms ({:.2}x; median of each portal spawn over the bare one just before it {paired:.2}x)",
         bare_m * 1000.0, portal_m * 1000.0, (portal_m - bare_m) * 1000.0, portal_m / bare_m
     );
 
@@ -259,28 +293,44 @@ async fn main() {
         .expect("starting a kernel through the portal");
     let channels = format!("{base}api/kernels/{}/channels", kernel["id"].as_str().unwrap());
     let portal_addr = bench.portal.url.trim_start_matches("http://").to_string();
-    let proxied_rtt = ws_rtt(
-        format!("{}{channels}", visit.origin.replacen("http://", "ws://", 1)),
-        &portal_addr,
-        vec![("cookie", cookies), ("origin", visit.origin.clone())],
-        "bench-proxied",
-    )
-    .await;
-    let direct_rtt = ws_rtt(
-        format!("ws://{address}{channels}"),
-        &address,
-        vec![("authorization", format!("token {token}"))],
-        "bench-direct",
-    )
-    .await;
+    let relay = tcp_relay(&address);
+    // Three rounds, each path in turn, so a busy moment of the shared machine falls on all.
+    let (mut direct, mut proxied, mut relayed) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..3 {
+        let tag = |path: &str| format!("bench-{path}-{round}");
+        direct.push(
+            ws_rtt(format!("ws://{address}{channels}"), &address, vec![("authorization", format!("token {token}"))], &tag("direct"))
+                .await,
+        );
+        proxied.push(
+            ws_rtt(
+                format!("{}{channels}", visit.origin.replacen("http://", "ws://", 1)),
+                &portal_addr,
+                vec![("cookie", cookies.clone()), ("origin", visit.origin.clone())],
+                &tag("proxied"),
+            )
+            .await,
+        );
+        relayed.push(
+            ws_rtt(format!("ws://{address}{channels}"), &relay, vec![("authorization", format!("token {token}"))], &tag("relayed"))
+                .await,
+        );
+    }
+    let rounds = |v: &[f64]| v.iter().map(|x| format!("{x:.2}")).collect::<Vec<_>>().join(" / ");
+    let (direct_rtt, proxied_rtt, relayed_rtt) = (median(direct.clone()), median(proxied.clone()), median(relayed.clone()));
     println!(
-        "WebSocket kernel_info round trip, median of 280: direct {direct_rtt:.2} ms, through the portal on the notebook origin {proxied_rtt:.2} ms (added {:.2} ms)",
-        proxied_rtt - direct_rtt
+        "WebSocket kernel_info round trip, median of 280, 3 rounds: direct {} ms, through the portal on the notebook origin {} ms, through a bare TCP relay (control) {} ms; median added: portal {:.2} ms, relay {:.2} ms",
+        rounds(&direct),
+        rounds(&proxied),
+        rounds(&relayed),
+        proxied_rtt - direct_rtt,
+        relayed_rtt - direct_rtt
     );
     bench.stop(0, id).await;
 
     // 4. RSS with 50 running sessions (training jobs: the portal's side is the same).
     let (idle, _) = rss_kib(bench.portal.pid());
+    let (idle_anon, idle_file) = rss_parts_kib(bench.portal.pid());
     let spawns: Vec<_> = (0..50)
         .map(|i| {
             let b = &bench;
@@ -290,9 +340,11 @@ async fn main() {
     let running = futures_util::future::join_all(spawns).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     let (rss, peak) = rss_kib(bench.portal.pid());
+    let (anon, file) = rss_parts_kib(bench.portal.pid());
+    let mib = |kib: u64| kib as f64 / 1024.0;
     println!(
-        "portal RSS: {:.1} MiB with no session, {:.1} MiB with 50 running (peak {:.1} MiB)",
-        idle as f64 / 1024.0, rss as f64 / 1024.0, peak as f64 / 1024.0
+        "portal RSS: {:.1} MiB with no session (anonymous {:.1}, the binary's pages {:.1}), {:.1} MiB with 50 running (anonymous {:.1}, binary {:.1}; peak {:.1} MiB)",
+        mib(idle), mib(idle_anon), mib(idle_file), mib(rss), mib(anon), mib(file), mib(peak)
     );
     for (i, (id, _)) in running.iter().enumerate() {
         bench.stop(i, id).await;
