@@ -23,7 +23,7 @@ pub async fn bare_spawn(n: usize) -> (f64, String) {
     let out = std::process::Command::new("docker")
         .args([
             "run", "-d", "--name", &name, "--network", NETWORK, "--user", "1000:100",
-            "-e", &format!("JUPYTER_TOKEN={token}"), "-e", "SLICEHUB_BASE_URL=/bare/",
+            "-e", &format!("SLICEHUB_TOKEN_SHA256={}", slicehub_core::auth::token_sha256(token)), "-e", "SLICEHUB_BASE_URL=/bare/",
             JUPYTERLAB, "slicehub-notebook",
         ])
         .output()

@@ -14,32 +14,29 @@ pub fn cpu_seconds(pid: u32) -> f64 {
 
 /// (resident, peak resident) KiB of process `pid`.
 pub fn rss_kib(pid: u32) -> (u64, u64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    };
-    (field("VmRSS:"), field("VmHWM:"))
+    let [rss, peak] = status_kib(pid, ["VmRSS:", "VmHWM:"]);
+    (rss, peak)
 }
 
-/// Resident KiB in anonymous memory (the heap, stacks) and in file-backed pages (the
-/// binary's code and read-only data, mapped from disk, which the kernel may drop and read
-/// again).
+/// Resident KiB in anonymous memory (the heap, stacks) and in file-backed pages (mostly the
+/// binary's code and read-only data, and the C library's; mapped from disk, the kernel
+/// may drop them and read them again).
 pub fn rss_parts_kib(pid: u32) -> (u64, u64) {
+    let [anon, file] = status_kib(pid, ["RssAnon:", "RssFile:"]);
+    (anon, file)
+}
+
+/// The KiB fields `names` of `/proc/PID/status` (0 where one is missing).
+fn status_kib<const N: usize>(pid: u32, names: [&str; N]) -> [u64; N] {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| {
+    names.map(|name| {
         status
             .lines()
             .find(|l| l.starts_with(name))
             .and_then(|l| l.split_whitespace().nth(1))
             .and_then(|v| v.parse().ok())
             .unwrap_or(0)
-    };
-    (field("RssAnon:"), field("RssFile:"))
+    })
 }
 
 pub fn median(mut xs: Vec<f64>) -> f64 {

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Check a SliceHub JupyterLab image against the env contract, under the launcher's limits:
-# the token and base URL from the environment, port 8888 published on loopback, user
-# 1000:100, a working kernel. Removes its container however it ends.
+# the token's hash and the base URL from the environment (as SliceHub starts it: only the
+# token with that hash is admitted), port 8888 published on loopback, user 1000:100, a
+# working kernel. Removes its container however it ends.
 #
 # Usage: docker/offline/smoke-test.sh [IMAGE]     (default slicehub/jupyterlab:offline)
 set -euo pipefail
 
 image=${1:-slicehub/jupyterlab:offline}
 token=smoke$RANDOM$RANDOM$RANDOM
+token_sha256=$(printf %s "$token" | sha256sum | cut -d' ' -f1)
 base=/user/alice/s1/
 
 fail() {
@@ -19,7 +21,7 @@ since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; 
 
 start=$EPOCHREALTIME
 cid=$(docker run -d --rm -p 127.0.0.1:0:8888 \
-  -e JUPYTER_TOKEN="$token" -e SLICEHUB_BASE_URL="$base" \
+  -e SLICEHUB_TOKEN_SHA256="$token_sha256" -e SLICEHUB_BASE_URL="$base" \
   --cap-drop ALL --security-opt no-new-privileges --pids-limit 256 --memory 2g \
   --label org.slicehub.smoke-test=1 "$image")
 trap 'docker rm -f "$cid" >/dev/null 2>&1 || true' EXIT
@@ -59,7 +61,10 @@ echo "user: $who; home /home/jovyan and /opt/venv writable"
 args=$(docker top "$cid" -eo pid,args) || fail "docker top failed"
 [[ $args == *slicehub-notebook* && $args == *jupyter-lab* ]] || fail "unexpected processes: $args"
 [[ $args != *"$token"* ]] || fail "the token is on a command line: $args"
-echo "the token is on no command line"
+env=$(docker exec "$cid" sh -c 'for p in /proc/[0-9]*; do tr "\0" "\n" < "$p/environ"; done 2>/dev/null')
+[[ $env == *"SLICEHUB_TOKEN_SHA256=$token_sha256"* ]] || fail "the processes do not carry the token's hash"
+[[ $env != *"$token"* ]] || fail "the token is in a process's environment"
+echo "the token is on no command line and in no environment"
 
 # A kernel: created (201), then it runs code sent through the server's websocket (the path a
 # browser takes, with the client inside the container, which has websocket-client).
@@ -77,7 +82,7 @@ import websocket  # websocket-client, a JupyterLab dependency
 
 kernel_id = sys.argv[1]
 url = "ws://127.0.0.1:8888%sapi/kernels/%s/channels?token=%s" % (
-    os.environ["SLICEHUB_BASE_URL"], kernel_id, os.environ["JUPYTER_TOKEN"])
+    os.environ["SLICEHUB_BASE_URL"], kernel_id, sys.argv[2])
 ws = websocket.create_connection(url, timeout=60)
 msg_id = uuid.uuid4().hex
 ws.send(json.dumps({
@@ -102,7 +107,7 @@ print(out.strip())
 PY
 )
 t=$EPOCHREALTIME
-out=$(docker exec -i "$cid" python - "$id" <<<"$client" 2>&1) || fail "running code in kernel $id: $out"
+out=$(docker exec -i "$cid" python - "$id" "$token" <<<"$client" 2>&1) || fail "running code in kernel $id: $out"
 [[ $out == "42 1000" ]] || fail "kernel $id printed '$out', not '42 1000'"
 echo "kernel $id ran print(6 * 7, os.getuid()) -> $out in $(since "$t")s"
 c=$(code -X DELETE "$url/api/kernels/$id?token=$token")

@@ -343,7 +343,7 @@ async fn main() {
     let (anon, file) = rss_parts_kib(bench.portal.pid());
     let mib = |kib: u64| kib as f64 / 1024.0;
     println!(
-        "portal RSS: {:.1} MiB with no session (anonymous {:.1}, the binary's pages {:.1}), {:.1} MiB with 50 running (anonymous {:.1}, binary {:.1}; peak {:.1} MiB)",
+        "portal RSS: {:.1} MiB with no session (anonymous {:.1}, file-backed {:.1}), {:.1} MiB with 50 running (anonymous {:.1}, file-backed {:.1}; peak {:.1} MiB)",
         mib(idle), mib(idle_anon), mib(idle_file), mib(rss), mib(anon), mib(file), mib(peak)
     );
     for (i, (id, _)) in running.iter().enumerate() {

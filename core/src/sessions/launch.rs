@@ -313,14 +313,16 @@ impl Ctx {
         let _probing = Probing::count(&self.awaiting_jupyter);
         let began = Instant::now();
         let until = began + (timeout + allowance).saturating_sub(spent).min(timeout);
-        let mut checked: Option<Instant> = None;
         let mut session = self.session(id).await?;
+        let mut checked: Option<Instant> = None;
         loop {
             // The store and the engine are asked less often than JupyterLab: a stop or a
             // dead container is noticed within CHECK_EVERY, a listening JupyterLab within
             // one probe interval.
             if checked.is_none_or(|at| at.elapsed() >= CHECK_EVERY) {
-                session = self.session(id).await?;
+                if checked.is_some() {
+                    session = self.session(id).await?;
+                }
                 if session.state != SessionState::Starting {
                     return Ok(());
                 }
