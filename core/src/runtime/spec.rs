@@ -154,9 +154,9 @@ impl ContainerSpec {
                     )));
                 }
                 // Only the token's hash: JupyterLab admits the token the portal presents
-                // (slicehub_auth.py), and neither `docker inspect` nor the student's own
-                // code reads the token itself. Nothing is written into the container, so
-                // a launch makes no upload.
+                // (slicehub_auth.py), and no file, variable or command line of the
+                // container holds the token. Nothing is written into the container, so a
+                // launch makes no upload.
                 env.insert("SLICEHUB_TOKEN_SHA256".to_string(), token_sha256(token));
                 env.insert("SLICEHUB_BASE_URL".to_string(), base_url.clone());
                 vec!["slicehub-notebook".to_string()]

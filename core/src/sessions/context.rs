@@ -68,7 +68,7 @@ pub(super) struct Ctx {
     pub recovered: tokio::sync::watch::Sender<bool>,
     /// Why the last reconcile pass could not put the session networks' firewall rules back.
     pub firewall_problem: std::sync::Mutex<Option<String>>,
-    /// Launches waiting for their JupyterLab to answer right now (they share one probe rate).
+    /// Launches probing their JupyterLab at the quick rate right now (they share it).
     pub awaiting_jupyter: AtomicUsize,
     queue_wake: OnceLock<Box<QueueWake>>,
 }

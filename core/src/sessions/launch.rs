@@ -310,7 +310,8 @@ impl Ctx {
         let timeout = Duration::from_secs(u64::from(self.config.sessions.ready_timeout_seconds));
         let allowance = Duration::from_millis(LAUNCH_ALLOWANCE_MS as u64);
         let spent = Duration::from_millis(u64::try_from(self.now_ms() - placed_ms).unwrap_or(0));
-        let _probing = Probing::count(&self.awaiting_jupyter);
+        // Counted among the quick probers until it is probed slowly.
+        let mut probing = Some(Probing::count(&self.awaiting_jupyter));
         let began = Instant::now();
         let until = began + (timeout + allowance).saturating_sub(spent).min(timeout);
         let mut session = self.session(id).await?;
@@ -357,7 +358,11 @@ impl Ctx {
                     .fail(id, &format!("JupyterLab did not answer within {} s", timeout.as_secs()))
                     .await;
             }
-            tokio::time::sleep(probe_pause(began.elapsed(), self.awaiting_jupyter.load(Ordering::Relaxed))).await;
+            let waited = began.elapsed();
+            if waited >= QUICK_PROBES_FOR {
+                drop(probing.take());
+            }
+            tokio::time::sleep(probe_pause(waited, self.awaiting_jupyter.load(Ordering::Relaxed))).await;
         }
     }
 
@@ -401,7 +406,7 @@ fn probe_pause(waited: Duration, probing: usize) -> Duration {
     QUICK_PROBE.saturating_mul(u32::try_from(probing.max(1)).unwrap_or(u32::MAX)).min(SLOW_PROBE)
 }
 
-/// Counts one launch among those probing while it lives.
+/// Counts one launch among those probing quickly while it lives.
 struct Probing<'a>(&'a AtomicUsize);
 
 impl<'a> Probing<'a> {

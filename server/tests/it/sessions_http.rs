@@ -56,6 +56,16 @@ async fn state_of(portal: &Portal, cookie: &str, id: &str) -> String {
         .unwrap_or_default()
 }
 
+/// The caller's session event stream, opened.
+async fn follow_events(portal: &Portal, cookie: &str) -> reqwest::Response {
+    client()
+        .get(format!("{}/api/sessions/events", portal.url))
+        .header("cookie", cookie)
+        .send()
+        .await
+        .unwrap()
+}
+
 fn docker_containers(label: &str) -> Vec<String> {
     let out = std::process::Command::new("docker")
         .args(["ps", "-a", "--filter", &format!("label={label}"), "--format", "{{.Names}} {{.State}}"])
@@ -73,20 +83,10 @@ async fn only_the_owner_an_instructor_or_an_admin_reach_a_session() {
     let (alice, bob) = (&cookies[0], &cookies[1]);
 
     // Alice follows her events while she starts a job.
-    let mut events = client()
-        .get(format!("{}/api/sessions/events", portal.url))
-        .header("cookie", alice.as_str())
-        .send()
-        .await
-        .unwrap();
+    let mut events = follow_events(&portal, alice).await;
     assert_eq!(events.status(), 200);
     // Bob follows his own, which must carry nothing of hers.
-    let mut bobs_events = client()
-        .get(format!("{}/api/sessions/events", portal.url))
-        .header("cookie", bob.as_str())
-        .send()
-        .await
-        .unwrap();
+    let mut bobs_events = follow_events(&portal, bob).await;
     let id = start_job(&portal, alice, "sh -c 'echo epoch 1; sleep 600'").await;
     let mut seen = String::new();
     let until = Instant::now() + Duration::from_secs(30);
