@@ -1,5 +1,6 @@
 //! What a profile name says about its size: `3g.40gb` is a MIG slice of 3 compute slices,
-//! `l40s.48gb` a whole GPU (which counts all 7, as the quotas count it).
+//! `l40s.48gb` a whole GPU, `l4.24gb.1of4` one of four shares of one. What an hour of a
+//! whole GPU or a share counts is the server's to say (an admin weighs each model).
 
 /// A GPU has seven compute slices.
 pub const GPU_SLICES: u32 = 7;
@@ -8,10 +9,16 @@ pub const GPU_SLICES: u32 = 7;
 pub enum SliceSize {
     Mig(u32),
     Whole,
+    /// One of this many shares of a GPU.
+    Share(u32),
 }
 
 /// `None` for a name of neither form (`whole-gpu`, `9g.90gb`).
 pub fn slice_size(profile: &str) -> Option<SliceSize> {
+    if let Some((whole, count)) = profile.rsplit_once(".1of") {
+        let count = count.parse::<u32>().ok().filter(|n| (2..=GPU_SLICES).contains(n))?;
+        return matches!(slice_size(whole)?, SliceSize::Whole).then_some(SliceSize::Share(count));
+    }
     let (head, rest) = match profile.split_once('.') {
         Some((head, rest)) => (head, Some(rest)),
         None => (profile, None),
@@ -22,11 +29,13 @@ pub fn slice_size(profile: &str) -> Option<SliceSize> {
     }
 }
 
-/// Compute slices of a profile: also the slice-hours it uses per hour.
+/// Compute slices of a profile as a course's "largest slice" counts them when no weight
+/// is given: a MIG slice its own, a whole GPU all 7; a share has no size of its own.
 pub fn compute_slices(profile: &str) -> Option<u32> {
-    slice_size(profile).map(|size| match size {
-        SliceSize::Mig(n) => n,
-        SliceSize::Whole => GPU_SLICES,
+    slice_size(profile).and_then(|size| match size {
+        SliceSize::Mig(n) => Some(n),
+        SliceSize::Whole => Some(GPU_SLICES),
+        SliceSize::Share(_) => None,
     })
 }
 
@@ -42,5 +51,9 @@ mod tests {
         assert_eq!(compute_slices("rtx6000ada.48gb"), Some(7));
         assert_eq!(compute_slices("9g.90gb"), None);
         assert_eq!(compute_slices("whole-gpu"), None);
+        assert_eq!(slice_size("l4.24gb.1of4"), Some(SliceSize::Share(4)));
+        assert_eq!(slice_size("l4.24gb.1of9"), None);
+        assert_eq!(slice_size("3g.40gb.1of2"), None, "only a whole GPU is shared");
+        assert_eq!(compute_slices("l4.24gb.1of4"), None);
     }
 }

@@ -103,6 +103,8 @@ pub struct GpuLayoutView {
     pub error: Option<String>,
     /// Who drained it: no new session is placed on it while set.
     pub drained_by: Option<String>,
+    /// What a session on it is guaranteed (memory cap, compute share, fault isolation).
+    pub guarantees: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -306,6 +308,8 @@ pub struct PolicyPageView {
     pub fields: PolicyForm,
     /// Profiles the GPUs offer, for the hint under "Allowed sizes".
     pub known_profiles: Vec<String>,
+    /// What an hour of each known profile counts in slice-hours ("3", "1.75").
+    pub per_hour: Vec<(String, String)>,
     /// The administrator's images, the only ones the course may choose.
     pub offered_images: Vec<ImageChoice>,
     pub ceilings: PolicyCeilings,
@@ -414,6 +418,10 @@ pub struct ProfileOption {
     /// The student's slice-hours left cover the shortest start the portal allows
     /// (`quotas.min_launch_minutes`) of this size; always true without a budget.
     pub affordable: bool,
+    /// Slice-hours an hour of it counts: "3", "1.75".
+    pub per_hour: String,
+    /// What a session of it is guaranteed (memory cap, compute share, fault isolation).
+    pub guarantees: Option<String>,
 }
 
 /// When a waiting claim starts: about (if sessions last as long as recent ones did) and at

@@ -2,7 +2,7 @@
 //! layout), what is placed on it now, and what could still be placed.
 
 use serde::Serialize;
-use slicehub_mig::{Layout, Placement};
+use slicehub_mig::{Layout, Placement, Shares};
 
 use crate::gpu::{GpuBackend, GpuInfo, MigInstance, MigMode};
 use crate::store::Store;
@@ -62,6 +62,10 @@ pub struct GpuSnapshot {
     pub error: Option<String>,
     /// Who drained the GPU: no new session is placed on it while set.
     pub drained_by: Option<String>,
+    /// How the GPU is split into shares, when it is.
+    pub shares: Option<Shares>,
+    /// What a session on it is guaranteed, in words (from its first profile).
+    pub guarantees: Option<String>,
 }
 
 fn mode_key(uuid: &str) -> String {
@@ -146,13 +150,14 @@ pub async fn snapshot(services: &Services) -> Result<Vec<GpuSnapshot>, CoreError
                     })
                     .map(|p| p.name.clone())
                     .collect();
-                Ok((placed, 8u8.saturating_sub(covered), placeable))
+                let guarantees = catalog.profiles().first().map(|p| catalog.guarantees(p));
+                Ok((placed, 8u8.saturating_sub(covered), placeable, catalog.shares(), guarantees))
             })
             .await;
         let mode = mode(&services.store, &info.uuid).await?;
         let drained_by = drained_by(&services.store, &info.uuid).await?;
         out.push(match read {
-            Ok((instances, free_slices, placeable)) => GpuSnapshot {
+            Ok((instances, free_slices, placeable, shares, guarantees)) => GpuSnapshot {
                 info,
                 mode,
                 instances,
@@ -160,6 +165,8 @@ pub async fn snapshot(services: &Services) -> Result<Vec<GpuSnapshot>, CoreError
                 placeable,
                 error: None,
                 drained_by,
+                shares,
+                guarantees,
             },
             Err(e) => GpuSnapshot {
                 info,
@@ -169,6 +176,8 @@ pub async fn snapshot(services: &Services) -> Result<Vec<GpuSnapshot>, CoreError
                 placeable: Vec::new(),
                 error: Some(e.to_string()),
                 drained_by,
+                shares: None,
+                guarantees: None,
             },
         });
     }

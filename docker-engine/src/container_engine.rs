@@ -1,6 +1,7 @@
 //! The Docker engine as the session service's [`ContainerEngine`].
 
 use async_trait::async_trait;
+use slicehub_core::runtime::mps::MpsDaemon;
 use slicehub_core::runtime::spec::ContainerSpec;
 use slicehub_core::runtime::{
     ContainerEngine, ContainerStatus, ContainerUsage, Created, DeathStream, EngineHost, EngineStatus,
@@ -35,6 +36,9 @@ impl ContainerEngine for Engine {
     }
     async fn usage(&self, name: &str) -> Result<Option<ContainerUsage>, CoreError> {
         Engine::usage(self, name).await
+    }
+    async fn ensure_mps_daemon(&self, daemon: &MpsDaemon) -> Result<(), CoreError> {
+        Engine::ensure_mps_daemon(self, daemon).await
     }
     async fn managed_containers(&self, instance: &str) -> Result<Vec<ManagedContainer>, CoreError> {
         Engine::managed_containers(self, instance).await

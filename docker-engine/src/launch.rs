@@ -34,6 +34,20 @@ impl Engine {
                 made.insert(spec.home_volume.clone());
             }
         }
+        if let Some(mps) = spec.mps_volume.as_ref().filter(|v| !self.home_made(v)) {
+            let labels = spec.volume_labels.iter().filter(|(k, _)| !k.starts_with("org.slicehub.user") && !k.starts_with("org.slicehub.course"));
+            client
+                .create_volume(VolumeCreateOptions {
+                    name: Some(mps.clone()),
+                    labels: Some(labels.map(|(k, v)| (k.clone(), v.clone())).collect()),
+                    ..Default::default()
+                })
+                .await
+                .map_err(|e| CoreError::Engine(format!("creating volume {mps}: {e}")))?;
+            if let Ok(mut made) = self.homes_made.lock() {
+                made.insert(mps.clone());
+            }
+        }
         let options = CreateContainerOptionsBuilder::default()
             .name(&spec.name)
             .build();
@@ -87,14 +101,22 @@ impl Engine {
     }
 }
 
-/// The home volume, the only thing mounted.
+/// The home volume; on a share of an MPS GPU also the GPU's MPS volume.
 fn mounts(spec: &ContainerSpec) -> Vec<Mount> {
-    vec![Mount {
-        target: Some(slicehub_core::runtime::spec::HOME.to_string()),
-        source: Some(spec.home_volume.clone()),
+    let volume = |source: &str, target: &str, read_only: bool| Mount {
+        target: Some(target.to_string()),
+        source: Some(source.to_string()),
         typ: Some(MountTypeEnum::VOLUME),
+        read_only: Some(read_only),
         ..Default::default()
-    }]
+    };
+    let mut mounts = vec![volume(&spec.home_volume, slicehub_core::runtime::spec::HOME, false)];
+    // Read-only: a session reaches the daemon's sockets but cannot put its own in their
+    // place for the GPU's other sessions to connect to.
+    if let Some(mps) = &spec.mps_volume {
+        mounts.push(volume(mps, slicehub_core::runtime::mps::MPS_DIR, true));
+    }
+    mounts
 }
 
 fn body(spec: &ContainerSpec) -> ContainerCreateBody {
@@ -120,6 +142,7 @@ fn body(spec: &ContainerSpec) -> ContainerCreateBody {
         cap_drop: Some(spec.cap_drop.clone()),
         security_opt: Some(spec.security_opt.clone()),
         network_mode: Some(spec.network.clone()),
+        ipc_mode: spec.ipc_mode.clone(),
         mounts: Some(mounts(spec)),
         device_requests: spec.device_request.as_ref().map(|d| {
             vec![DockerDeviceRequest {

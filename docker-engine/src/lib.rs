@@ -5,6 +5,7 @@
 mod container_engine;
 mod engine;
 mod launch;
+mod mps;
 mod network;
 mod observe;
 mod usage;

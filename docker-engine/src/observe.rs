@@ -12,7 +12,8 @@ use bollard::query_parameters::{
 use futures_util::{Stream, StreamExt};
 
 use super::engine::Engine;
-use slicehub_core::runtime::spec::{INSTANCE_LABEL, SESSION_LABEL};
+use slicehub_core::runtime::mps::MPS_DAEMON_ROLE;
+use slicehub_core::runtime::spec::{INSTANCE_LABEL, ROLE_LABEL, SESSION_LABEL};
 use slicehub_core::runtime::{ContainerDeath, ContainerStatus, EngineHost, ManagedContainer};
 use slicehub_core::CoreError;
 
@@ -152,9 +153,11 @@ impl Engine {
             .into_iter()
             .filter_map(|c| {
                 let name = c.names?.first()?.trim_start_matches('/').to_string();
+                let labels = c.labels.unwrap_or_default();
                 Some(ManagedContainer {
                     name,
-                    session_id: c.labels.and_then(|l| l.get(SESSION_LABEL).cloned()),
+                    session_id: labels.get(SESSION_LABEL).cloned(),
+                    daemon: labels.get(ROLE_LABEL).is_some_and(|role| role == MPS_DAEMON_ROLE),
                     running: matches!(
                         c.state,
                         Some(ContainerSummaryStateEnum::RUNNING)

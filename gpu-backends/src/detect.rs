@@ -2,7 +2,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use slicehub_core::config::{GpuBackendChoice, GpuConfig};
-use slicehub_core::gpu::{GpuBackend, GpuFallback};
+use slicehub_core::gpu::{GpuBackend, GpuFallback, SharedGpus};
 use slicehub_core::CoreError;
 
 use crate::{NvmlBackend, SimulatedBackend, UnavailableBackend, SIMULATED_STATE_FILE};
@@ -21,7 +21,8 @@ pub fn open_backend(
     data_dir: &Path,
 ) -> Result<(Arc<dyn GpuBackend>, Option<GpuFallback>), CoreError> {
     let driver = DRIVER_SIGNS.iter().any(|sign| Path::new(sign).exists());
-    open_backend_on(config, data_dir, driver)
+    let (backend, fallback) = open_backend_on(config, data_dir, driver)?;
+    Ok((SharedGpus::wrap(backend, &config.shares), fallback))
 }
 
 /// [`open_backend`] where `driver` says whether an NVIDIA driver is installed.

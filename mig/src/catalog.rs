@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::catalogs;
 use crate::error::MigError;
+use crate::shares::Shares;
 use crate::static_layouts::{self, StaticLayout};
 
 /// Memory slices of every MIG-capable GPU this crate models (A100, H100, H200, B200).
@@ -80,6 +81,9 @@ pub struct Catalog {
     profiles: Vec<Profile>,
     /// One profile that is the whole GPU (no MIG): a GPU without MIG, or with MIG off.
     whole: bool,
+    /// Set when the whole GPU is split into shares: its one profile is a share.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    shares: Option<Shares>,
 }
 
 /// The profile id of a whole GPU, apart from every MIG profile id NVML gives.
@@ -95,6 +99,8 @@ pub struct CatalogData {
     pub profiles: Vec<Profile>,
     #[serde(default)]
     pub whole: bool,
+    #[serde(default)]
+    pub shares: Option<Shares>,
 }
 
 impl TryFrom<CatalogData> for Catalog {
@@ -108,6 +114,7 @@ impl TryFrom<CatalogData> for Catalog {
             model: data.model,
             profiles: data.profiles,
             whole: data.whole,
+            shares: data.shares,
         };
         catalog.check()?;
         Ok(catalog)
@@ -131,6 +138,7 @@ impl Catalog {
             model: model.into(),
             profiles,
             whole: false,
+            shares: None,
         };
         catalog.check()?;
         Ok(catalog)
@@ -166,14 +174,27 @@ impl Catalog {
             model: model.into(),
             profiles: vec![profile],
             whole: true,
+            shares: None,
         };
         catalog.check()?;
         Ok(catalog)
     }
 
-    /// Whether this GPU is used whole (see [`Catalog::whole_gpu`]).
+    /// This whole GPU with its one profile replaced by `share` (see [`Catalog::shared`]).
+    pub(crate) fn with_shares(&self, share: Profile, shares: Shares) -> Result<Catalog, MigError> {
+        let catalog = Catalog { profiles: vec![share], shares: Some(shares), ..self.clone() };
+        catalog.check()?;
+        Ok(catalog)
+    }
+
+    /// Whether this GPU is used whole (see [`Catalog::whole_gpu`]), alone or in shares.
     pub fn is_whole(&self) -> bool {
         self.whole
+    }
+
+    /// How the GPU is split into shares, when it is (see [`Catalog::shared`]).
+    pub fn shares(&self) -> Option<Shares> {
+        self.shares
     }
 
     fn check(&self) -> Result<(), MigError> {

@@ -29,6 +29,7 @@ mod error;
 mod gpu;
 mod layout;
 mod queue;
+mod shares;
 mod static_layouts;
 
 pub use allocator::{allocate, allocate_avoiding, allocate_with, Policy};
@@ -44,4 +45,5 @@ pub use queue::{
     earliest_start, expected_starts, place_now, serve, Booked, Hold, Replan, Slot, Step, Waiting,
     Window,
 };
+pub use shares::{share_of, share_profile_name, Shares, Sharing, MAX_SHARES, MIN_SHARES};
 pub use static_layouts::StaticLayout;

@@ -69,6 +69,7 @@ pub async fn migrate_only(config: &Config) -> Result<(), CliError> {
 /// Everything the portal needs. The database must work; Docker and NVML may be missing.
 pub async fn build_services(config: Config) -> Result<Services, CliError> {
     let store = open_store(&config).await?;
+    slicehub_core::quotas::weights::install(&config.gpu.weights);
     let (gpus, gpu_fallback_reason) = slicehub_gpu::open_backend(&config.gpu, &config.data_dir)?;
     match &gpu_fallback_reason {
         Some(why) if why.nvml_failed => {

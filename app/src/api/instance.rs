@@ -98,11 +98,13 @@ mod capacity {
             profiles: profiles
                 .into_iter()
                 .map(|a| ProfileOption {
+                    per_hour: slicehub_core::quotas::per_hour_text(&a.profile),
                     name: a.profile,
                     free: a.free,
                     queued: a.queued,
                     wait: None,
                     affordable: true,
+                    guarantees: a.guarantees,
                 })
                 .collect(),
         }
@@ -113,7 +115,7 @@ mod capacity {
 mod board {
     use crate::error::AppError;
     use slicehub_core::fleet::{self, GpuSnapshot};
-    use slicehub_core::gpu::{BackendKind, MigMode};
+    use slicehub_core::gpu::{BackendKind, MigMode, Sharing};
     use slicehub_core::Services;
 
     use crate::views::{GpuBoard, GpuLayoutView, GpuView, InstanceView};
@@ -257,7 +259,18 @@ mod board {
         // holds it, whatever its memory slices say.
         let whole = s.info.mig_mode != MigMode::Enabled;
         let whole_free = whole && instances.iter().all(|i| i.holder.is_none());
-        let (mode, free, placeable) = if whole {
+        let (mode, free, placeable) = if let Some(shares) = s.shares {
+            let open = instances.iter().filter(|i| i.holder.is_none()).count();
+            let placeable = match (open, s.drained_by.is_some()) {
+                (0, _) | (_, true) => Vec::new(),
+                (n, false) => instances.first().map(|i| format!("{} ×{n}", i.profile)).into_iter().collect(),
+            };
+            let mode = match shares.sharing {
+                Sharing::Mps => format!("{} capped shares (MPS)", shares.count),
+                Sharing::TimeSliced => format!("{} time-sliced shares, no isolation", shares.count),
+            };
+            (mode, format!("{open} of {} shares", shares.count), placeable)
+        } else if whole {
             let placeable = match (whole_free, s.drained_by.is_some()) {
                 (true, false) => instances.iter().map(|i| i.profile.clone()).collect(),
                 _ => Vec::new(),
@@ -288,6 +301,7 @@ mod board {
             placeable,
             error: s.error.clone(),
             drained_by: s.drained_by.clone(),
+            guarantees: s.guarantees.clone(),
         }
     }
 }

@@ -47,6 +47,7 @@ pub async fn course_policy(code: String) -> Result<PolicyPageView, AppError> {
         code: course.code,
         title: course.title,
         fields: PolicyForm::from_policy(&policy),
+        per_hour: known.iter().map(|p| (p.clone(), slicehub_core::quotas::per_hour_text(p))).collect(),
         known_profiles: known,
         offered_images,
         ceilings: PolicyCeilings {

@@ -70,6 +70,8 @@ pub async fn launch_options() -> Result<Vec<LaunchCourse>, AppError> {
                 queued: a.queued,
                 wait: a.wait.map(ssr_views::eta_view),
                 affordable: affordable(&a.profile),
+                per_hour: slicehub_core::quotas::per_hour_text(&a.profile),
+                guarantees: a.guarantees.clone(),
             })
             .collect();
         let budget = budget.map(super::policy::ssr::budget_view);

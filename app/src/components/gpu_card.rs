@@ -26,7 +26,7 @@ pub fn GpuCard(layout: GpuLayoutView, simulated: bool) -> impl IntoView {
         <article class="card gpu-card">
             <header class="gpu-head">
                 <div>
-                    <div class="gpu-index">{format!("MIG layout: {}", layout.mode)}</div>
+                    <div class="gpu-index">{if gpu.mig == "MIG enabled" { format!("MIG layout: {}", layout.mode) } else { format!("Sharing: {}", layout.mode) }}</div>
                     <h3 class="gpu-name">{gpu_label(gpu.index, Some(&gpu.name))}</h3>
                 </div>
                 {layout.drained_by.is_some().then(|| view! { <Badge kind="warn" text="drained" title="No new sessions are placed on this GPU"/> })}
@@ -43,6 +43,7 @@ pub fn GpuCard(layout: GpuLayoutView, simulated: bool) -> impl IntoView {
                 <div><dt>"Partitioning"</dt><dd>{gpu.mig.clone()}</dd></div>
                 <div><dt>"Free"</dt><dd class="free-slices">{layout.free.clone()}</dd></div>
                 <div><dt>"Could place now"</dt><dd class="placeable">{placeable}</dd></div>
+                {layout.guarantees.clone().map(|g| view! { <div class="wide"><dt>"Each session gets"</dt><dd class="guarantees">{g}</dd></div> })}
                 <div class="wide"><dt>"UUID"</dt><dd class="mono">{gpu.uuid.clone()}</dd></div>
             </dl>
         </article>

@@ -231,6 +231,26 @@ pub static KEYS: &[KeySpec] = &[
         },
     },
     KeySpec {
+        key: "gpu.shares",
+        default: "",
+        expected: "empty, or GPU = COUNT KIND separated by commas, where GPU is an index or a GPU UUID, COUNT 2 to 7, KIND `mps` or `time-sliced-no-isolation`, e.g. `1 = 4 mps`",
+        doc: "GPUs used whole (no MIG) that several sessions share at once. `mps` caps each share's GPU memory and compute; `time-sliced-no-isolation` caps nothing. A fault in one share can end the others' in both.",
+        apply: |c, v| {
+            c.gpu.shares = super::parse_shares(v)?;
+            Ok(())
+        },
+    },
+    KeySpec {
+        key: "gpu.weights",
+        default: "",
+        expected: "empty, or WHOLE-GPU-PROFILE = COMPUTE-SLICES (1 to 7) separated by commas, e.g. `l40s.48gb = 4, t4.16gb = 1`",
+        doc: "How many compute slices an hour of a whole GPU of a model counts as in quotas and reports (7 when not listed); one of N shares counts 1/N of it.",
+        apply: |c, v| {
+            c.gpu.weights = super::parse_weights(v)?;
+            Ok(())
+        },
+    },
+    KeySpec {
         key: "gpu.call_timeout_seconds",
         default: "30",
         expected: "a whole number from 1 to 600",

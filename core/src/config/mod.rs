@@ -1,12 +1,14 @@
 //! Configuration: a TOML file plus `SLICEHUB_*` environment overrides.
 //! Every key, its default and its expected form are listed once, in `keys.rs`.
 
+mod gpu_sharing;
 mod keys;
 mod load;
 mod sections;
 mod trusted_proxies;
 mod values;
 
+pub use gpu_sharing::{parse_shares, parse_weights, GpuShares, ModelWeight};
 pub use keys::{KeySpec, KEYS};
 pub use load::{load, ConfigError, ConfigSource};
 pub use sections::{

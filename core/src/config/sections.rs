@@ -84,6 +84,10 @@ pub struct GpuConfig {
     /// `/usr/lib/x86_64-linux-gnu`, `/usr/local/nvidia/lib64`).
     pub nvml_library: Option<PathBuf>,
     pub call_timeout_seconds: u32,
+    /// GPUs used whole that are split into shares.
+    pub shares: Vec<super::GpuShares>,
+    /// Compute slices a whole GPU of a model counts as, where not 7.
+    pub weights: Vec<super::ModelWeight>,
 }
 
 /// `[docker]`

@@ -8,16 +8,18 @@
 mod blocking;
 mod inventory;
 pub mod mig_rules;
+mod shares;
 mod types;
 pub mod whole;
 
 pub use blocking::on_gpus;
 pub use inventory::{parse_inventory, InventoryEntry, SimulatedModel};
 pub use mig_rules::placement_by_name;
+pub use shares::SharedGpus;
 pub use whole::whole_instance;
 pub use types::{BackendKind, GpuFallback, GpuHealth, GpuInfo, GpuUtilization, MigInstance, MigMode};
 
-pub use slicehub_mig::{Catalog, Placement, Profile};
+pub use slicehub_mig::{Catalog, Placement, Profile, Shares, Sharing};
 
 use crate::CoreError;
 

@@ -2,24 +2,16 @@
 //! period, charged from the usage ledger (so it survives restarts), plus grants.
 //!
 //! The unit is the compute-slice-hour: one compute slice (the `Ng` of a MIG profile) for
-//! one hour. A `3g.40gb` slice for an hour costs 3.
+//! one hour. A `3g.40gb` slice for an hour costs 3; whole GPUs and shares count their
+//! weight (`weights.rs`).
 
 use serde::Serialize;
 
 use super::period::{PeriodBounds, QuotaPeriod};
+use super::weights::slice_ms;
 use crate::store::UsageInterval;
 
 const HOUR_MS: i64 = 3_600_000;
-
-/// Compute slices of a MIG profile name: `3g.40gb` → 3, `1g.10gb+me` → 1; a whole GPU
-/// (`l40s.48gb`, no `Ng` in front) counts all 7.
-pub fn compute_slices(profile: &str) -> i64 {
-    profile
-        .split_once('g')
-        .and_then(|(n, _)| n.parse::<i64>().ok())
-        .filter(|n| (1..=7).contains(n))
-        .unwrap_or(7)
-}
 
 /// Slice-milliseconds the intervals used within `[from, until)`; open intervals run until
 /// `until`.
@@ -45,7 +37,7 @@ pub fn charged_ms_outside(intervals: &[UsageInterval], from_ms: i64, until_ms: i
             let start = i.started_at_ms.max(from_ms);
             let end = i.ended_at_ms.unwrap_or(until_ms).min(until_ms);
             let inside: i64 = windows.iter().map(|&(s, e)| (end.min(e) - start.max(s)).max(0)).sum();
-            ((end - start).max(0) - inside).max(0) * compute_slices(&i.profile)
+            slice_ms(&i.profile, ((end - start).max(0) - inside).max(0))
         })
         .sum()
 }
@@ -89,8 +81,9 @@ impl Budget {
     }
 
     /// Whether a slice of `slices` compute slices could run `minutes` more.
-    pub fn affords(&self, slices: i64, minutes: i64) -> bool {
-        self.remaining_ms() >= slices * minutes * 60_000
+    /// Whether what is left pays for `minutes` of `profile`.
+    pub fn affords(&self, profile: &str, minutes: i64) -> bool {
+        self.remaining_ms() >= slice_ms(profile, minutes * 60_000)
     }
 
     /// "used 5.5 of 6 slice-hours this week; resets Monday 00:00 (UTC)".

@@ -3,8 +3,10 @@
 
 mod budget;
 mod period;
+pub mod weights;
 
-pub use budget::{charged_ms, charged_ms_outside, compute_slices, hours, Budget};
+pub use budget::{charged_ms, charged_ms_outside, hours, Budget};
+pub use weights::{compute_slices, milli_slices, per_hour_text, per_milli_text, slice_ms};
 pub use period::{instant, parse_clock, parse_date, time_zone, zone_or_utc, PeriodBounds, QuotaPeriod, WEEKDAYS};
 
 use std::collections::HashMap;

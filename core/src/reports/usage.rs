@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::query::{GroupBy, ReportQuery};
-use crate::quotas::compute_slices;
+use crate::quotas::{milli_slices, slice_ms, weights::charge};
 use crate::store::{BucketSums, Store, UsageKey, UsageWindow, WaitCount};
 use crate::CoreError;
 use crate::CourseId;
@@ -60,6 +60,9 @@ pub struct UsageReport {
 
 /// GB of GPU memory of a profile name: `3g.40gb` → 40, `1g.10gb+me` → 10.
 pub fn memory_gb(profile: &str) -> i64 {
+    if let Some((whole, count)) = slicehub_mig::share_of(profile) {
+        return memory_gb(whole) / i64::from(count);
+    }
     profile
         .split_once('.')
         .and_then(|(_, rest)| rest.split("gb").next())
@@ -143,7 +146,7 @@ pub async fn usage_report_from(
     let mut total = ReportRow { key: "total".into(), ..ReportRow::default() };
     for t in totals {
         for row in [groups.entry(t.key.clone()).or_insert_with(|| ReportRow { key: t.key.clone(), ..ReportRow::default() }), &mut total] {
-            row.slice_ms += t.held_ms * compute_slices(&t.profile);
+            row.slice_ms += slice_ms(&t.profile, t.held_ms);
             row.memory_gb_s += t.held_ms * memory_gb(&t.profile) / 1000;
             row.sessions += t.sessions;
             row.ended_time_limit += t.ended_time_limit;
@@ -165,7 +168,7 @@ pub async fn usage_report_from(
         let mut out: HashMap<String, Vec<i64>> = HashMap::new();
         for b in sums {
             let values = out.entry(b.key.clone()).or_insert_with(|| vec![0; buckets.len()]);
-            spread_over(values, &b, query.from_ms, step, compute_slices(&b.profile));
+            spread_over(values, &b, query.from_ms, step, milli_slices(&b.profile));
         }
         series(out)
     };
@@ -216,20 +219,21 @@ fn nearest_rank(histogram: &Histogram, percent: i64) -> Option<i64> {
 /// Shares the time of intervals that begin in bucket `first` and end in bucket `last`
 /// out among the buckets, exactly: the first gets each interval's part up to its end, the
 /// last each part from its start, and every bucket between them is held throughout.
-fn spread_over(values: &mut [i64], b: &BucketSums, from_ms: i64, step: i64, slices: i64) {
+fn spread_over(values: &mut [i64], b: &BucketSums, from_ms: i64, step: i64, milli: i64) {
+    let slices = |ms: i64| charge(ms, milli);
     let bucket_start = |k: i64| from_ms + k * step;
     let (first, last) = (b.first as usize, b.last as usize);
     if first >= values.len() || last >= values.len() {
         return;
     }
     if first == last {
-        values[first] += (b.end_sum - b.start_sum) * slices;
+        values[first] += slices(b.end_sum - b.start_sum);
         return;
     }
-    values[first] += (b.intervals * bucket_start(b.first + 1) - b.start_sum) * slices;
-    values[last] += (b.end_sum - b.intervals * bucket_start(b.last)) * slices;
+    values[first] += slices(b.intervals * bucket_start(b.first + 1) - b.start_sum);
+    values[last] += slices(b.end_sum - b.intervals * bucket_start(b.last));
     for value in &mut values[first + 1..last] {
-        *value += b.intervals * step * slices;
+        *value += slices(b.intervals * step);
     }
 }
 

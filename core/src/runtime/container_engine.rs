@@ -7,6 +7,7 @@ use std::pin::Pin;
 use async_trait::async_trait;
 use futures_util::Stream;
 
+use super::mps::MpsDaemon;
 use super::spec::ContainerSpec;
 use super::types::{ContainerDeath, ContainerStatus, ContainerUsage, Created, EngineHost, EngineStatus, ManagedContainer, SessionNetwork};
 use crate::CoreError;
@@ -31,6 +32,8 @@ pub trait ContainerEngine: Send + Sync {
     async fn logs_tail(&self, name: &str, lines: usize) -> Result<String, CoreError>;
     /// `None` when the container does not exist or is not running.
     async fn usage(&self, name: &str) -> Result<Option<ContainerUsage>, CoreError>;
+    /// Starts the MPS control daemon of a shared GPU unless it runs, making it if missing.
+    async fn ensure_mps_daemon(&self, daemon: &MpsDaemon) -> Result<(), CoreError>;
     /// Every container (running or not) portal instance `instance` created.
     async fn managed_containers(&self, instance: &str) -> Result<Vec<ManagedContainer>, CoreError>;
     async fn container_deaths(&self, instance: &str) -> Result<DeathStream, CoreError>;

@@ -11,6 +11,7 @@ use futures_util::StreamExt;
 use tokio::sync::{broadcast, watch};
 
 use super::container_engine::{ContainerEngine, DeathStream};
+use super::mps::MpsDaemon;
 use super::spec::{ContainerSpec, INSTANCE_LABEL, SESSION_LABEL};
 use super::types::{ContainerDeath, ContainerStatus, ContainerUsage, Created, EngineHost, EngineStatus, ManagedContainer, SessionNetwork};
 use crate::CoreError;
@@ -20,6 +21,7 @@ struct FakeContainer {
     instance: String,
     session_id: Option<String>,
     running: bool,
+    daemon: bool,
     exit_code: Option<i64>,
     network: String,
     /// Its address on its network, given at the first ask.
@@ -128,6 +130,7 @@ impl FakeEngine {
                 instance: instance.to_string(),
                 session_id: session_id.map(str::to_string),
                 running: true,
+                daemon: false,
                 exit_code: None,
                 network: String::new(),
                 address: None,
@@ -171,6 +174,7 @@ impl ContainerEngine for FakeEngine {
                 instance: spec.labels.get(INSTANCE_LABEL).cloned().unwrap_or_default(),
                 session_id: spec.labels.get(SESSION_LABEL).cloned(),
                 running: false,
+                daemon: false,
                 exit_code: None,
                 network: spec.network.clone(),
                 address: None,
@@ -250,6 +254,21 @@ impl ContainerEngine for FakeEngine {
         }))
     }
 
+    async fn ensure_mps_daemon(&self, daemon: &MpsDaemon) -> Result<(), CoreError> {
+        let mut state = self.state();
+        let container = state.containers.entry(daemon.name.clone()).or_insert_with(|| FakeContainer {
+            instance: daemon.labels.get(INSTANCE_LABEL).cloned().unwrap_or_default(),
+            session_id: None,
+            running: false,
+            daemon: true,
+            exit_code: None,
+            network: "none".to_string(),
+            address: None,
+        });
+        container.running = true;
+        Ok(())
+    }
+
     async fn managed_containers(&self, instance: &str) -> Result<Vec<ManagedContainer>, CoreError> {
         Ok(self
             .state()
@@ -260,6 +279,7 @@ impl ContainerEngine for FakeEngine {
                 name: name.clone(),
                 session_id: c.session_id.clone(),
                 running: c.running,
+                daemon: c.daemon,
             })
             .collect())
     }

@@ -6,6 +6,7 @@ mod container_engine;
 pub mod disk;
 pub mod fake;
 pub mod firewall;
+pub mod mps;
 pub mod spec;
 mod types;
 

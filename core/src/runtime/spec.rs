@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::mps::{mps_volume, MpsCaps, MpsDaemon};
 use crate::auth::token_sha256;
 use crate::CoreError;
 
@@ -21,6 +22,8 @@ pub const SESSION_LABEL: &str = "org.slicehub.session";
 /// Names the portal instance (its database) that owns the container, so two portals on
 /// one engine never touch each other's containers, volumes or networks.
 pub const INSTANCE_LABEL: &str = "org.slicehub.instance";
+/// What a container the portal keeps for no session is for (`mps-daemon`).
+pub const ROLE_LABEL: &str = "org.slicehub.role";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub enum Workload {
@@ -60,6 +63,17 @@ pub struct LaunchRequest {
     pub nvidia_runtime: bool,
     /// The portal's session network the container joins (with or without internet).
     pub network: String,
+    /// Set when the session holds one of the shares of a GPU split into shares.
+    pub share: Option<ShareRequest>,
+}
+
+/// How the GPU the session shares is shared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum ShareRequest {
+    /// Through the GPU's MPS daemon, with these caps.
+    Mps(MpsCaps),
+    /// Plain time-slicing: the container gets the GPU and nothing caps it.
+    TimeSliced,
 }
 
 /// A GPU device asked of the NVIDIA container runtime.
@@ -102,6 +116,10 @@ pub struct ContainerSpec {
     pub pids_limit: i64,
     pub cap_drop: Vec<String>,
     pub security_opt: Vec<String>,
+    /// A share of an MPS GPU: the GPU's MPS volume, mounted at [`super::mps::MPS_DIR`].
+    pub mps_volume: Option<String>,
+    /// A share of an MPS GPU on real hardware: the daemon's IPC namespace, joined.
+    pub ipc_mode: Option<String>,
 }
 
 impl ContainerSpec {
@@ -169,7 +187,21 @@ impl ContainerSpec {
             }
         };
 
-        let labels = BTreeMap::from([
+        let mut mps_volume_name = None;
+        let mut ipc_mode = None;
+        match r.share {
+            Some(ShareRequest::Mps(caps)) => {
+                if !whole_gpu {
+                    return Err(invalid("an MPS share is of a whole GPU".to_string()));
+                }
+                env.extend(caps.client_env());
+                mps_volume_name = Some(mps_volume(&r.instance, &r.gpu_uuid));
+                // Without the NVIDIA runtime (a simulated GPU) there is no daemon to join.
+                ipc_mode = r.nvidia_runtime.then(|| MpsDaemon::for_gpu(&r.instance, &r.gpu_uuid, &r.image).ipc_mode());
+            }
+            Some(ShareRequest::TimeSliced) | None => {}
+        }
+        let mut labels = BTreeMap::from([
             (MANAGED_LABEL.to_string(), "true".to_string()),
             (SESSION_LABEL.to_string(), r.session_id.clone()),
             (INSTANCE_LABEL.to_string(), r.instance.clone()),
@@ -179,6 +211,13 @@ impl ContainerSpec {
             ("org.slicehub.placement".to_string(), r.placement.clone()),
             ("org.slicehub.mig".to_string(), r.mig_uuid.clone()),
         ]);
+        if let Some(share) = r.share {
+            let kind = match share {
+                ShareRequest::Mps(_) => "mps",
+                ShareRequest::TimeSliced => "time-sliced-no-isolation",
+            };
+            labels.insert("org.slicehub.share".to_string(), kind.to_string());
+        }
         let device_request = r.nvidia_runtime.then(|| DeviceRequest {
             driver: "nvidia".to_string(),
             device_ids: vec![r.mig_uuid.clone()],
@@ -210,6 +249,8 @@ impl ContainerSpec {
             pids_limit: r.limits.pids,
             cap_drop: vec!["ALL".to_string()],
             security_opt: vec!["no-new-privileges".to_string()],
+            mps_volume: mps_volume_name,
+            ipc_mode,
         })
     }
 }
@@ -260,6 +301,7 @@ mod tests {
             },
             nvidia_runtime,
             network: "slicehub-i-test-online".to_string(),
+            share: None,
         }
     }
 
@@ -397,5 +439,45 @@ mod tests {
         assert!(ContainerSpec::for_session(&r).is_err());
         assert_eq!(home_volume("i-x", "a/b c", "CS-101"), "slicehub-i-x-home-5-a_b_c-CS-101");
         assert_ne!(home_volume("i", "alice-b", "c"), home_volume("i", "alice", "b-c"));
+    }
+
+    fn share(kind: ShareRequest, nvidia_runtime: bool) -> LaunchRequest {
+        let mut r = request(notebook(), nvidia_runtime);
+        r.gpu_uuid = "GPU-simulated-04-l4-24gb".to_string();
+        r.mig_uuid = r.gpu_uuid.clone();
+        r.placement = "l4.24gb.1of4@2".to_string();
+        r.share = Some(kind);
+        r
+    }
+
+    #[test]
+    fn an_mps_share_gets_its_gpu_its_caps_and_the_daemon_of_its_gpu() {
+        let caps = MpsCaps { memory_mib: 5758, compute_percent: 25 };
+        let spec = ContainerSpec::for_session(&share(ShareRequest::Mps(caps), true)).unwrap();
+        assert_eq!(spec.device_request.unwrap().device_ids, ["GPU-simulated-04-l4-24gb"]);
+        assert_eq!(spec.env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"], "0=5758M");
+        assert_eq!(spec.env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"], "25");
+        assert_eq!(spec.env["CUDA_MPS_PIPE_DIRECTORY"], super::super::mps::PIPE_DIR);
+        assert_eq!(spec.mps_volume.as_deref(), Some("slicehub-i-test-mps-gpu-simulated-04-l4-24gb"));
+        assert_eq!(spec.ipc_mode.as_deref(), Some("container:slicehub-i-test-mps-gpu-simulated-04-l4-24gb"));
+        assert_eq!(spec.labels["org.slicehub.share"], "mps");
+        assert_eq!(spec.cap_drop, ["ALL"], "a share is hardened as any session");
+
+        let simulated = ContainerSpec::for_session(&share(ShareRequest::Mps(caps), false)).unwrap();
+        assert_eq!(simulated.ipc_mode, None, "no daemon runs without the NVIDIA runtime");
+        assert_eq!(simulated.env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"], "25");
+    }
+
+    #[test]
+    fn a_time_sliced_share_gets_its_gpu_and_nothing_of_mps() {
+        let spec = ContainerSpec::for_session(&share(ShareRequest::TimeSliced, true)).unwrap();
+        assert_eq!(spec.env["NVIDIA_VISIBLE_DEVICES"], "GPU-simulated-04-l4-24gb");
+        assert!(spec.env.keys().all(|k| !k.starts_with("CUDA_MPS")), "{:?}", spec.env);
+        assert_eq!((spec.mps_volume, spec.ipc_mode), (None, None));
+        assert_eq!(spec.labels["org.slicehub.share"], "time-sliced-no-isolation");
+        let mut mig = request(notebook(), true);
+        mig.share = Some(ShareRequest::Mps(MpsCaps { memory_mib: 1, compute_percent: 50 }));
+        assert!(ContainerSpec::for_session(&mig).unwrap_err().to_string().contains("whole GPU"));
+        assert_eq!(ContainerSpec::for_session(&request(notebook(), true)).unwrap().mps_volume, None);
     }
 }

@@ -83,6 +83,8 @@ pub struct ManagedContainer {
     /// The session label, if the container has one.
     pub session_id: Option<String>,
     pub running: bool,
+    /// A daemon the portal keeps for a GPU (MPS), owned by no session.
+    pub daemon: bool,
 }
 
 /// A labelled container that stopped running.

@@ -24,6 +24,8 @@ pub struct ProfileAvailability {
     pub queued: u32,
     /// When a claim made now would start, if none is free.
     pub wait: Option<QueueEstimate>,
+    /// What a session of the profile is guaranteed, from the first GPU offering it.
+    pub guarantees: Option<String>,
 }
 
 impl Sessions {
@@ -183,7 +185,12 @@ impl Sessions {
             } else {
                 None
             };
+            let guarantees = queue.fleet.iter().find_map(|gpu| {
+                let p = gpu.catalog.profile_by_name(profile).ok()?;
+                Some(gpu.catalog.guarantees(p))
+            });
             out.push(ProfileAvailability {
+                guarantees,
                 profile: profile.clone(),
                 free,
                 queued: queue

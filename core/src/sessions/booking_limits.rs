@@ -3,7 +3,7 @@
 //! calendar week, Monday to Sunday in UTC (`limits.booking_slice_hours_per_week`).
 
 use super::booking_model::{Booking, BookingRequest};
-use crate::quotas::compute_slices;
+use crate::quotas::slice_ms;
 use crate::store::WEEK_MS;
 use crate::CoreError;
 
@@ -23,7 +23,7 @@ pub(super) fn week_start_ms(ms: i64) -> i64 {
 
 /// Compute-slice-milliseconds one window of `slices` × `profile` keeps.
 fn kept(profile: &str, slices: i64, start: i64, end: i64) -> i64 {
-    compute_slices(profile).saturating_mul(slices).saturating_mul(end - start)
+    slice_ms(profile, end - start).saturating_mul(slices)
 }
 
 /// Refuses, in words, a request past either limit. `course_bookings` are the course's live

@@ -123,7 +123,7 @@ impl Sessions {
     /// the rule a claim is refused by, and what the launch card shows before one is made.
     pub fn budget_starts(&self, budget: &crate::quotas::Budget, profile: &str) -> bool {
         let minutes = i64::from(self.ctx.config.quotas.min_launch_minutes);
-        budget.affords(crate::quotas::compute_slices(profile), minutes)
+        budget.affords(profile, minutes)
     }
 }
 

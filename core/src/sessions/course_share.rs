@@ -5,7 +5,7 @@
 
 use super::service::Sessions;
 use super::model::{SessionPool, SessionState};
-use crate::quotas::compute_slices;
+use crate::quotas::{milli_slices, per_milli_text, weights::MILLI};
 use crate::CoreError;
 use crate::CourseId;
 
@@ -28,7 +28,14 @@ impl Sessions {
             .fleet_now()
             .await?
             .iter()
-            .map(|gpu| gpu.catalog.profiles().iter().map(|p| i64::from(p.compute_slices)).max().unwrap_or(0))
+            .map(|gpu| {
+                let catalog = &gpu.catalog;
+                match catalog.profiles().first() {
+                    // A GPU used whole or in shares counts its weight; a MIG GPU its 7 slices.
+                    Some(p) if catalog.is_whole() => milli_slices(&p.name) * i64::from(p.max_instances),
+                    _ => catalog.profiles().iter().map(|p| i64::from(p.compute_slices) * MILLI).max().unwrap_or(0),
+                }
+            })
             .sum();
         let now = self.now_ms();
         let booked: i64 = self
@@ -36,9 +43,9 @@ impl Sessions {
             .await?
             .iter()
             .filter(|b| b.row.course_id == course_id && b.windows().any(|(from, until)| from <= now && now < until))
-            .map(|b| compute_slices(&b.row.profile) * b.row.slices)
+            .map(|b| milli_slices(&b.row.profile) * b.row.slices)
             .sum();
-        let cap = (fleet * percent / 100).max(1) + booked;
+        let cap = (fleet * percent / 100 / MILLI).max(1) * MILLI + booked;
         let held: i64 = self
             .ctx
             .store
@@ -46,19 +53,24 @@ impl Sessions {
             .await?
             .iter()
             .filter(|s| s.course_id == course_id && s.pool == SessionPool::Local)
-            .map(|s| compute_slices(&s.profile))
+            .map(|s| milli_slices(&s.profile))
             .sum();
-        let wanted = compute_slices(profile);
+        let wanted = milli_slices(profile);
         if held + wanted <= cap {
             return Ok(Some(one_at_a_time));
         }
         if wanted > cap {
             return Err(CoreError::InsufficientResources(format!(
-                "A {profile} needs {wanted} compute slices, more than {course_code} may hold at once ({cap}: {percent}% of these GPUs, the administrator's share per course); choose a smaller size."
+                "A {profile} needs {} compute slices, more than {course_code} may hold at once ({}: {percent}% of these GPUs, the administrator's share per course); choose a smaller size.",
+                per_milli_text(wanted),
+                per_milli_text(cap)
             )));
         }
         Err(CoreError::InsufficientResources(format!(
-            "{course_code} already holds or waits for {held} of its {cap} compute slices ({percent}% of these GPUs, the administrator's share per course); a {profile} needs {wanted}. Start again when a session of the course ends."
+            "{course_code} already holds or waits for {} of its {} compute slices ({percent}% of these GPUs, the administrator's share per course); a {profile} needs {}. Start again when a session of the course ends.",
+            per_milli_text(held),
+            per_milli_text(cap),
+            per_milli_text(wanted)
         )))
     }
 }

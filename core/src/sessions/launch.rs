@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use slicehub_mig::Placement;
+use slicehub_mig::{Placement, Sharing};
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -15,7 +15,8 @@ use crate::gpu::BackendKind;
 use crate::metrics::METRICS;
 use crate::courses::policy_of;
 use crate::runtime::firewall;
-use crate::runtime::spec::{ContainerSpec, LaunchRequest, Limits, Workload, NOTEBOOK_PORT};
+use crate::runtime::mps::{MpsCaps, MpsDaemon};
+use crate::runtime::spec::{ContainerSpec, LaunchRequest, Limits, ShareRequest, Workload, NOTEBOOK_PORT};
 use crate::runtime::SessionNetwork;
 use crate::CoreError;
 
@@ -55,6 +56,8 @@ struct Device {
     mig_uuid: String,
     compute_slices: u8,
     memory_slices: u8,
+    /// Set on one of the shares of a GPU split into shares.
+    share: Option<ShareRequest>,
 }
 
 impl Ctx {
@@ -80,10 +83,13 @@ impl Ctx {
         let device = self.device_for(&session).await?;
         store.set_session_mig_uuid(id, &device.mig_uuid).await?;
         let network = self.session_network(&session).await?;
-        let spec = ContainerSpec::for_session(
-            &self.launch_request(&session, &device, &network).await?,
-        )?;
-        let what = if device.mig_uuid.starts_with("MIG-") { "MIG device" } else { "whole GPU" };
+        let request = self.launch_request(&session, &device, &network).await?;
+        let spec = ContainerSpec::for_session(&request)?;
+        let what = match (device.mig_uuid.starts_with("MIG-"), device.share) {
+            (true, _) => "MIG device",
+            (false, None) => "whole GPU",
+            (false, Some(_)) => "share of GPU",
+        };
         let detail = format!(
             "{what} {} ready; creating container {} from {}",
             device.mig_uuid, spec.name, session.image
@@ -103,6 +109,10 @@ impl Ctx {
         }
         store.open_usage(&self.session(id).await?).await?;
         let engine = &self.engine;
+        if spec.ipc_mode.is_some() {
+            let daemon = MpsDaemon::for_gpu(&request.instance, &request.gpu_uuid, &self.config.sessions.default_image);
+            engine.ensure_mps_daemon(&daemon).await?;
+        }
         if let Err(e) = engine.create(&spec).await {
             // Someone removed the network since this process last made sure of it.
             let text = e.to_string();
@@ -198,10 +208,18 @@ impl Ctx {
                     placement.label
                 )));
             }
+            let share = catalog.shares().map(|shares| match shares.sharing {
+                Sharing::Mps => ShareRequest::Mps(MpsCaps {
+                    memory_mib: profile.memory_mib,
+                    compute_percent: shares.compute_percent(),
+                }),
+                Sharing::TimeSliced => ShareRequest::TimeSliced,
+            });
             Ok(Device {
                 mig_uuid,
                 compute_slices: profile.compute_slices,
                 memory_slices: profile.memory_slices,
+                share,
             })
         })
         .await
@@ -298,6 +316,7 @@ impl Ctx {
             limits,
             nvidia_runtime,
             network: network.name.clone(),
+            share: device.share,
         })
     }
 

@@ -181,6 +181,7 @@ fn availability_in(
                     free,
                     queued: waits.values().filter(|w| w.profile == gres.profile && w.partition == partition).count() as u32,
                     wait: None,
+                    guarantees: None,
                 }),
             }
         }

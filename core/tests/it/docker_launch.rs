@@ -33,6 +33,7 @@ fn request(session_id: &str, user: &str, workload: Workload) -> LaunchRequest {
         },
         nvidia_runtime: false,
         network: network().name,
+        share: None,
     }
 }
 
@@ -192,4 +193,78 @@ async fn a_notebook_publishes_nothing_joins_the_session_network_and_holds_only_i
         ["/home/jovyan"],
         "nothing but the home is mounted: no volume holds a token"
     );
+}
+
+/// A share of an MPS GPU as Docker made it: the GPU by UUID, the caps as variables, the
+/// GPU's MPS volume beside the home, and on real hardware the daemon's IPC namespace.
+/// This engine has no NVIDIA runtime, so nothing here is started: the engine checks a
+/// device request and an IPC namespace to join only at start.
+#[tokio::test]
+async fn an_mps_share_gets_its_gpu_its_caps_and_the_daemon_of_its_gpu() {
+    use slicehub_core::runtime::mps::{MpsCaps, MpsDaemon, MPS_DIR};
+    use slicehub_core::runtime::spec::ShareRequest;
+
+    let engine = engine_with_image().await;
+    let client = engine.client().await.unwrap();
+    let gpu = format!("GPU-{}", unique("share"));
+    let daemon = MpsDaemon::for_gpu(INSTANCE, &gpu, IMAGE);
+    let started = engine.ensure_mps_daemon(&daemon).await;
+    assert!(started.is_err(), "no NVIDIA runtime here to start it: {started:?}");
+    let made = client.inspect_container(&daemon.name, None::<InspectContainerOptions>).await.unwrap();
+    let daemon_id = made.id.clone().unwrap();
+    let host = made.host_config.unwrap();
+    assert_eq!(host.ipc_mode.as_deref(), Some("shareable"));
+    assert_eq!(host.network_mode.as_deref(), Some("none"), "the daemon reaches no network");
+    let device = &host.device_requests.unwrap()[0];
+    assert_eq!(device.device_ids.as_deref(), Some(&[gpu.clone()][..]), "exactly its GPU");
+    let labels = made.config.unwrap().labels.unwrap();
+    assert_eq!(labels["org.slicehub.role"], "mps-daemon");
+    let listed = engine.managed_containers(INSTANCE).await.unwrap();
+    assert!(listed.iter().any(|c| c.name == daemon.name && c.daemon && c.session_id.is_none()));
+
+    let user = unique("sharer");
+    let mut request = request(&unique("t-share"), &user, Workload::Job { argv: vec!["sleep".into(), "30".into()] });
+    request.gpu_uuid = gpu.clone();
+    request.mig_uuid = gpu.clone();
+    request.nvidia_runtime = true;
+    request.share = Some(ShareRequest::Mps(MpsCaps { memory_mib: 5758, compute_percent: 25 }));
+    let spec = ContainerSpec::for_session(&request).unwrap();
+    let got = made_by_docker(&engine, &spec, false).await;
+    let env = got.config.unwrap().env.unwrap();
+    for wanted in [
+        format!("NVIDIA_VISIBLE_DEVICES={gpu}"),
+        "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=5758M".to_string(),
+        "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25".to_string(),
+        "CUDA_MPS_PIPE_DIRECTORY=/run/nvidia-mps/pipe".to_string(),
+    ] {
+        assert!(env.contains(&wanted), "{wanted} in {env:?}");
+    }
+    let host = got.host_config.unwrap();
+    assert_eq!(host.ipc_mode, Some(format!("container:{daemon_id}")), "the engine names the daemon by id");
+    assert_eq!(host.device_requests.unwrap()[0].device_ids.as_deref(), Some(&[gpu.clone()][..]));
+    let mounts = host.mounts.unwrap();
+    let targets: Vec<_> = mounts.iter().map(|m| (m.source.clone().unwrap(), m.target.clone().unwrap())).collect();
+    assert_eq!(targets, [(spec.home_volume.clone(), "/home/jovyan".to_string()), (daemon.volume.clone(), MPS_DIR.to_string())]);
+    assert_eq!(host.cap_drop.unwrap(), ["ALL"], "a share is hardened as any session");
+    assert_eq!(mounts[1].read_only, Some(true), "the daemon's sockets are not the session's to replace");
+
+    // A student on a share tries to put a socket of their own where the GPU's other
+    // sessions look for the daemon's.
+    request.session_id = unique("t-share-attack");
+    request.nvidia_runtime = false;
+    request.workload = Workload::Job {
+        argv: vec!["sh".into(), "-c".into(), "mkdir -p /run/nvidia-mps/pipe; touch /run/nvidia-mps/control; ls -a /run/nvidia-mps".into()],
+    };
+    let attack = ContainerSpec::for_session(&request).unwrap();
+    engine.create(&attack).await.unwrap();
+    engine.start(&attack.name).await.unwrap();
+    assert_eq!(engine.wait_exit(&attack.name).await.unwrap(), 0, "ls ran");
+    let out = engine.logs_tail(&attack.name, 20).await.unwrap();
+    engine.remove(&attack.name).await.unwrap();
+    let _ = client.remove_volume(&attack.home_volume, None::<RemoveVolumeOptions>).await;
+    assert!(out.contains("Read-only file system"), "{out}");
+    assert!(!out.lines().any(|l| l.trim() == "control" || l.trim() == "pipe"), "nothing was put there: {out}");
+
+    engine.remove(&daemon.name).await.unwrap();
+    let _ = client.remove_volume(&daemon.volume, None::<RemoveVolumeOptions>).await;
 }

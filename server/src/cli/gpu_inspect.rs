@@ -95,7 +95,11 @@ fn inspect(backend: &dyn GpuBackend, info: GpuInfo) -> GpuReport {
         _ => Catalog::for_model(&info.name).ok(),
     };
     let same_as_builtin = match (&catalog, builtin) {
-        (Some(read), Some(builtin)) => Some(read.profiles() == builtin.profiles()),
+        // A GPU split into shares is compared as the built-in split the same way.
+        (Some(read), Some(builtin)) => Some(match read.shares() {
+            Some(shares) => builtin.shared(shares).is_ok_and(|split| read.profiles() == split.profiles()),
+            None => read.profiles() == builtin.profiles(),
+        }),
         _ => None,
     };
     GpuReport {
@@ -198,10 +202,16 @@ fn render_gpu(out: &mut String, gpu: &GpuReport) {
                 p.starts_text()
             ));
         }
-        if catalog.is_whole() {
-            let sms = catalog.profiles().first().and_then(|p| p.multiprocessors);
-            let sms = sms.map_or("unknown".to_string(), |n| n.to_string());
-            out.push_str(&format!("  used whole (no MIG): one slice, {sms} multiprocessors\n"));
+        let first = catalog.profiles().first();
+        let sms = first.and_then(|p| p.multiprocessors).map_or("unknown".to_string(), |n| n.to_string());
+        match (catalog.shares(), first) {
+            (Some(shares), Some(p)) => out.push_str(&format!(
+                "  split into {} shares (no MIG), {sms} multiprocessors each: {}\n",
+                shares.count,
+                catalog.guarantees(p)
+            )),
+            _ if catalog.is_whole() => out.push_str(&format!("  used whole (no MIG): one slice, {sms} multiprocessors\n")),
+            _ => {}
         }
     }
     if gpu.instances.is_empty() {

@@ -14,4 +14,5 @@ mod metrics;
 mod proxy;
 mod sessions_http;
 mod slurm;
+mod shared_gpus;
 mod whole_gpus;

@@ -168,7 +168,7 @@ fn PolicyView(
     let image_ticks: Vec<Tick> = page
         .offered_images
         .iter()
-        .map(|c| Tick { value: c.image.clone(), warning: (!c.on_server).then_some("not on this server") })
+        .map(|c| Tick { value: c.image.clone(), warning: (!c.on_server).then_some("not on this server"), note: None })
         .collect();
     // The sizes these GPUs offer, and any the course allows that they no longer do.
     let mut sizes = page.known_profiles.clone();
@@ -181,7 +181,10 @@ fn PolicyView(
         .into_iter()
         .map(|p| {
             let gone = !page.known_profiles.contains(&p);
-            Tick { value: p, warning: gone.then_some("not on these GPUs") }
+            let note = page.per_hour.iter().find(|(name, _)| *name == p).map(|(_, hours)| {
+                format!("{hours} slice-hour{} per hour", if hours == "1" { "" } else { "s" })
+            });
+            Tick { value: p, warning: gone.then_some("not on these GPUs"), note }
         })
         .collect();
     let code = page.code.clone();

@@ -12,6 +12,8 @@ use crate::components::badge::Badge;
 pub struct Tick {
     pub value: String,
     pub warning: Option<&'static str>,
+    /// Said beside the value, e.g. what an hour of a slice size counts.
+    pub note: Option<String>,
 }
 
 #[component]
@@ -53,6 +55,7 @@ pub fn TickList(field: &'static str, choices: Vec<Tick>, chosen: String) -> impl
                             });
                         }/>
                     <code>{value}</code>
+                    {choice.note.map(|n| view! { <span class="muted tick-note">{n}</span> })}
                     {choice.warning.map(|w| view! { <Badge kind="warn" text=w/> })}
                 </label>
             }

@@ -18,39 +18,39 @@ fn option_label(p: &ProfileOption, within_budget: bool) -> String {
         (0, q) => format!("none free, {q} waiting"),
         (f, _) => format!("{f} free"),
     };
-    let facts = size_facts(&p.name)
+    let facts = size_facts(&p.name, &p.per_hour)
         .map(|f| format!(" · {f}"))
         .unwrap_or_default();
+    let guarantees = p.guarantees.as_ref().map(|g| format!(" · {g}")).unwrap_or_default();
     let short = if within_budget {
         ""
     } else {
         " (not enough slice-hours left)"
     };
-    format!("{} — {free}{facts}{short}", p.name)
+    format!("{} — {free}{facts}{guarantees}{short}", p.name)
 }
 
-/// What a slice size gives and costs: `1g.10gb` → `10 GB GPU memory, 1 of 7 compute
-/// slices, 1 slice-hour per hour` (the memory is left out when the name does not say it);
-/// a whole GPU (`l40s.48gb`) → `the whole GPU, 48 GB GPU memory, 7 slice-hours per hour`.
-pub fn size_facts(profile: &str) -> Option<String> {
-    let memory = profile
+/// What a slice size gives and costs, `per_hour` being the slice-hours an hour of it
+/// counts (the server's word): `1g.10gb` → `10 GB GPU memory, 1 of 7 compute slices,
+/// 1 slice-hour per hour` (the memory is left out when the name does not say it); a whole
+/// GPU (`l40s.48gb`) → `the whole GPU, 48 GB GPU memory, 4 slice-hours per hour`; a share
+/// (`l4.24gb.1of4`) → `1 of 4 shares of a 24 GB GPU, 1.75 slice-hours per hour`.
+pub fn size_facts(profile: &str, per_hour: &str) -> Option<String> {
+    let gb = profile
         .split_once('.')
         .and_then(|(_, rest)| rest.split_once("gb"))
-        .and_then(|(gb, _)| gb.parse::<u32>().ok())
-        .map(|gb| format!("{gb} GB GPU memory, "))
-        .unwrap_or_default();
-    let slices = match slice_size(profile)? {
-        SliceSize::Whole => return Some(format!("the whole GPU, {memory}{GPU_SLICES} slice-hours per hour")),
-        SliceSize::Mig(slices) => slices,
-    };
-    let unit = if slices == 1 {
-        "slice-hour"
-    } else {
-        "slice-hours"
-    };
-    Some(format!(
-        "{memory}{slices} of {GPU_SLICES} compute slices, {slices} {unit} per hour"
-    ))
+        .and_then(|(gb, _)| gb.parse::<u32>().ok());
+    let memory = gb.map(|gb| format!("{gb} GB GPU memory, ")).unwrap_or_default();
+    let unit = if per_hour == "1" { "slice-hour" } else { "slice-hours" };
+    let cost = format!("{per_hour} {unit} per hour");
+    match slice_size(profile)? {
+        SliceSize::Whole => Some(format!("the whole GPU, {memory}{cost}")),
+        SliceSize::Share(count) => {
+            let of = gb.map(|gb| format!("a {gb} GB GPU")).unwrap_or_else(|| "a GPU".to_string());
+            Some(format!("1 of {count} shares of {of}, {cost}"))
+        }
+        SliceSize::Mig(slices) => Some(format!("{memory}{slices} of {GPU_SLICES} compute slices, {cost}")),
+    }
 }
 
 /// Why nothing more can be started: `live` sessions running or waiting already reach the
@@ -214,27 +214,31 @@ mod tests {
     #[test]
     fn sizes_say_memory_slices_and_cost() {
         assert_eq!(
-            size_facts("1g.10gb").as_deref(),
+            size_facts("1g.10gb", "1").as_deref(),
             Some("10 GB GPU memory, 1 of 7 compute slices, 1 slice-hour per hour")
         );
         assert_eq!(
-            size_facts("3g.40gb").as_deref(),
+            size_facts("3g.40gb", "3").as_deref(),
             Some("40 GB GPU memory, 3 of 7 compute slices, 3 slice-hours per hour")
         );
         assert_eq!(
-            size_facts("1g.10gb+me").as_deref(),
+            size_facts("1g.10gb+me", "1").as_deref(),
             Some("10 GB GPU memory, 1 of 7 compute slices, 1 slice-hour per hour")
         );
         assert_eq!(
-            size_facts("7g").as_deref(),
+            size_facts("7g", "7").as_deref(),
             Some("7 of 7 compute slices, 7 slice-hours per hour")
         );
-        assert_eq!(size_facts("whole-gpu"), None);
+        assert_eq!(size_facts("whole-gpu", "7"), None);
         assert_eq!(
-            size_facts("l40s.48gb").as_deref(),
-            Some("the whole GPU, 48 GB GPU memory, 7 slice-hours per hour")
+            size_facts("l40s.48gb", "4").as_deref(),
+            Some("the whole GPU, 48 GB GPU memory, 4 slice-hours per hour")
         );
-        assert_eq!(size_facts("9g.90gb"), None);
+        assert_eq!(
+            size_facts("l4.24gb.1of4", "1.75").as_deref(),
+            Some("1 of 4 shares of a 24 GB GPU, 1.75 slice-hours per hour")
+        );
+        assert_eq!(size_facts("9g.90gb", "9"), None);
     }
 
 }

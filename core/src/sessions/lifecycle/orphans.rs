@@ -10,7 +10,7 @@ pub(super) async fn pass(sessions: &Sessions, containers: &[ManagedContainer]) -
     let store = &sessions.ctx.store;
     let engine = &sessions.ctx.engine;
     let mut removed = 0;
-    for container in containers {
+    for container in containers.iter().filter(|c| !c.daemon) {
         let owner = match &container.session_id {
             Some(id) => match store.gpu_session(id).await {
                 Ok(session) => session,
