@@ -39,6 +39,7 @@ impl Engine {
             Ok(inspect) => {
                 let state = inspect.state.unwrap_or_default();
                 Ok(Some(ContainerStatus {
+                    id: inspect.id.clone().unwrap_or_default(),
                     running: state.running.unwrap_or(false),
                     exit_code: state.exit_code,
                     oom_killed: state.oom_killed.unwrap_or(false),

@@ -17,7 +17,7 @@ pub use inventory::{parse_inventory, InventoryEntry, SimulatedModel};
 pub use mig_rules::placement_by_name;
 pub use shares::SharedGpus;
 pub use whole::whole_instance;
-pub use types::{BackendKind, GpuFallback, GpuHealth, GpuInfo, GpuUtilization, MigInstance, MigMode};
+pub use types::{BackendKind, GpuFallback, GpuHealth, GpuInfo, GpuProcess, GpuUtilization, MigInstance, MigMode};
 
 pub use slicehub_mig::{Catalog, Placement, Profile, Shares, Sharing};
 
@@ -66,6 +66,12 @@ pub trait GpuBackend: Send + Sync {
     /// first call or where the hardware keeps no such figure (no GPM).
     fn busy_since_last(&self, _gpu_index: u32, _instance: Option<&MigInstance>) -> Result<Option<u32>, CoreError> {
         Ok(None)
+    }
+
+    /// The processes using GPU `gpu_index`, with their memory and activity since the last
+    /// call about it; empty where the backend cannot say (simulated GPUs).
+    fn processes(&self, _gpu_index: u32) -> Result<Vec<GpuProcess>, CoreError> {
+        Ok(Vec::new())
     }
 
     /// Problems the driver knows of cheaply (pages or rows waiting for retirement or remapping).

@@ -112,6 +112,10 @@ impl GpuBackend for SharedGpus {
         self.inner.busy_since_last(gpu_index, instance)
     }
 
+    fn processes(&self, gpu_index: u32) -> Result<Vec<super::GpuProcess>, CoreError> {
+        self.inner.processes(gpu_index)
+    }
+
     fn health(&self, gpu_index: u32) -> Result<GpuHealth, CoreError> {
         self.inner.health(gpu_index)
     }

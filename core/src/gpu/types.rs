@@ -48,6 +48,16 @@ pub struct MigInstance {
     pub memory_total_mib: Option<u64>,
 }
 
+/// A process using a GPU, as the driver reports it (host process ids).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct GpuProcess {
+    pub pid: u32,
+    pub memory_mib: Option<u64>,
+    /// Percent of the time its kernels kept the multiprocessors busy since the last
+    /// reading; `None` when it ran none in that time.
+    pub busy_percent: Option<u32>,
+}
+
 /// Percent busy over the driver's last sample period; `None` where the GPU does not say.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct GpuUtilization {

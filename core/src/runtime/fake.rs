@@ -221,6 +221,7 @@ impl ContainerEngine for FakeEngine {
 
     async fn status(&self, name: &str) -> Result<Option<ContainerStatus>, CoreError> {
         Ok(self.state().containers.get(name).map(|c| ContainerStatus {
+            id: format!("fake-{name}"),
             running: c.running,
             exit_code: c.exit_code,
             oom_killed: false,

@@ -68,6 +68,8 @@ pub struct EngineHost {
 /// A container as the engine reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContainerStatus {
+    /// The engine's id of the container (what its processes' cgroups name).
+    pub id: String,
     pub running: bool,
     pub exit_code: Option<i64>,
     /// The kernel killed it for using more memory than its limit.

@@ -3,8 +3,10 @@
 //! last [`KEPT_SAMPLES`] readings.
 //!
 //! On NVML GPUs memory is the MIG instance's own; activity is the whole GPU's utilization
-//! while MIG is off (the session has the GPU), and not read per MIG instance yet (that
-//! needs GPM samples per instance, which the lent H100 cannot show with MIG disabled). On
+//! while MIG is off (the session has the GPU), and each MIG instance's own GPM figure
+//! where the GPU keeps one. On a GPU split into shares both are the session's own
+//! processes' (NVML process samples, each process placed in its container by its
+//! cgroup), since the GPU's figures mix in the other shares' sessions. On
 //! simulated GPUs both come from the session's container: its CPU use in percent of one
 //! core (capped at 100) and its memory, so the path runs end to end without a GPU.
 
@@ -14,6 +16,8 @@ use super::activity_state::{ActivityState, GpuIdentity, Series, SliceNow, SliceS
 use super::service::Sessions;
 use super::SessionState;
 use crate::gpu::{BackendKind, GpuUtilization, MigInstance, MigMode};
+use super::process_owner::container_of_pid;
+use crate::gpu::GpuProcess;
 use crate::runtime::ContainerUsage;
 use crate::CoreError;
 
@@ -28,6 +32,10 @@ struct GpuReading {
     whole_busy: Option<u32>,
     /// Its MIG instances, each with how busy it was since the last pass (GPM).
     instances: Vec<(MigInstance, Option<u32>)>,
+    /// On a GPU split into shares: its processes with the container each runs in, or
+    /// `None` when they could not be read.
+    processes: Option<Vec<(GpuProcess, Option<String>)>>,
+    shared: bool,
 }
 
 impl Sessions {
@@ -35,13 +43,24 @@ impl Sessions {
     pub async fn sample_slices(&self) -> Result<usize, CoreError> {
         let running = self.ctx.store.gpu_sessions_in(&[SessionState::Ready]).await?;
         let simulated = self.ctx.gpus.kind() == BackendKind::Simulated;
-        let reading: Vec<GpuReading> = self.ctx.on_gpus(|gpus| {
+        let reading: Vec<GpuReading> = self.ctx.on_gpus(move |gpus| {
             let mut out = Vec::new();
             for info in gpus.list_gpus()? {
                 let index = info.index;
                 let utilization = gpus.utilization(index).unwrap_or_default();
                 let mig = info.mig_mode == MigMode::Enabled;
                 let instances = gpus.instances(index).unwrap_or_default();
+                let shared = gpus.catalog(index).is_ok_and(|c| c.shares().is_some());
+                let processes = match (shared, simulated) {
+                    (true, false) => match gpus.processes(index) {
+                        Ok(list) => Some(list.into_iter().map(|p| (p, container_of_pid(p.pid))).collect()),
+                        Err(e) => {
+                            tracing::debug!(gpu = index, error = %e, "slice sample: processes not read");
+                            None
+                        }
+                    },
+                    _ => None,
+                };
                 let busy = |instance: Option<&MigInstance>| match gpus.busy_since_last(index, instance) {
                     Ok(busy) => busy,
                     Err(e) => {
@@ -59,6 +78,8 @@ impl Sessions {
                         let busy = if mig { busy(Some(&i)) } else { None };
                         (i, busy)
                     }).collect(),
+                    processes,
+                    shared,
                     utilization,
                 });
             }
@@ -84,6 +105,7 @@ impl Sessions {
             HashMap::new()
         };
         let earlier_usage = self.activity_state().last_usage.clone();
+        let owners = self.share_containers(&running, &reading).await;
         let mut taken = Vec::with_capacity(running.len());
         let mut usages = Vec::new();
         for session in &running {
@@ -115,6 +137,17 @@ impl Sessions {
                 // With MIG on: the instance's own GPM figure, or nothing (the whole GPU's
                 // counters would mix in the other students'); with MIG off, the session
                 // has the whole GPU.
+                if let Some(g) = gpu.filter(|g| g.shared) {
+                    let mine = owners.get(&session.id).and_then(|id| g.processes.as_ref().map(|all| own_processes(all, id)));
+                    let sample = SliceSample {
+                        at_ms: now,
+                        busy_percent: mine.map(|(busy, _)| busy),
+                        memory_mib: mine.map(|(_, memory)| memory),
+                    };
+                    let slice = format!("{}@{}", session.profile, placement.start);
+                    taken.push((session.id.clone(), (placement.gpu_index, placement.gpu_uuid.clone()), slice, None, sample));
+                    continue;
+                }
                 let busy_percent = match (gpu, instance) {
                     (Some(g), _) if !g.mig => g.whole_busy.or(g.utilization.gpu_percent),
                     (_, Some((_, busy))) => *busy,
@@ -201,7 +234,63 @@ impl Sessions {
         self.activity_state().gpus.clone()
     }
 
+    /// The container id of each running session on a shared GPU whose processes were
+    /// read, asked of the engine once per session.
+    async fn share_containers(&self, running: &[super::GpuSession], reading: &[GpuReading]) -> HashMap<String, String> {
+        let known = self.activity_state().container_ids.clone();
+        let mut out = HashMap::new();
+        for session in running {
+            let (Some(name), Some(placement)) = (&session.container, &session.placement) else { continue };
+            if !reading.iter().any(|g| g.uuid == placement.gpu_uuid && g.processes.is_some()) {
+                continue;
+            }
+            let id = match known.get(&session.id) {
+                Some(id) => Some(id.clone()),
+                None => match self.ctx.engine.status(name).await {
+                    Ok(status) => status.map(|s| s.id).filter(|id| !id.is_empty()),
+                    Err(e) => {
+                        tracing::debug!(session = %session.id, error = %e, "slice sample: container id not read");
+                        None
+                    }
+                },
+            };
+            if let Some(id) = id {
+                out.insert(session.id.clone(), id);
+            }
+        }
+        self.activity_state().container_ids = out.clone();
+        out
+    }
+
     fn activity_state(&self) -> std::sync::MutexGuard<'_, ActivityState> {
         self.activity.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// How busy the processes of container `id` kept the GPU (their sum, at most 100) and the
+/// GPU memory they hold: a container with no process on the GPU is idle on it.
+fn own_processes(all: &[(GpuProcess, Option<String>)], id: &str) -> (u32, u64) {
+    let id = id.to_ascii_lowercase();
+    let mine = all.iter().filter(|(_, owner)| owner.as_deref() == Some(id.as_str())).map(|(p, _)| p);
+    let (busy, memory) = mine.fold((0u32, 0u64), |(b, m), p| (b + p.busy_percent.unwrap_or(0), m + p.memory_mib.unwrap_or(0)));
+    (busy.min(100), memory)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_share_counts_only_its_own_containers_processes() {
+        let p = |pid, busy, memory| GpuProcess { pid, busy_percent: busy, memory_mib: memory };
+        let all = vec![
+            (p(10, Some(60), Some(900)), Some("aaaa".to_string())),
+            (p(11, Some(70), Some(100)), Some("aaaa".to_string())),
+            (p(20, Some(95), Some(5000)), Some("bbbb".to_string())),
+            (p(30, Some(99), Some(7000)), None),
+        ];
+        assert_eq!(own_processes(&all, "AAAA"), (100, 1000), "two processes, busy at most 100");
+        assert_eq!(own_processes(&all, "bbbb"), (95, 5000));
+        assert_eq!(own_processes(&all, "cccc"), (0, 0), "no process on the GPU: idle on it");
     }
 }

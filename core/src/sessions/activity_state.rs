@@ -55,5 +55,7 @@ pub struct GpuIdentity {
 pub(super) struct ActivityState {
     pub series: HashMap<String, Series>,
     pub last_usage: HashMap<String, ContainerUsage>,
+    /// The engine's id of each running session's container on a shared GPU.
+    pub container_ids: HashMap<String, String>,
     pub gpus: Vec<(GpuIdentity, GpuUtilization)>,
 }

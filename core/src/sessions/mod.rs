@@ -19,6 +19,7 @@ mod launch;
 mod launch_gate;
 mod lifecycle;
 mod model;
+mod process_owner;
 mod pools;
 mod queue;
 mod queue_now;

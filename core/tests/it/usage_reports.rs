@@ -11,7 +11,8 @@ use slicehub_core::auth::Caller;
 use slicehub_core::config::Config;
 use slicehub_core::courses::{class_view, set_policy, PolicyForm, PolicyFormRules};
 use slicehub_core::quotas::budget_at;
-use slicehub_core::quotas::{compute_slices, hours};
+use slicehub_core::config::ModelWeight;
+use slicehub_core::quotas::{compute_slices, hours, slice_ms};
 use slicehub_core::reports::{
     memory_gb, report_csv, report_for, usage_report, usage_report_from, GroupBy, ReportForm, ReportQuery, ReportSource, UsageReport,
 };
@@ -42,7 +43,14 @@ struct Span {
 const USERS: [&str; 3] = ["ann", "ben", "cat"];
 const COURSES: [&str; 2] = ["CS-101", "MA-201"];
 const GPUS: [&str; 2] = ["GPU-aaaaaaaa-1111", "GPU-bbbbbbbb-2222"];
-const PROFILES: [&str; 4] = ["1g.10gb", "2g.20gb", "3g.40gb", "7g.80gb"];
+/// MIG slices, a whole T4 weighed at 2 compute slices (see [`weights`]) and one of four
+/// shares of an L4 (7/4 = 1.75 compute slices).
+const PROFILES: [&str; 6] = ["1g.10gb", "2g.20gb", "3g.40gb", "7g.80gb", "t4.16gb", "l4.24gb.1of4"];
+
+/// The admin's weights these tests count with; no other test of this binary uses a T4.
+fn weights() {
+    slicehub_core::quotas::weights::install(&[ModelWeight { profile: "t4.16gb".into(), compute_slices: 2 }]);
+}
 const IMAGES: [&str; 2] = ["slicehub/jupyterlab:offline", "slicehub/busybox:offline"];
 const REASONS: [&str; 5] = [
     "stopped by its owner",
@@ -60,6 +68,7 @@ fn now() -> i64 {
 /// Whole-minute spans from Friday before the week to now, some across the week's start,
 /// some still open; a fixed generator so both databases get the same ledger.
 fn spans() -> Vec<Span> {
+    weights();
     let mut seed: u64 = 7;
     let mut next = |n: u64| {
         seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
@@ -76,7 +85,7 @@ fn spans() -> Vec<Span> {
             user: USERS[next(3) as usize],
             course: COURSES[next(2) as usize],
             gpu: GPUS[next(2) as usize],
-            profile: PROFILES[next(4) as usize],
+            profile: PROFILES[next(PROFILES.len() as u64) as usize],
             image: IMAGES[next(2) as usize],
             requested: started - next(45) * MINUTE,
             started,
@@ -176,7 +185,7 @@ fn minute_by_minute(spans: &[Span], q: &ReportQuery, group: GroupBy, now: i64) -
         for s in spans {
             if s.started <= minute && s.ended.unwrap_or(now) > minute {
                 let e = out.entry(key_of(s, group)).or_default();
-                e.0 += MINUTE * compute_slices(s.profile);
+                e.0 += slice_ms(s.profile, MINUTE);
                 e.1 += 60 * memory_gb(s.profile);
             }
         }
@@ -218,6 +227,16 @@ async fn reports_add_up_to_the_ledger(store: Store) {
         let per_gpu: i64 = report.by_gpu.iter().flat_map(|s| &s.values).sum();
         assert_eq!(per_gpu, report.total.slice_ms, "{group:?}");
         assert_eq!(report.buckets.len(), 7, "a week is drawn as seven days");
+    }
+
+    // Each size is charged at its weight, written out here rather than asked of the code:
+    // a T4 at the admin's 2 compute slices, a quarter of an L4 at 7/4.
+    let by_size = usage_report(&store, &week(GroupBy::Profile), None, now()).await.unwrap();
+    let minutes = minute_by_minute(&spans, &week(GroupBy::Profile), GroupBy::Profile, now());
+    for (profile, thousandths) in [("1g.10gb", 1000), ("7g.80gb", 7000), ("t4.16gb", 2000), ("l4.24gb.1of4", 1750)] {
+        let row = by_size.rows.iter().find(|r| r.key == profile).unwrap_or_else(|| panic!("{profile} used this week"));
+        let held_minutes = minutes[profile].1 / 60 / memory_gb(profile).max(1);
+        assert_eq!(row.slice_ms, held_minutes * MINUTE * thousandths / 1000, "{profile}");
     }
 
     // The span across the week's start counts its Monday hour only: 3 slice-hours.
@@ -484,7 +503,7 @@ async fn closing_intervals_keeps_the_day_totals_equal_to_the_ledger(store: Store
     let q = week(GroupBy::User);
     let report = usage_report(&store, &q, None, now()).await.unwrap();
     for row in &report.rows {
-        let part = |s: &Span| (s.ended.unwrap().min(q.to_ms) - s.started.max(q.from_ms)).max(0) * compute_slices(s.profile);
+        let part = |s: &Span| slice_ms(s.profile, (s.ended.unwrap().min(q.to_ms) - s.started.max(q.from_ms)).max(0));
         let expected: i64 = spans.iter().filter(|s| s.user == row.key).map(part).sum();
         assert_eq!(row.slice_ms, expected, "{}", row.key);
         let inside = |t: i64| (q.from_ms..q.to_ms).contains(&t);

@@ -583,21 +583,24 @@ async fn every_page_fits_a_phone_and_passes_axe_for_every_role() {
     browser.close().await;
 }
 
-/// A fleet of MIG and whole GPUs: the GPU page says which are used whole, and the launch
-/// card offers a whole GPU with what it gives and costs; both pages at both widths.
+/// A fleet of MIG GPUs, whole GPUs and GPUs split into shares: the GPU page says how each
+/// is used and what a session on it is guaranteed, and the launch card offers whole GPUs
+/// and shares with what they give, guarantee and cost; both pages at both widths.
 #[tokio::test]
-async fn a_mixed_fleet_shows_whole_gpus_on_the_gpu_page_and_the_launch_card() {
+async fn a_mixed_fleet_shows_whole_gpus_and_shares_on_the_gpu_page_and_the_launch_card() {
     let class = Classroom::start(
         &built_portal(),
         &[
-            ("SLICEHUB_GPU_SIMULATED", "1 x H100-80GB, 1 x L40S-48GB, 1 x H100-80GB mig=off"),
+            ("SLICEHUB_GPU_SIMULATED", "1 x H100-80GB, 1 x L40S-48GB, 1 x H100-80GB mig=off, 1 x L4-24GB, 1 x T4-16GB"),
+            ("SLICEHUB_GPU_SHARES", "3 = 4 mps, 4 = 2 time-sliced-no-isolation"),
+            ("SLICEHUB_GPU_WEIGHTS", "l40s.48gb = 4"),
             ("SLICEHUB_SESSIONS_IMAGES", BUSYBOX),
         ],
     )
     .await;
     let url = class.portal.url.clone();
     class.portal.cli(
-        &["course", "policy", COURSE, "--images", BUSYBOX, "--profiles", "1g.10gb,l40s.48gb,h100.80gb", "--max-slices", "7"],
+        &["course", "policy", COURSE, "--images", BUSYBOX, "--profiles", "1g.10gb,l40s.48gb,h100.80gb,l4.24gb.1of4,t4.16gb.1of2", "--max-slices", "7"],
         "",
     );
     class.enroll(&["carol"]).await;
@@ -607,11 +610,20 @@ async fn a_mixed_fleet_shows_whole_gpus_on_the_gpu_page_and_the_launch_card() {
     let page = text(&browser, "main").await;
     assert!(page.contains("no MIG: used whole") && page.contains("MIG off: used whole"), "{page}");
     assert!(page.contains("l40s.48gb") && page.contains("h100.80gb"), "{page}");
+    assert!(page.contains("4 capped shares (MPS)") && page.contains("2 time-sliced shares, no isolation"), "{page}");
+    assert!(page.contains("at most 5758 MiB of GPU memory and 25% of its compute"), "{page}");
+    assert!(page.contains("MIG slice: its own memory and compute"), "{page}");
     sign_out(&browser).await;
     browser.sign_in(&url, "carol", &password_of("carol")).await;
     visit(&browser, &url, "/sessions", "section.launch", "student-launch-mixed-fleet").await;
     let options = text(&browser, "section.launch select[name=profile]").await;
-    assert!(options.contains("l40s.48gb — 1 free · the whole GPU, 48 GB GPU memory, 7 slice-hours per hour"), "{options}");
+    assert!(options.contains("l40s.48gb — 1 free · the whole GPU, 48 GB GPU memory, 4 slice-hours per hour"), "{options}");
+    assert!(options.contains("h100.80gb — 1 free · the whole GPU, 80 GB GPU memory, 7 slice-hours per hour"), "{options}");
+    assert!(
+        options.contains("l4.24gb.1of4 — 4 free · 1 of 4 shares of a 24 GB GPU, 1.75 slice-hours per hour · capped share (MPS)"),
+        "{options}"
+    );
+    assert!(options.contains("t4.16gb.1of2 — 2 free · 1 of 2 shares of a 16 GB GPU, 3.5 slice-hours per hour · time-sliced share: no memory cap"), "{options}");
     assert!(options.contains("1g.10gb — 7 free · 10 GB GPU memory, 1 of 7 compute slices"), "{options}");
     browser.close().await;
 }

@@ -5,6 +5,7 @@ mod catalog;
 mod errors;
 mod gpm;
 mod instances;
+mod processes;
 mod profiles;
 mod raw;
 mod whole;
@@ -21,7 +22,7 @@ use slicehub_mig::{Catalog, Layout, Placement, Profile};
 
 use slicehub_core::gpu::mig_rules::{check_create, mig_error};
 use slicehub_core::gpu::whole::{no_instance, not_sliced, whole_instance};
-use slicehub_core::gpu::{BackendKind, GpuBackend, GpuHealth, GpuInfo, GpuUtilization, MigInstance, MigMode};
+use slicehub_core::gpu::{BackendKind, GpuBackend, GpuHealth, GpuInfo, GpuProcess, GpuUtilization, MigInstance, MigMode};
 use slicehub_core::CoreError;
 use errors::nvml_error;
 
@@ -47,6 +48,8 @@ pub struct NvmlBackend {
     mig: Mutex<()>,
     /// The last GPM sample of each GPU and MIG instance asked about.
     gpm: gpm::GpmSamples,
+    /// The newest process sample read of each GPU.
+    processes: processes::ProcessSamples,
     /// The GPUs the last listing could not read, with why.
     unreadable: Mutex<Vec<(u32, String)>>,
 }
@@ -69,6 +72,7 @@ impl NvmlBackend {
                         catalogs: Mutex::new(HashMap::new()),
                         mig: Mutex::new(()),
                         gpm: Default::default(),
+                        processes: Default::default(),
                         unreadable: Mutex::new(Vec::new()),
                     })
                 }
@@ -342,6 +346,11 @@ impl GpuBackend for NvmlBackend {
             // With MIG enabled (and on some parts) the driver keeps no whole-GPU figures.
             Err(_) => Ok(GpuUtilization::default()),
         }
+    }
+
+    fn processes(&self, gpu_index: u32) -> Result<Vec<GpuProcess>, CoreError> {
+        let device = self.device(gpu_index)?;
+        self.processes.read(gpu_index, &device)
     }
 
     fn gpm_supported(&self, gpu_index: u32) -> bool {

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use slicehub_core::config::Config;
 use slicehub_core::gpu::{
-    BackendKind, Catalog, GpuBackend, GpuHealth, GpuInfo, GpuUtilization, MigInstance,
+    BackendKind, Catalog, GpuBackend, GpuHealth, GpuInfo, GpuProcess, GpuUtilization, MigInstance,
     MigMode,
 };
 
@@ -48,6 +48,9 @@ struct Activity {
     busy_percent: Option<u32>,
     /// Each MIG instance's, as `profile@start`.
     instances: Vec<(String, Option<u32>)>,
+    /// Each process's memory and multiprocessor activity over the time (NVML process
+    /// samples), or why they could not be read.
+    processes: Result<Vec<GpuProcess>, String>,
 }
 
 pub fn run(config: &Config, json: bool, activity: Option<u64>) -> Result<(), CliError> {
@@ -137,6 +140,7 @@ fn read_activity(backend: &dyn GpuBackend, gpus: &mut [GpuReport], seconds: u64)
     };
     for gpu in gpus.iter() {
         read(gpu);
+        let _ = backend.processes(gpu.info.index);
     }
     std::thread::sleep(std::time::Duration::from_secs(seconds));
     for gpu in gpus.iter_mut() {
@@ -146,6 +150,7 @@ fn read_activity(backend: &dyn GpuBackend, gpus: &mut [GpuReport], seconds: u64)
             gpm: backend.gpm_supported(gpu.info.index),
             busy_percent,
             instances,
+            processes: backend.processes(gpu.info.index).map_err(|e| e.to_string()),
         });
     }
 }
@@ -263,6 +268,17 @@ fn render_gpu(out: &mut String, gpu: &GpuReport) {
                 }
             }
             (true, _) => out.push_str(&format!("  activity over {} s (GPM): {}\n", a.seconds, percent(a.busy_percent))),
+        }
+        match &a.processes {
+            Ok(list) if list.is_empty() => out.push_str("  processes: none\n"),
+            Ok(list) => {
+                out.push_str("  processes (NVML process samples):\n");
+                for p in list {
+                    let memory = p.memory_mib.map_or("memory n/a".to_string(), |m| format!("{m} MiB"));
+                    out.push_str(&format!("    pid {}  {memory}  {} busy\n", p.pid, percent(p.busy_percent)));
+                }
+            }
+            Err(e) => out.push_str(&format!("  processes: could not be read ({e})\n")),
         }
     }
     for e in &gpu.errors {

@@ -388,7 +388,10 @@ async fn every_route_answers_each_caller_exactly_as_the_table_says() {
         &[
             ("SLICEHUB_ADMIN_PASSWORD", ADMIN_PASSWORD),
             ("SLICEHUB_GPU_BACKEND", "simulated"),
-            ("SLICEHUB_GPU_SIMULATED", "1 x H100-80GB"),
+            // An L4 split into two MPS shares besides the MIG GPU: its UUID and its
+            // share's device are for administrators alone, as a MIG GPU's are.
+            ("SLICEHUB_GPU_SIMULATED", "1 x H100-80GB, 1 x L4-24GB"),
+            ("SLICEHUB_GPU_SHARES", "1 = 2 mps"),
             ("SLICEHUB_SESSIONS_DEFAULT_IMAGE", BUSYBOX),
             ("SLICEHUB_SESSIONS_MEMORY_MIB_PER_MEMORY_SLICE", "128"),
             ("SLICEHUB_SESSIONS_MAX_PER_USER", "4"),
@@ -535,6 +538,8 @@ async fn every_route_answers_each_caller_exactly_as_the_table_says() {
     // The markers are real: each shows where it may.
     let admin_status = answer(&portal, &cookies[5], "check_instance", "").await;
     assert!(admin_status.contains(&session), "{admin_status}");
+    let anyones_status = answer(&portal, &None, "check_instance", "").await;
+    assert!(anyones_status.contains("l4.24gb.1of2") && anyones_status.contains("capped share (MPS)"), "{anyones_status}");
     let alices = answer(&portal, &cookies[1], "my_sessions", "").await;
     assert!(alices.contains(&session), "{alices}");
     let ivys_roster = answer(&portal, &cookies[3], "open_course", "code=CS-101").await;
