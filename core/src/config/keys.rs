@@ -212,7 +212,7 @@ pub static KEYS: &[KeySpec] = &[
     KeySpec {
         key: "gpu.simulated",
         default: "1 x A100-40GB",
-        expected: "a list such as `1 x A100-40GB, 2 x H100-80GB` (models: A100-40GB, A100-80GB, H100-80GB, H100-94GB, H200-141GB, B200-180GB)",
+        expected: "a list such as `1 x A100-40GB, 2 x H100-80GB, 1 x L4-24GB, 1 x H100-80GB mig=off` (MIG models: A100-40GB, A100-80GB, H100-80GB, H100-94GB, H200-141GB, B200-180GB, each also `mig=off`; without MIG: L40S-48GB, L4-24GB, A10-24GB, A40-48GB, RTX4090-24GB, RTX6000ADA-48GB, T4-16GB, V100-16GB, V100-32GB)",
         doc: "The simulated inventory used when no NVIDIA driver is present.",
         apply: |c, v| {
             crate::gpu::parse_inventory(v).map_err(|_| ())?;

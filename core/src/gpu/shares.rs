@@ -39,7 +39,7 @@ impl SharedGpus {
     }
 
     /// The shared catalog of a GPU used whole; a MIG GPU named in `gpu.shares` stays as it
-    /// is (its slices already isolate; the check command says so).
+    /// is (its slices already keep sessions apart; `slicehub check` says so).
     fn shared_catalog(&self, gpu_index: u32) -> Result<Catalog, CoreError> {
         let catalog = self.inner.catalog(gpu_index)?;
         match self.shares_of(gpu_index)? {

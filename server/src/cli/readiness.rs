@@ -2,7 +2,7 @@
 //! machine, whether it is there, and what to do when it is not.
 
 use serde::Serialize;
-use slicehub_core::config::Config;
+use slicehub_core::config::{Config, GpuShares};
 use slicehub_core::gpu::{BackendKind, GpuInfo, MigMode};
 use slicehub_core::health::HealthReport;
 use slicehub_core::runtime::disk::DiskSpace;
@@ -54,6 +54,7 @@ pub async fn findings(config: &Config, report: &HealthReport, gpus: &[GpuInfo]) 
         all.extend(gpus.iter().map(mig_mode));
         all.push(container_runtime(report));
     }
+    all.extend(config.gpu.shares.iter().map(|s| shares(s, gpus)));
     all.push(storage_driver(report));
     all.push(firewall_rules(config).await);
     all.push(disk("data disk", &config.data_dir.to_string_lossy()));
@@ -101,6 +102,32 @@ fn mig_mode(gpu: &GpuInfo) -> Finding {
             ),
         ),
         MigMode::Unsupported => ok("mig", format!("{name}: no MIG, used whole (a session gets the whole GPU)")),
+    }
+}
+
+/// Whether a GPU `gpu.shares` names is here and used whole, so it can be split.
+fn shares(setting: &GpuShares, gpus: &[GpuInfo]) -> Finding {
+    let named = &setting.gpu;
+    let Some(gpu) = gpus.iter().find(|g| g.index.to_string() == *named || g.uuid == *named) else {
+        return not_ok(
+            "shares",
+            Level::Warn,
+            format!("gpu.shares names GPU {named}, which this machine does not have: nothing is split"),
+            "name a GPU by an index or UUID `slicehub gpu inspect` lists",
+        );
+    };
+    let what = format!("GPU {} {}", gpu.index, gpu.name);
+    match gpu.mig_mode {
+        MigMode::Enabled => not_ok(
+            "shares",
+            Level::Warn,
+            format!("{what} has MIG on, so gpu.shares does not split it (its MIG slices already keep sessions apart)"),
+            format!("remove GPU {named} from gpu.shares, or turn MIG off on it to share it whole"),
+        ),
+        _ => ok(
+            "shares",
+            format!("{what}: {} shares ({})", setting.shares.count, setting.shares.sharing.config_word()),
+        ),
     }
 }
 
@@ -227,4 +254,34 @@ fn cookies(config: &Config) -> Finding {
         format!("{url} (listening on {}): sign-in cookies and notebook tokens would cross the network in the clear", config.server.bind),
         "put TLS in front and set server.public_url = \"https://…\" (cookies then get Secure)",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use slicehub_core::config::parse_shares;
+
+    fn gpu(index: u32, mig_mode: MigMode) -> GpuInfo {
+        GpuInfo {
+            index,
+            uuid: format!("GPU-{index}"),
+            name: "NVIDIA L4".into(),
+            memory_mib: 23034,
+            mig_mode,
+            mig_mode_pending: mig_mode,
+        }
+    }
+
+    #[test]
+    fn shares_of_a_gpu_used_whole_are_fine_others_are_said() {
+        let gpus = [gpu(0, MigMode::Enabled), gpu(1, MigMode::Unsupported)];
+        let settings = parse_shares("1 = 4 mps, 0 = 2 mps, GPU-9 = 2 time-sliced-no-isolation").unwrap();
+        let found: Vec<Finding> = settings.iter().map(|s| shares(s, &gpus)).collect();
+        assert_eq!(found[0].level, Level::Ok);
+        assert!(found[0].summary.contains("4 shares (mps)"), "{}", found[0].summary);
+        assert_eq!(found[1].level, Level::Warn);
+        assert!(found[1].summary.contains("has MIG on"), "{}", found[1].summary);
+        assert_eq!(found[2].level, Level::Warn);
+        assert!(found[2].summary.contains("does not have"), "{}", found[2].summary);
+    }
 }
