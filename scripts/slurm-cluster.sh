@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SliceHub's test Slurm cluster: one controller (slurmctld + slurmrestd on :6820) and two
-# compute nodes with MIG-typed GPU GRES (docker/slurm/slurm.conf), as containers of
-# slicehub/slurm (docker/offline/slurm.sh) on the private Docker network slicehub-slurm.
+# compute nodes with MIG-typed GPU GRES, node 1 also two L40S-typed GPUs and 8 shards
+# (docker/slurm/slurm.conf, gres.conf), as containers of slicehub/slurm
+# (docker/offline/slurm.sh) on the private Docker network slicehub-slurm. The configuration
+# is part of the image: a cluster running an image of an older configuration is replaced.
 #
 #   scripts/slurm-cluster.sh [up]   start it (or keep the running one), print the
 #                                   SLICEHUB_SLURM_* settings a portal needs, one per line

@@ -61,7 +61,7 @@ pub struct GpuBoard {
     pub refreshed_at_ms: i64,
 }
 
-/// The Slurm cluster's nodes and their MIG GRES, read-only (the site's layout).
+/// The Slurm cluster's nodes and their GPU GRES, read-only (the site's layout).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SlurmPoolView {
     /// The courses whose sessions run there, each with its partition.

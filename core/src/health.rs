@@ -187,7 +187,7 @@ async fn slurm_health(services: &Services, url: &str) -> ComponentHealth {
             let gres: u32 = nodes.iter().flat_map(|n| n.gres.iter().map(|g| g.count)).sum();
             ComponentHealth {
                 ok: up > 0,
-                summary: format!("{url}: {up} of {} nodes up, {gres} MIG GRES", nodes.len()),
+                summary: format!("{url}: {up} of {} nodes up, {gres} GPU slices, GPUs and shards", nodes.len()),
             }
         }
         Ok(Err(e)) => ComponentHealth { ok: false, summary: format!("down: {e}") },

@@ -85,6 +85,28 @@ impl SlurmCluster {
             .collect()
     }
 
+    /// `scontrol show job -o -d ID` as fields: with `JOB_GRES` and, for a job placed on one
+    /// node, `Nodes` and `GRES` as allocated there, device indices included
+    /// (`gpu:l40s:1(IDX:5)`).
+    pub fn job_detail(&self, id: u64) -> HashMap<String, String> {
+        self.ctl(&["scontrol", "show", "job", "-o", "-d", &id.to_string()])
+            .split_whitespace()
+            .filter_map(|w| w.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    /// Ids of every job Slurm still knows (ended ones too, for `MinJobAge`), in order.
+    pub fn known_jobs(&self) -> Vec<u64> {
+        let mut ids: Vec<u64> = self
+            .ctl(&["scontrol", "show", "job", "-o"])
+            .lines()
+            .filter_map(|l| l.split_whitespace().find_map(|w| w.strip_prefix("JobId="))?.parse().ok())
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
     /// Ids of the jobs not over yet, with their state.
     pub fn live_jobs(&self) -> Vec<(u64, String)> {
         self.ctl(&["squeue", "-h", "-o", "%i %T"])

@@ -2,11 +2,12 @@
 //! job list comes back empty and a job asked for by id answers 500 "Unable to contact
 //! slurm controller", as slurmrestd does while slurmctld is away. It can also play Slurm
 //! having forgotten one job (`MinJobAge` passed): that job is left out of the list and
-//! asked for by id answers "Invalid job id specified". Everything else goes through
-//! unchanged, one request per upstream connection.
+//! asked for by id answers "Invalid job id specified". It can show a node with other GRES
+//! than Slurm has for it (crafted entries, to test what could reach a job's `--gres`).
+//! Everything else goes through unchanged, one request per upstream connection.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -17,6 +18,14 @@ pub struct SlurmFailover {
     failing: Arc<AtomicBool>,
     /// The job Slurm plays as forgotten (0: none).
     forgotten: Arc<AtomicU64>,
+    gres: Arc<GresPlay>,
+}
+
+/// The node GRES played.
+#[derive(Default)]
+struct GresPlay {
+    /// Node name, its `gres` and `gres_used` as slurmrestd would give them.
+    nodes: Mutex<Vec<(String, String, String)>>,
 }
 
 impl SlurmFailover {
@@ -27,13 +36,22 @@ impl SlurmFailover {
         let url = format!("http://{}", listener.local_addr().unwrap());
         let failing = Arc::new(AtomicBool::new(false));
         let forgotten = Arc::new(AtomicU64::new(0));
-        let (shared, forgets) = (failing.clone(), forgotten.clone());
+        let gres = Arc::new(GresPlay::default());
+        let (shared, forgets, plays) = (failing.clone(), forgotten.clone(), gres.clone());
         tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
-                tokio::spawn(relay(client, upstream.clone(), shared.clone(), forgets.clone()));
+                tokio::spawn(relay(client, upstream.clone(), shared.clone(), forgets.clone(), plays.clone()));
             }
         });
-        SlurmFailover { url, failing, forgotten }
+        SlurmFailover { url, failing, forgotten, gres }
+    }
+
+    /// Node `node` answers with these `gres` and `gres_used` from now on (any text: a
+    /// crafted one too).
+    pub fn node_gres(&self, node: &str, gres: &str, used: &str) {
+        let mut nodes = self.gres.nodes.lock().unwrap();
+        nodes.retain(|(n, _, _)| n != node);
+        nodes.push((node.to_string(), gres.to_string(), used.to_string()));
     }
 
     pub fn failing(&self, on: bool) {
@@ -54,7 +72,13 @@ async fn answer(client: &mut TcpStream, status: &str, body: &str) {
     let _ = client.write_all(answer.as_bytes()).await;
 }
 
-async fn relay(mut client: TcpStream, upstream: String, failing: Arc<AtomicBool>, forgotten: Arc<AtomicU64>) {
+async fn relay(
+    mut client: TcpStream,
+    upstream: String,
+    failing: Arc<AtomicBool>,
+    forgotten: Arc<AtomicU64>,
+    gres: Arc<GresPlay>,
+) {
     let mut buf = Vec::new();
     let head_end = loop {
         let mut chunk = [0u8; 4096];
@@ -89,6 +113,10 @@ async fn relay(mut client: TcpStream, upstream: String, failing: Arc<AtomicBool>
     let mut forwarded = format!("{}\r\nConnection: close\r\n\r\n", kept.join("\r\n")).into_bytes();
     forwarded.extend_from_slice(&buf[head_end + 4..]);
     let Ok(mut server) = TcpStream::connect(&upstream).await else { return };
+    let path = request_line.split(' ').nth(1).unwrap_or_default().to_string();
+    if request_line.starts_with("GET ") && path.ends_with("/nodes") && !gres.nodes.lock().unwrap().is_empty() {
+        return play_nodes(&mut client, &mut server, &forwarded, &gres).await;
+    }
     let forgotten = forgotten.load(Ordering::SeqCst);
     if forgotten != 0 && request_line.starts_with("GET ") {
         let path = request_line.split(' ').nth(1).unwrap_or_default();
@@ -112,6 +140,24 @@ async fn relay(mut client: TcpStream, upstream: String, failing: Arc<AtomicBool>
     if server.write_all(&forwarded).await.is_ok() {
         let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
     }
+}
+
+/// The node list with the played nodes' GRES in place of their own.
+async fn play_nodes(client: &mut TcpStream, server: &mut TcpStream, forwarded: &[u8], gres: &GresPlay) {
+    if server.write_all(forwarded).await.is_err() {
+        return;
+    }
+    let Some((head, body)) = whole_answer(server).await else { return };
+    let body = if head.contains("transfer-encoding: chunked") { crate::raw_http::dechunked(&body) } else { body };
+    let Ok(mut list) = serde_json::from_slice::<serde_json::Value>(&body) else { return };
+    let played = gres.nodes.lock().unwrap().clone();
+    for node in list["nodes"].as_array_mut().into_iter().flatten() {
+        if let Some((_, g, used)) = played.iter().find(|(n, _, _)| node["name"] == n.as_str()) {
+            node["gres"] = serde_json::json!(g);
+            node["gres_used"] = serde_json::json!(used);
+        }
+    }
+    answer(client, "200 OK", &list.to_string()).await;
 }
 
 /// An answer's head (lower case) and body, read to its length: slurmrestd keeps the

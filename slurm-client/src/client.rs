@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use serde_json::Value;
-use slicehub_core::slurm::{parse_gres, JobPhase, JobRequest, SlurmCluster, SlurmJob, SlurmNode};
+use slicehub_core::slurm::{log_skipped, node_gres, JobPhase, JobRequest, SlurmCluster, SlurmJob, SlurmNode};
 use slicehub_core::CoreError;
 
 use crate::tokens::SlurmIdentity;
@@ -201,8 +201,11 @@ fn exit_code_of(status: i64) -> i64 {
 }
 
 fn node_from(value: &Value) -> Option<SlurmNode> {
+    let name = value["name"].as_str()?.to_string();
+    let gres = node_gres(value["gres"].as_str().unwrap_or_default(), value["gres_used"].as_str().unwrap_or_default());
+    log_skipped(&name, &gres.skipped);
     Some(SlurmNode {
-        name: value["name"].as_str()?.to_string(),
+        name,
         address: text(&value["address"]),
         state: text(&value["state"]),
         flags: value["state_flags"]
@@ -214,8 +217,8 @@ fn node_from(value: &Value) -> Option<SlurmNode> {
             .as_array()
             .map(|p| p.iter().map(text).collect())
             .unwrap_or_default(),
-        gres: parse_gres(value["gres"].as_str().unwrap_or_default()),
-        used: parse_gres(value["gres_used"].as_str().unwrap_or_default()),
+        gres: gres.offered,
+        used: gres.used,
     })
 }
 

@@ -1,4 +1,4 @@
-//! The Slurm pool on the GPU page: each node's MIG GRES, used of total. Read-only: the
+//! The Slurm pool on the GPU page: each node's GPU GRES (MIG slices, GPUs, shards), used of total. Read-only: the
 //! layout is the site's (gres.conf), like a static mig-parted layout.
 
 use leptos::prelude::*;
@@ -32,14 +32,14 @@ pub fn SlurmPool(pool: SlurmPoolView) -> impl IntoView {
         <section class="card slurm-pool">
             <h2 class="card-title">"Slurm cluster"</h2>
             <p class="muted">
-                {format!("Sessions of {} run here as Slurm jobs; Slurm places them on the nodes' MIG GRES. ", pool.courses)}
+                {format!("Sessions of {} run here as Slurm jobs; Slurm places them on the nodes' GPU GRES. ", pool.courses)}
                 "The layout is the cluster's own and is changed there."
             </p>
             {pool.problem.clone().map(|p| view! { <p class="drained-note">{p}</p> })}
             {(!pool.nodes.is_empty()).then(|| view! {
                 <div class="table-wrap" tabindex="0" role="region" aria-label="Slurm nodes">
                 <table class="table">
-                    <thead><tr><th>"Node"</th><th>"State"</th><th>"Partitions"</th><th>"MIG GRES"</th><th>"Reason"</th></tr></thead>
+                    <thead><tr><th>"Node"</th><th>"State"</th><th>"Partitions"</th><th>"GPU GRES"</th><th>"Reason"</th></tr></thead>
                     <tbody>{rows}</tbody>
                 </table></div>
             })}

@@ -1,6 +1,6 @@
 //! Sessions of the Slurm pool: each one a Slurm job that starts JupyterLab (or the job's
-//! command) on a node's MIG GRES. The portal keeps accounts, quotas, the proxy and usage;
-//! Slurm keeps the queue order and placement. Here: submitting, cancelling, and what the
+//! command) on a node's GPU GRES (a MIG slice or a whole GPU) or shard. The portal keeps
+//! accounts, quotas, the proxy and usage; Slurm keeps the queue order and placement. Here: submitting, cancelling, and what the
 //! pages read (free GRES, why a claim waits); `slurm_watch.rs` follows the jobs and
 //! `slurm_start.rs` brings a started job's session up.
 
@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use super::service::Sessions;
 use super::slurm_state::SlurmWait;
 use super::model::{GpuSession, SessionKind, SessionState};
-use crate::slurm::{JobRequest, JobWork, SlurmCluster, SlurmNode};
+use crate::slurm::{gres_for, GresRequest, JobRequest, JobWork, SlurmCluster, SlurmNode};
 use crate::store::SlurmLink;
 use crate::CoreError;
 
@@ -26,7 +26,8 @@ impl Sessions {
         Ok(format!("slicehub:{}:", self.instance_id().await?))
     }
 
-    /// The MIG profiles the cluster's nodes offer as GPU GRES.
+    /// The profiles the cluster's nodes offer: MIG slices, whole GPUs and shares
+    /// (`slurm::node_gres`).
     pub async fn slurm_profiles(&self) -> Result<Vec<String>, CoreError> {
         let mut profiles: Vec<String> = self
             .slurm_client()?
@@ -46,7 +47,7 @@ impl Sessions {
         self.slurm_client()?.nodes().await
     }
 
-    /// What a claim on the cluster would find now in each partition, per MIG profile the
+    /// What a claim on the cluster would find now in each partition, per profile the
     /// partition's nodes offer: GRES free on nodes that take jobs, and the portal's jobs
     /// waiting for that profile.
     pub async fn slurm_availability(&self, partitions: &[&str]) -> Result<Vec<Vec<super::ProfileAvailability>>, CoreError> {
@@ -74,12 +75,20 @@ impl Sessions {
         let session = self.session(id).await?;
         let config = &self.ctx.config;
         let (partition, account) = self.slurm_job_home(&session.course_code);
+        let _working = self.ctx.mark_in_flight(id);
+        if let Some(why) = self.unbound_cluster_user(&session).await? {
+            self.ctx.fail(id, &why).await?;
+            return Ok(());
+        }
+        let Some(gres) = self.slurm_gres(id, &partition, &session.profile).await? else {
+            return Ok(());
+        };
         let request = JobRequest {
             session_id: session.id.clone(),
             tag: format!("{}{}", self.slurm_tag_prefix().await?, session.id),
             partition: partition.clone(),
             account,
-            profile: session.profile.clone(),
+            gres,
             time_limit_minutes,
             image: session.image.clone(),
             container_command: config.slurm.container_command.clone(),
@@ -92,11 +101,6 @@ impl Sessions {
                 SessionKind::Job => JobWork::Command(session.argv.clone()),
             },
         };
-        let _working = self.ctx.mark_in_flight(id);
-        if let Some(why) = self.unbound_cluster_user(&session).await? {
-            self.ctx.fail(id, &why).await?;
-            return Ok(());
-        }
         let job = match self.slurm_client()?.submit(&request, &session.username).await {
             Ok(job) => job,
             Err(e) => {
@@ -111,12 +115,29 @@ impl Sessions {
             }
         };
         store.set_slurm_job(id, job as i64).await?;
-        let detail = format!("submitted to Slurm as job {job} (partition {partition}, gres gpu:{}:1)", session.profile);
+        let detail = format!("submitted to Slurm as job {job} (partition {partition}, gres {})", request.gres.as_str());
         if !self.ctx.publish(store.transition(id, SessionState::Queued, &detail).await?) {
             // Stopped while it was being submitted: the stop found no job to cancel.
             self.slurm_client()?.cancel(job, &session.username).await?;
         }
         Ok(())
+    }
+
+    /// The GRES a job of `profile` asks for in `partition`, as the nodes offer it now; `None`
+    /// when there is none, the session failed with why.
+    async fn slurm_gres(&self, id: &str, partition: &str, profile: &str) -> Result<Option<GresRequest>, CoreError> {
+        let why = match self.slurm_client()?.nodes().await {
+            Ok(nodes) => match gres_for(&nodes, partition, profile) {
+                Ok(gres) => return Ok(Some(gres)),
+                Err(why) => why,
+            },
+            Err(e) => {
+                tracing::warn!(session = %id, error = %e, "slurm: nodes not read before submitting");
+                "the Slurm cluster did not take the job (it is not answering); start it again".to_string()
+            }
+        };
+        self.ctx.fail(id, &why).await?;
+        Ok(None)
     }
 
     /// Why `session`'s student may not run as the cluster user their name is linked to: the
@@ -164,6 +185,10 @@ impl Sessions {
     }
 }
 
+/// What one Slurm shard guarantees: Slurm only counts them.
+const SHARD_GUARANTEES: &str =
+    "Slurm shard: no memory cap, no compute share, not isolated from the GPU's other sessions";
+
 fn availability_in(
     nodes: &[SlurmNode],
     waits: &HashMap<String, SlurmWait>,
@@ -172,7 +197,7 @@ fn availability_in(
     let mut out: Vec<super::ProfileAvailability> = Vec::new();
     for node in nodes.iter().filter(|n| n.partitions.iter().any(|p| p == partition)) {
         for gres in node.gres.iter().filter(|g| !g.profile.is_empty()) {
-            let used = node.used.iter().find(|u| u.profile == gres.profile).map_or(0, |u| u.count);
+            let used = node.used.iter().find(|u| u.gres == gres.gres).map_or(0, |u| u.count);
             let free = if node.unavailable() { 0 } else { gres.count.saturating_sub(used) };
             match out.iter_mut().find(|a| a.profile == gres.profile) {
                 Some(a) => a.free += free,
@@ -181,7 +206,7 @@ fn availability_in(
                     free,
                     queued: waits.values().filter(|w| w.profile == gres.profile && w.partition == partition).count() as u32,
                     wait: None,
-                    guarantees: None,
+                    guarantees: slicehub_mig::share_of(&gres.profile).map(|_| SHARD_GUARANTEES.to_string()),
                 }),
             }
         }

@@ -2,6 +2,7 @@
 
 use serde_json::{json, Value};
 
+use super::gres::GresRequest;
 use super::notebook_secret::{notebook_port, NOTEBOOK_PORTS_TRIED};
 use crate::auth::token_sha256;
 
@@ -14,8 +15,9 @@ pub struct JobRequest {
     pub partition: String,
     /// The course: Slurm's own fair share and accounting see one account per course.
     pub account: String,
-    /// The MIG profile as Slurm names it (`1g.10gb`): `--gres=gpu:1g.10gb:1`.
-    pub profile: String,
+    /// One of the GRES that the session's profile is offered as: `gpu:1g.10gb:1`,
+    /// `gpu:l40s:1`, `shard:1`.
+    pub gres: GresRequest,
     pub time_limit_minutes: i64,
     pub image: String,
     /// Words put before the command, `{image}` replaced (`apptainer exec --nv {image}`);
@@ -53,7 +55,7 @@ impl JobRequest {
                 "account": self.account,
                 "comment": self.tag,
                 "time_limit": self.time_limit_minutes.max(1),
-                "gres": format!("gpu:{}:1", self.profile),
+                "gres": self.gres.as_str(),
                 "requeue": false,
                 "environment": environment,
                 "current_working_directory": "/tmp",
@@ -162,7 +164,7 @@ mod tests {
             tag: "slicehub:i-1:s-abc".into(),
             partition: "gpu".into(),
             account: "cs101".into(),
-            profile: "1g.10gb".into(),
+            gres: GresRequest::one("gpu:1g.10gb").unwrap(),
             time_limit_minutes: 90,
             image: "/images/lab.sif".into(),
             container_command: vec!["apptainer".into(), "exec".into(), "--nv".into(), "{image}".into()],
@@ -190,6 +192,15 @@ mod tests {
         assert_eq!(job["standard_output"], "/dev/null", "nothing in the node's /tmp");
         assert!(script.contains("exec >>\"$HOME/.slicehub/slurm-$SLURM_JOB_ID.out\" 2>&1"), "{script}");
         assert!(script.contains("(umask 077 && mkdir -p \"$HOME/.slicehub\")"), "{script}");
+    }
+
+    #[test]
+    fn a_whole_gpu_or_a_shard_is_asked_for_by_its_gres() {
+        let mut r = request(JobWork::Command(vec!["true".into()]));
+        r.gres = GresRequest::one("gpu:l40s").unwrap();
+        assert_eq!(r.body()["job"]["gres"], "gpu:l40s:1");
+        r.gres = GresRequest::one("shard").unwrap();
+        assert_eq!(r.body()["job"]["gres"], "shard:1");
     }
 
     #[test]

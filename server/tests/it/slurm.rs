@@ -1,5 +1,5 @@
 //! Sessions on the Slurm pool, against a real Slurm cluster (slurmctld, slurmrestd and two
-//! slurmd nodes with MIG-typed GRES in containers, `scripts/slurm-cluster.sh`) and the real
+//! slurmd nodes with MIG-typed GRES, node 1 also L40S GPUs and shards, in containers, `scripts/slurm-cluster.sh`) and the real
 //! portal: a notebook runs as a Slurm job, as the student's own Unix user, and a cell executes
 //! on the node through the proxy (and cannot read another student's job there); nothing Slurm
 //! keeps of the job opens the notebook, and a student squatting the node's ports is never sent
@@ -11,7 +11,10 @@
 //! forgotten it, until it was last seen running); a student's own job
 //! carrying another session's comment changes nothing. On SQLite, then on
 //! PostgreSQL (the watcher, the stops and the claims race on both); one test, as the runs
-//! share the cluster's seven slices.
+//! share the cluster's seven slices. And whole GPUs and shards without MIG, node 1's two
+//! L40S-typed GPUs and their 8 shards: each claim asks Slurm for its own GRES and runs
+//! where Slurm places it, a third whole GPU waits; GRES entries crafted to reach a job's
+//! `--gres` (played by the relay) are neither offered nor submitted.
 
 use std::time::{Duration, Instant};
 
@@ -64,8 +67,12 @@ async fn stop(portal: &Portal, cookie: &str, id: &str) {
     assert_eq!(resp.status(), 200, "{}", resp.text().await.unwrap_or_default());
 }
 
+/// The tests of this file take turns: they share the cluster's seven slices.
+static CLUSTER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 #[tokio::test(flavor = "multi_thread")]
 async fn sessions_run_as_slurm_jobs_and_follow_what_slurm_does() {
+    let _turn = CLUSTER.lock().await;
     let cluster = SlurmCluster::up();
     follow_slurm(&cluster, None, "sl").await;
     match postgres_database().await {
@@ -76,6 +83,168 @@ async fn sessions_run_as_slurm_jobs_and_follow_what_slurm_does() {
             "SLICEHUB_TEST_DATABASE_URL is not set: run the tests through scripts/test.sh"
         ),
     }
+}
+
+/// Whole GPUs and shards without MIG (issue #28), on the test cluster's node 1, whose
+/// slurm.conf and gres.conf give it two L40S-typed GPUs without MIG and 8 shards beside its
+/// MIG GRES (Slurm 22.05 reports `gpu:l40s:2,shard:l40s:8`): the launch card offers
+/// `l40s.48gb` and `l40s.48gb.1of4`, a claim of each becomes a job asking for exactly
+/// `gpu:l40s:1` or `shard:1` that Slurm places and runs on node 1 (the whole GPU on one
+/// L40S, the shard on the other: Slurm gives no GPU both ways), and a third whole-GPU claim
+/// waits in Slurm for resources. No relay: the portal talks to slurmrestd. On SQLite, then
+/// on PostgreSQL.
+#[tokio::test(flavor = "multi_thread")]
+async fn whole_gpus_and_shards_run_as_jobs_asking_for_their_own_gres() {
+    let _turn = CLUSTER.lock().await;
+    let cluster = SlurmCluster::up();
+    let node = cluster.ctl(&["scontrol", "show", "node", "-o", "slurmnode1"]);
+    let gres = node.split_whitespace().find_map(|w| w.strip_prefix("Gres=")).unwrap_or_default().to_string();
+    assert_eq!(
+        gres, "gpu:1g.10gb:4,gpu:3g.40gb:1,gpu:l40s:2,shard:1g.10gb:0,shard:3g.40gb:0,shard:l40s:8",
+        "node 1's GRES as Slurm has them (docker/slurm/): is the cluster running an older image?"
+    );
+    whole_gpus_and_shards(&cluster, None, "sg").await;
+    match postgres_database().await {
+        Some(url) => whole_gpus_and_shards(&cluster, Some(url), "pg-sg").await,
+        None => eprintln!("SLICEHUB_TEST_DATABASE_URL not set: the whole-GPU and shard jobs ran on SQLite only"),
+    }
+}
+
+async fn whole_gpus_and_shards(cluster: &SlurmCluster, database_url: Option<String>, prefix: &str) {
+    // The L40S weighs 2 compute slices.
+    let mut extra = vec![("SLICEHUB_SLURM_COURSES", "*"), ("SLICEHUB_GPU_WEIGHTS", "l40s.48gb = 2")];
+    if let Some(url) = &database_url {
+        extra.push(("SLICEHUB_DATABASE_URL", url.as_str()));
+    }
+    let class = Classroom::start(BIN.as_ref(), &cluster.shared_env(&extra)).await;
+    let names: Vec<String> = (0..3).map(|i| format!("{prefix}-{i}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let cookies = class.enroll(&names).await;
+
+    // The launch card offers both, each charged its weight: the GPU's, and a quarter of it;
+    // the partition's MIG slices stay (node 1's four and node 2's three 1g). Read until the
+    // jobs an earlier run cancelled have let their GRES go.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let card = loop {
+        let options = post(&client(), &class.portal.url, Some(&cookies[0]), "launch_options", String::new()).await;
+        assert_eq!(options.status(), 200);
+        let card: serde_json::Value = serde_json::from_str(&options.text().await.unwrap()).unwrap();
+        let offered: Vec<(String, String, u64)> = card[0]["profiles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| (p["name"].as_str().unwrap().to_string(), p["per_hour"].as_str().unwrap().to_string(), p["free"].as_u64().unwrap()))
+            .collect();
+        let has = |name: &str, per_hour: &str, free: u64| offered.contains(&(name.to_string(), per_hour.to_string(), free));
+        let three_g = offered.iter().any(|(name, _, free)| name == "3g.40gb" && *free == 1);
+        if has("l40s.48gb", "2", 2) && has("l40s.48gb.1of4", "0.5", 8) && has("1g.10gb", "1", 7) && three_g {
+            break card;
+        }
+        assert!(Instant::now() < deadline, "the launch card does not offer node 1's L40S GPUs and shards: {card}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    };
+    let share = card[0]["profiles"].as_array().unwrap().iter().find(|p| p["name"] == "l40s.48gb.1of4").unwrap();
+    assert!(share["guarantees"].as_str().unwrap_or_default().contains("not isolated"), "the card says a shard shares: {share}");
+
+    // A whole GPU, then a shard: each runs on node 1 with the GRES it asked for, on its own
+    // L40S (the stand-in devices gpu5 and gpu6 of gres.conf).
+    let mut jobs = Vec::new();
+    let mut devices = Vec::new();
+    for ((profile, gres), cookie) in [("l40s.48gb", "gpu:l40s:1"), ("l40s.48gb.1of4", "shard:1")].into_iter().zip(&cookies) {
+        let body = format!("course_id=1&profile={}&image={}&command=sleep+600", urlencode(profile), urlencode(JUPYTERLAB));
+        let id = start(&class.portal, cookie, body).await;
+        let me = until(&class.portal, cookie, &id, &["ready", "failed"], Duration::from_secs(60)).await;
+        assert_eq!((me["state"].as_str(), me["profile"].as_str()), (Some("ready"), Some(profile)), "{me}");
+        let job = job_of(&me);
+        let record = cluster.job(job);
+        assert_eq!(
+            (record["JobState"].as_str(), record["NodeList"].as_str(), record["TresPerNode"].as_str()),
+            ("RUNNING", "slurmnode1", format!("gres:{gres}").as_str()),
+            "{record:?}"
+        );
+        let placed = cluster.job_detail(job);
+        assert_eq!(placed["JOB_GRES"], gres, "{placed:?}");
+        let device = placed["GRES"].strip_prefix(&format!("{gres}(IDX:")).and_then(|d| d.strip_suffix(')')).map(str::to_string);
+        assert!(matches!(device.as_deref(), Some("5" | "6")), "{gres} on an L40S: {placed:?}");
+        devices.push(device.unwrap());
+        jobs.push((id, job, cookie));
+    }
+    assert_ne!(devices[0], devices[1], "Slurm gives the shard the L40S not given whole");
+
+    // A third whole GPU: node 1 has two, one whole and one with a shard in use, so Slurm
+    // keeps the claim waiting for resources.
+    let body = format!("course_id=1&profile=l40s.48gb&image={}&command=sleep+600", urlencode(JUPYTERLAB));
+    let id = start(&class.portal, &cookies[2], body).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let (me, job) = loop {
+        let me = view_of(&class.portal, &cookies[2], &id).await;
+        assert!(!["ready", "failed", "ended"].contains(&me["state"].as_str().unwrap_or_default()), "the third L40S claim does not wait: {me}");
+        if me["state"] == "queued" && me["cluster_wait"]["reason"] == "Resources" {
+            let job = job_of(&me);
+            break (me, job);
+        }
+        assert!(Instant::now() < deadline, "the third L40S claim does not wait in Slurm for resources: {me}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    };
+    let record = cluster.job(job);
+    assert_eq!(
+        (record["JobState"].as_str(), record["Reason"].as_str(), record["TresPerNode"].as_str()),
+        ("PENDING", "Resources", "gres:gpu:l40s:1"),
+        "{me} {record:?}"
+    );
+    jobs.push((id, job, &cookies[2]));
+
+    for (id, job, cookie) in jobs.iter().rev() {
+        stop(&class.portal, cookie, id).await;
+        until(&class.portal, cookie, id, &["ended"], Duration::from_secs(10)).await;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while cluster.job(*job)["JobState"] != "CANCELLED" {
+            assert!(Instant::now() < deadline, "job {job} not cancelled: {:?}", cluster.job(*job));
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+}
+
+/// From the attacker's side: entries a node's GRES could be crafted with to reach a job's
+/// `--gres` (`;`, spaces, `$(…)`, commas) are neither offered nor submitted, and claims
+/// naming them are refused. No node of the test cluster is configured with such names: the
+/// relay (`slurm_failover`) shows node 2 with them beside its real `gpu:1g.10gb:3`; node 1's
+/// L40S GPUs and shards are the cluster's own.
+#[tokio::test(flavor = "multi_thread")]
+async fn crafted_node_gres_are_neither_offered_nor_submitted() {
+    let _turn = CLUSTER.lock().await;
+    let cluster = SlurmCluster::up();
+    let upstream = cluster.settings.iter().find(|(k, _)| k == "SLICEHUB_SLURM_URL").map(|(_, v)| v.clone()).expect("slurm url");
+    let relay = SlurmFailover::start(&upstream).await;
+    let crafted = ["gpu:l40s;rm -rf ~:1", "gpu:a10 --wrap=id:1", "gpu:x$(id):1", "gpu:(null)", "gpu:l40s:x", "gpu:l40s:99999999999", "shard:l40s,x:4"];
+    relay.node_gres("slurmnode2", &format!("gpu:1g.10gb:3,{}", crafted.join(",")), "gpu:1g.10gb:0(IDX:N/A)");
+    // A student may take 7 compute slices at once, so that the crafted names below meet the
+    // cluster's check, not the course's cap.
+    let mut env = cluster.shared_env(&[
+        ("SLICEHUB_SLURM_COURSES", "*"),
+        ("SLICEHUB_GPU_WEIGHTS", "l40s.48gb = 2"),
+        ("SLICEHUB_SESSIONS_MAX_COMPUTE_SLICES", "7"),
+    ]);
+    env.retain(|(k, _)| *k != "SLICEHUB_SLURM_URL");
+    env.push(("SLICEHUB_SLURM_URL", relay.url.as_str()));
+    let class = Classroom::start(BIN.as_ref(), &env).await;
+    let cookies = class.enroll(&["sc-0"]).await;
+    let jobs_before = cluster.known_jobs();
+
+    let options = post(&client(), &class.portal.url, Some(&cookies[0]), "launch_options", String::new()).await;
+    assert_eq!(options.status(), 200);
+    let options = options.text().await.unwrap();
+    assert!(options.contains("\"l40s.48gb.1of4\"") && options.contains("\"1g.10gb\""), "the real GRES stay offered: {options}");
+    for word in ["rm -rf", "--wrap", "$(id)", "(null)", "99999999999", "l40s;", "x:4"] {
+        assert!(!options.contains(word), "a crafted GRES reached the launch card ({word}): {options}");
+    }
+    for profile in ["l40s;rm -rf ~", "a10 --wrap=id", "x$(id)", "gpu:l40s:1,shard", "l40s.48gb.1of8"] {
+        let body = format!("course_id=1&profile={}&image={}&command=true", urlencode(profile), urlencode(JUPYTERLAB));
+        let resp = post(&client(), &class.portal.url, Some(&cookies[0]), "start_session", body).await;
+        let text = resp.text().await.unwrap_or_default();
+        assert!(text.contains("no node of the Slurm cluster offers the profile"), "{profile:?} was not refused: {text}");
+    }
+    assert_eq!(cluster.known_jobs(), jobs_before, "no claim reached Slurm");
 }
 
 async fn follow_slurm(cluster: &SlurmCluster, database_url: Option<String>, prefix: &str) {
