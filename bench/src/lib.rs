@@ -5,6 +5,11 @@
 pub mod bare;
 pub mod history;
 pub mod idle_replay;
+pub mod mixed_fleet;
+pub mod mixed_no_queue;
+pub mod mixed_queue;
+pub mod mixed_statics;
+pub mod mixed_trace;
 pub mod optimum;
 pub mod process;
 pub mod queue_replay;

@@ -8,7 +8,8 @@ use slicehub_mig::{
     expected_starts, serve, Catalog, GpuState, Hold, Policy, Replan, Step, Waiting, Window,
 };
 
-use crate::trace::{Class, Request};
+use crate::simulate::{claims, class_names, Claim};
+use crate::trace::Request;
 
 const S: i64 = 1_000;
 
@@ -18,8 +19,11 @@ pub struct QueueOutcome {
     /// Each request's wait; one still waiting when the lab closes counts its wait till then.
     pub waits: Vec<i64>,
     pub unserved: usize,
-    /// Compute slices × seconds delivered before the lab closed.
+    /// Compute slices × seconds delivered before the lab closed (whole GPUs and shares by
+    /// their weight, a share's fraction of a slice-second dropped once, at the end).
     pub slice_seconds: u64,
+    /// Each request's thousandths of a compute slice × seconds delivered, in trace order.
+    pub delivered: Vec<u64>,
     /// For each claim that waited: first "at the latest" minus its actual start (≥ 0 when
     /// the promise held).
     pub latest_margin: Vec<i64>,
@@ -54,26 +58,29 @@ struct Running {
 /// Replays `trace` (lab of `lab_s` seconds, time limit `limit_s`) on `gpus` by `rules`.
 pub fn replay_queued(
     catalog: &Catalog,
-    mut gpus: Vec<GpuState<'_>>,
+    gpus: Vec<GpuState<'_>>,
     trace: &[Request],
     lab_s: u32,
     limit_s: u32,
     rules: QueueRules,
 ) -> QueueOutcome {
+    let names = class_names(catalog);
+    replay_queued_claims(gpus, &claims(catalog, &names, trace), lab_s, limit_s, rules)
+}
+
+/// [`replay_queued`] for claims on any fleet (models mixed, GPUs dynamic or static). A
+/// claim counts against `rules.largest` by its weight rounded up, as the portal's caps do.
+pub fn replay_queued_claims(
+    mut gpus: Vec<GpuState<'_>>,
+    trace: &[Claim<'_>],
+    lab_s: u32,
+    limit_s: u32,
+    rules: QueueRules,
+) -> QueueOutcome {
     let QueueRules { planned, policy, largest } = rules;
-    let names = [Class::G1, Class::G2, Class::G3, Class::G4, Class::G7]
-        .map(|c| c.profile_name(catalog).unwrap_or_default());
-    let profiles: Vec<&str> = trace
-        .iter()
-        .map(|r| names[r.class as usize].as_str())
-        .collect();
-    let slices_of = |i: usize| {
-        catalog
-            .profile_by_name(profiles[i])
-            .map_or(0, |p| i64::from(p.compute_slices))
-    };
+    let profiles: Vec<&str> = trace.iter().map(|c| c.profile).collect();
     let (lab, limit) = (i64::from(lab_s) * S, i64::from(limit_s) * S);
-    let length = |r: &Request| i64::from(r.departure - r.arrival) * S;
+    let length = |r: &Claim<'_>| i64::from(r.departure - r.arrival) * S;
 
     let mut out = QueueOutcome::default();
     let mut holds: Vec<Hold> = Vec::new();
@@ -81,8 +88,9 @@ pub fn replay_queued(
     let mut windows: Vec<Option<Window>> = vec![None; trace.len()];
     let mut promised: Vec<Option<(i64, i64)>> = vec![None; trace.len()];
     let mut started: Vec<Option<i64>> = vec![None; trace.len()];
-    let mut dropped: Vec<bool> = (0..trace.len())
-        .map(|i| slices_of(i) > i64::from(largest))
+    let mut dropped: Vec<bool> = trace
+        .iter()
+        .map(|c| c.milli_slices.div_ceil(1000) > u64::from(largest))
         .collect();
     let mut lengths_seen: Vec<i64> = Vec::new();
     let mut moments: Vec<i64> = trace.iter().map(|r| i64::from(r.arrival) * S).collect();
@@ -198,15 +206,17 @@ pub fn replay_queued(
         match started[i] {
             Some(at) => {
                 out.waits.push((at - arrival) / S);
-                let delivered = (at + length(r)).min(lab) - at;
-                out.slice_seconds += (slices_of(i) * delivered / S) as u64;
+                let delivered = ((at + length(r)).min(lab) - at) / S;
+                out.delivered.push(r.milli_slices * delivered as u64);
             }
             None => {
                 out.waits.push((lab - arrival).max(0) / S);
+                out.delivered.push(0);
                 out.unserved += 1;
             }
         }
     }
+    out.slice_seconds = out.delivered.iter().sum::<u64>() / 1000;
     out
 }
 

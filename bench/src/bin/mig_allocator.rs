@@ -1,8 +1,11 @@
 //! Prints how many requests each allocation strategy grants on generated classroom traces,
-//! and the allocator's decision latency at 64 GPUs. See bench/README.md.
+//! the allocator's decision latency at 64 GPUs, and the mixed fleet of issue #28 (MIG, whole
+//! GPUs, shares). See bench/README.md.
 
 use std::time::{Duration, Instant};
 
+use slicehub_bench::mixed_fleet::MixedFleet;
+use slicehub_bench::mixed_trace::labs;
 use slicehub_bench::optimum::{optimum, Rule};
 use slicehub_bench::simulate::{dynamic_fleet, replay};
 use slicehub_bench::statics::{best_uniform, candidates, greedy_mix};
@@ -85,6 +88,20 @@ fn main() {
     };
     let started = Instant::now();
     let statics = candidates(catalog);
+    // `-- --mixed-only`: only the mixed-fleet section (issue #28), under a second.
+    let mixed_only = std::env::args().any(|a| a == "--mixed-only");
+    if !mixed_only {
+        single_model(catalog, &statics);
+    }
+    match MixedFleet::issue_28() {
+        Ok(fleet) => slicehub_bench::mixed_no_queue::print(&fleet, &statics, &labs(), 1..=5),
+        Err(e) => eprintln!("no mixed fleet: {e}"),
+    }
+    println!("\n(bench took {:.1} s)", started.elapsed().as_secs_f64());
+}
+
+/// The single-model rows: every GPU an H100-80GB with MIG on.
+fn single_model(catalog: &Catalog, statics: &[(String, Layout)]) {
     println!(
         "model {MODEL}; {} static layouts tried ({} named by mig-parted, the rest maximal enumerated layouts)\n",
         statics.len(),
@@ -120,14 +137,13 @@ fn main() {
     ] {
         for &gpus in gpu_counts {
             let traces: Vec<Vec<Request>> = seeds.clone().map(|s| classroom(spec, s)).collect();
-            rows.push(evaluate(catalog, &statics, name, gpus, &traces));
+            rows.push(evaluate(catalog, statics, name, gpus, &traces));
         }
     }
     print_table(&rows);
     print_utilization(&rows);
     print_targets(&rows);
     latency(catalog);
-    println!("\n(bench took {:.1} s)", started.elapsed().as_secs_f64());
 }
 
 fn evaluate(

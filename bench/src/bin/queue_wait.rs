@@ -1,9 +1,12 @@
 //! Replays the classroom traces with a queue: mean and p95 wait, what was never served,
 //! compute-slice-hours delivered, and how good the start estimates were, for the
-//! allocator against first-fit and the best static layout. See bench/README.md.
+//! allocator against first-fit and the best static layout; then the mixed fleet of issue
+//! #28 (MIG, whole GPUs, shares). See bench/README.md.
 
 use std::time::Instant;
 
+use slicehub_bench::mixed_fleet::MixedFleet;
+use slicehub_bench::mixed_trace::labs;
 use slicehub_bench::queue_replay::{replay_queued, QueueOutcome, QueueRules};
 use slicehub_bench::simulate::{dynamic_fleet, replay};
 use slicehub_bench::statics::candidates;
@@ -157,6 +160,19 @@ fn main() {
     };
     let started = Instant::now();
     let statics = candidates(catalog);
+    // `-- --mixed-only`: only the mixed-fleet section (issue #28).
+    if !std::env::args().any(|a| a == "--mixed-only") {
+        single_model(catalog, &statics);
+    }
+    match MixedFleet::issue_28() {
+        Ok(fleet) => slicehub_bench::mixed_queue::print(&fleet, &statics, catalog.static_layouts().len(), &labs(), 1..=5),
+        Err(e) => eprintln!("no mixed fleet: {e}"),
+    }
+    println!("\n(bench took {:.1} s)", started.elapsed().as_secs_f64());
+}
+
+/// The single-model rows: every GPU an H100-80GB with MIG on.
+fn single_model(catalog: &'static Catalog, statics: &[(String, Layout)]) {
     println!("model {MODEL}; seeds 1-5; a claim that finds no room waits (time limit = the longest session, 90 min); the lab closes at 3 h\n");
     println!("(idle: memory-slice-hours no session held, kept for a promised window that had not opened / kept for nobody)\n");
     println!(
@@ -193,7 +209,7 @@ fn main() {
                 name: format!("no promises, course cap {CAPPED}"),
                 per_seed: run(QueueRules { largest: CAPPED, ..rules(0, Policy::FragmentationAware) }),
             };
-            let fixed = best_static(catalog, &statics, gpus, &traces, spec);
+            let fixed = best_static(catalog, statics, gpus, &traces, spec);
             let all = [&allocator, &unpromised, &first_fit, &capped, &capped_unpromised, &fixed];
             for s in all {
                 let waits = s.all(|o| &o.waits);
@@ -277,5 +293,4 @@ fn main() {
             " (MISSED)"
         }
     );
-    println!("\n(bench took {:.1} s)", started.elapsed().as_secs_f64());
 }
