@@ -6,7 +6,9 @@
 //! while MIG is off (the session has the GPU), and each MIG instance's own GPM figure
 //! where the GPU keeps one. On a GPU split into shares both are the session's own
 //! processes' (NVML process samples, each process placed in its container by its
-//! cgroup), since the GPU's figures mix in the other shares' sessions. On
+//! cgroup), since the GPU's figures mix in the other shares' sessions; under MPS the
+//! kernels run in the MPS server, so the driver gives a client's memory but not its
+//! activity (docs/hardware/shares/), and an MPS share's activity stays unread. On
 //! simulated GPUs both come from the session's container: its CPU use in percent of one
 //! core (capped at 100) and its memory, so the path runs end to end without a GPU.
 
@@ -17,7 +19,7 @@ use super::service::Sessions;
 use super::SessionState;
 use crate::gpu::{BackendKind, GpuUtilization, MigInstance, MigMode};
 use super::process_owner::container_of_pid;
-use crate::gpu::GpuProcess;
+use crate::gpu::{GpuProcess, Sharing};
 use crate::runtime::ContainerUsage;
 use crate::CoreError;
 
@@ -35,7 +37,8 @@ struct GpuReading {
     /// On a GPU split into shares: its processes with the container each runs in, or
     /// `None` when they could not be read.
     processes: Option<Vec<(GpuProcess, Option<String>)>>,
-    shared: bool,
+    /// How the GPU is split into shares, if it is.
+    sharing: Option<Sharing>,
 }
 
 impl Sessions {
@@ -50,9 +53,9 @@ impl Sessions {
                 let utilization = gpus.utilization(index).unwrap_or_default();
                 let mig = info.mig_mode == MigMode::Enabled;
                 let instances = gpus.instances(index).unwrap_or_default();
-                let shared = gpus.catalog(index).is_ok_and(|c| c.shares().is_some());
-                let processes = match (shared, simulated) {
-                    (true, false) => match gpus.processes(index) {
+                let sharing = gpus.catalog(index).ok().and_then(|c| c.shares()).map(|s| s.sharing);
+                let processes = match (sharing, simulated) {
+                    (Some(_), false) => match gpus.processes(index) {
                         Ok(list) => Some(list.into_iter().map(|p| (p, container_of_pid(p.pid))).collect()),
                         Err(e) => {
                             tracing::debug!(gpu = index, error = %e, "slice sample: processes not read");
@@ -79,7 +82,7 @@ impl Sessions {
                         (i, busy)
                     }).collect(),
                     processes,
-                    shared,
+                    sharing,
                     utilization,
                 });
             }
@@ -137,11 +140,11 @@ impl Sessions {
                 // With MIG on: the instance's own GPM figure, or nothing (the whole GPU's
                 // counters would mix in the other students'); with MIG off, the session
                 // has the whole GPU.
-                if let Some(g) = gpu.filter(|g| g.shared) {
+                if let Some((g, sharing)) = gpu.and_then(|g| Some((g, g.sharing?))) {
                     let mine = owners.get(&session.id).and_then(|id| g.processes.as_ref().map(|all| own_processes(all, id)));
                     let sample = SliceSample {
                         at_ms: now,
-                        busy_percent: mine.map(|(busy, _)| busy),
+                        busy_percent: mine.map(|(busy, _)| busy).filter(|_| sharing == Sharing::TimeSliced),
                         memory_mib: mine.map(|(_, memory)| memory),
                     };
                     let slice = format!("{}@{}", session.profile, placement.start);
@@ -191,15 +194,17 @@ impl Sessions {
     }
 
     /// Whether every GPU says how busy each session's slice is: simulated ones (from the
-    /// container), GPUs with MIG off (the whole GPU is the slice), and MIG GPUs that keep
-    /// GPM samples per instance (Hopper and newer). Elsewhere jobs are never judged idle.
+    /// container), GPUs with MIG off (the whole GPU is the slice, or a time-sliced share
+    /// its own processes), and MIG GPUs that keep GPM samples per instance (Hopper and
+    /// newer); not MPS shares. Elsewhere jobs are never judged idle.
     pub async fn slice_activity_readable(&self) -> bool {
         self.ctx.on_gpus(|gpus| {
             if gpus.kind() == BackendKind::Simulated {
                 return Ok(true);
             }
             let list = gpus.list_gpus()?;
-            Ok(list.iter().all(|g| g.mig_mode != MigMode::Enabled || gpus.gpm_supported(g.index)))
+            let mps = |index| gpus.catalog(index).ok().and_then(|c| c.shares()).is_some_and(|s| s.sharing == Sharing::Mps);
+            Ok(list.iter().all(|g| (g.mig_mode != MigMode::Enabled || gpus.gpm_supported(g.index)) && !mps(g.index)))
         })
         .await
         .unwrap_or(false)

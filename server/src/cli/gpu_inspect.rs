@@ -275,7 +275,8 @@ fn render_gpu(out: &mut String, gpu: &GpuReport) {
                 out.push_str("  processes (NVML process samples):\n");
                 for p in list {
                     let memory = p.memory_mib.map_or("memory n/a".to_string(), |m| format!("{m} MiB"));
-                    out.push_str(&format!("    pid {}  {memory}  {} busy\n", p.pid, percent(p.busy_percent)));
+                    let busy = p.busy_percent.map_or("ran no kernels".to_string(), |b| format!("{b}% busy"));
+                    out.push_str(&format!("    pid {}  {memory}  {busy}\n", p.pid));
                 }
             }
             Err(e) => out.push_str(&format!("  processes: could not be read ({e})\n")),
