@@ -30,5 +30,6 @@ mod sessions_faults;
 mod sessions_jobs;
 mod sessions_limit;
 mod sessions_notebook;
+mod share_activity;
 mod store;
 mod usage_reports;

@@ -4,11 +4,11 @@
 //! with MIG on, whose instances' activity is read per instance (GPM) or not at all.
 
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use slicehub_core::gpu::{
-    BackendKind, Catalog, GpuBackend, GpuHealth, GpuInfo, GpuUtilization, MigInstance, Placement,
+    BackendKind, Catalog, GpuBackend, GpuHealth, GpuInfo, GpuProcess, GpuUtilization, MigInstance, Placement,
 };
 use slicehub_core::CoreError;
 use slicehub_gpu::SimulatedBackend;
@@ -24,6 +24,8 @@ pub struct FaultyGpus {
     instance_busy: AtomicI64,
     /// Instance creations hang until this is cleared.
     hang_creates: AtomicBool,
+    /// What the driver would list as the processes on each GPU (host process ids).
+    processes: Mutex<Vec<GpuProcess>>,
 }
 
 impl FaultyGpus {
@@ -35,7 +37,14 @@ impl FaultyGpus {
             as_nvml: AtomicBool::new(false),
             instance_busy: AtomicI64::new(-1),
             hang_creates: AtomicBool::new(false),
+            processes: Mutex::new(Vec::new()),
         })
+    }
+
+    /// Pass for NVML, with `processes` on every GPU, as the driver lists them.
+    pub fn as_nvml_with_processes(&self, processes: Vec<GpuProcess>) {
+        self.as_nvml.store(true, Ordering::SeqCst);
+        *self.processes.lock().unwrap() = processes;
     }
 
     /// Instance creations hang (as NVML can when a GPU falls off the bus) until called
@@ -112,6 +121,10 @@ impl GpuBackend for FaultyGpus {
         self.check(gpu_index)?;
         let busy = self.instance_busy.load(Ordering::SeqCst);
         Ok((instance.is_some() && busy >= 0).then_some(busy as u32))
+    }
+    fn processes(&self, gpu_index: u32) -> Result<Vec<GpuProcess>, CoreError> {
+        self.check(gpu_index)?;
+        Ok(self.processes.lock().unwrap().clone())
     }
     fn health(&self, gpu_index: u32) -> Result<GpuHealth, CoreError> {
         self.check(gpu_index)?;
