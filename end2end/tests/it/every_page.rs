@@ -610,9 +610,15 @@ async fn a_mixed_fleet_shows_whole_gpus_and_shares_on_the_gpu_page_and_the_launc
     let page = text(&browser, "main").await;
     assert!(page.contains("no MIG: used whole") && page.contains("MIG off: used whole"), "{page}");
     assert!(page.contains("l40s.48gb") && page.contains("h100.80gb"), "{page}");
-    assert!(page.contains("4 capped shares (MPS)") && page.contains("2 time-sliced shares, no isolation"), "{page}");
+    // The card's head is set in capitals.
+    let lower = page.to_lowercase();
+    assert!(lower.contains("sharing: 4 capped shares (mps)") && lower.contains("sharing: 2 time-sliced shares, no isolation"), "{page}");
+    assert!(page.contains("4 of 4 shares") && page.contains("2 of 2 shares"), "{page}");
     assert!(page.contains("at most 5758 MiB of GPU memory and 25% of its compute"), "{page}");
     assert!(page.contains("MIG slice: its own memory and compute"), "{page}");
+    // The shared GPUs' cards, further down the page, at both widths.
+    browser.client.execute("document.querySelectorAll('.gpu-section')[3].scrollIntoView()", vec![]).await.unwrap();
+    browser.screenshot_widths("admin-gpus-mixed-fleet-shares").await;
     sign_out(&browser).await;
     browser.sign_in(&url, "carol", &password_of("carol")).await;
     visit(&browser, &url, "/sessions", "section.launch", "student-launch-mixed-fleet").await;
@@ -623,6 +629,13 @@ async fn a_mixed_fleet_shows_whole_gpus_and_shares_on_the_gpu_page_and_the_launc
         options.contains("l4.24gb.1of4 — 4 free · 1 of 4 shares of a 24 GB GPU, 1.75 slice-hours per hour · capped share (MPS)"),
         "{options}"
     );
+    // The chosen size's facts stand in full under the list.
+    browser.client.execute(
+        "const s = document.querySelector('section.launch .launch-notebook select[name=profile]'); s.value = 'l4.24gb.1of4'; s.dispatchEvent(new Event('change'));",
+        vec![],
+    ).await.unwrap();
+    browser.wait_text("section.launch .launch-notebook .size-facts", "not isolated from the GPU's other sessions (one MPS server)").await;
+    browser.check_page("student-launch-mixed-fleet-share-chosen").await;
     assert!(options.contains("t4.16gb.1of2 — 2 free · 1 of 2 shares of a 16 GB GPU, 3.5 slice-hours per hour · time-sliced share: no memory cap"), "{options}");
     assert!(options.contains("1g.10gb — 7 free · 10 GB GPU memory, 1 of 7 compute slices"), "{options}");
     browser.close().await;

@@ -30,6 +30,12 @@ fn option_label(p: &ProfileOption, within_budget: bool) -> String {
     format!("{} — {free}{facts}{guarantees}{short}", p.name)
 }
 
+/// What the chosen size gives, costs and guarantees, in full.
+fn chosen_facts(p: &ProfileOption) -> String {
+    let facts = size_facts(&p.name, &p.per_hour);
+    [facts, p.guarantees.clone()].into_iter().flatten().collect::<Vec<_>>().join(" · ")
+}
+
 /// What a slice size gives and costs, `per_hour` being the slice-hours an hour of it
 /// counts (the server's word): `1g.10gb` → `10 GB GPU memory, 1 of 7 compute slices,
 /// 1 slice-hour per hour` (the memory is left out when the name does not say it); a whole
@@ -104,6 +110,11 @@ pub fn LaunchCard(
     let max_sessions = course.max_sessions;
     let full = move || at_limit(live.get(), Some(max_sessions)).or_else(|| unaffordable.clone());
     let selects = move || -> AnyView {
+        // The chosen size's facts in full under the list, where a phone shows an option cut.
+        let first = profiles.iter().find(|p| p.affordable).or(profiles.first());
+        let chosen = RwSignal::new(first.map(|p| p.name.clone()).unwrap_or_default());
+        let described = profiles.clone();
+        let facts = move || chosen.with(|name| described.iter().find(|p| &p.name == name).map(chosen_facts));
         let profile_options = profiles
             .iter()
             .map(|p| {
@@ -117,8 +128,9 @@ pub fn LaunchCard(
             .collect_view();
         view! {
             <label>"Slice size"
-                <select name="profile">{profile_options}</select>
+                <select name="profile" on:change=move |ev| chosen.set(event_target_value(&ev))>{profile_options}</select>
             </label>
+            <p class="muted small size-facts" aria-live="polite">{facts}</p>
             <label>"Image"
                 <select name="image">{image_options}</select>
             </label>
