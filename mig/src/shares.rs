@@ -56,7 +56,7 @@ impl Shares {
     pub fn guarantees(&self, share_mib: u64) -> String {
         match self.sharing {
             Sharing::Mps => format!(
-                "capped share (MPS): at most {share_mib} MiB of GPU memory and {}% of its compute; not isolated from the GPU's other sessions (one MPS server)",
+                "capped share (MPS): at most {share_mib} MiB of GPU memory and {}% of its compute; not isolated from the GPU's other sessions (one MPS server, one /dev/shm)",
                 self.compute_percent()
             ),
             Sharing::TimeSliced => {
@@ -178,7 +178,7 @@ mod tests {
         let mps = Shares { count: 4, sharing: Sharing::Mps };
         assert_eq!(
             mps.guarantees(mps.memory_mib(23034)),
-            "capped share (MPS): at most 5758 MiB of GPU memory and 25% of its compute; not isolated from the GPU's other sessions (one MPS server)"
+            "capped share (MPS): at most 5758 MiB of GPU memory and 25% of its compute; not isolated from the GPU's other sessions (one MPS server, one /dev/shm)"
         );
         let sliced = Shares { count: 2, sharing: Sharing::TimeSliced };
         assert!(sliced.guarantees(23034).starts_with("time-sliced share: no memory cap"));

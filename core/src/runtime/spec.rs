@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::mps::{mps_volume, MpsCaps, MpsDaemon};
+use super::mps::{daemon_name, mps_volume, MpsCaps};
 use crate::auth::token_sha256;
 use crate::CoreError;
 
@@ -197,7 +197,7 @@ impl ContainerSpec {
                 env.extend(caps.client_env());
                 mps_volume_name = Some(mps_volume(&r.instance, &r.gpu_uuid));
                 // Without the NVIDIA runtime (a simulated GPU) there is no daemon to join.
-                ipc_mode = r.nvidia_runtime.then(|| MpsDaemon::for_gpu(&r.instance, &r.gpu_uuid, &r.image).ipc_mode());
+                ipc_mode = r.nvidia_runtime.then(|| format!("container:{}", daemon_name(&r.instance, &r.gpu_uuid)));
             }
             Some(ShareRequest::TimeSliced) | None => {}
         }
@@ -452,7 +452,7 @@ mod tests {
 
     #[test]
     fn an_mps_share_gets_its_gpu_its_caps_and_the_daemon_of_its_gpu() {
-        let caps = MpsCaps { memory_mib: 5758, compute_percent: 25 };
+        let caps = MpsCaps { memory_mib: 5758, compute_percent: 25, shares: 4 };
         let spec = ContainerSpec::for_session(&share(ShareRequest::Mps(caps), true)).unwrap();
         assert_eq!(spec.device_request.unwrap().device_ids, ["GPU-simulated-04-l4-24gb"]);
         assert_eq!(spec.env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"], "0=5758M");
@@ -476,7 +476,7 @@ mod tests {
         assert_eq!((spec.mps_volume, spec.ipc_mode), (None, None));
         assert_eq!(spec.labels["org.slicehub.share"], "time-sliced-no-isolation");
         let mut mig = request(notebook(), true);
-        mig.share = Some(ShareRequest::Mps(MpsCaps { memory_mib: 1, compute_percent: 50 }));
+        mig.share = Some(ShareRequest::Mps(MpsCaps { memory_mib: 1, compute_percent: 50, shares: 2 }));
         assert!(ContainerSpec::for_session(&mig).unwrap_err().to_string().contains("whole GPU"));
         assert_eq!(ContainerSpec::for_session(&request(notebook(), true)).unwrap().mps_volume, None);
     }

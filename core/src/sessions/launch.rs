@@ -109,8 +109,9 @@ impl Ctx {
         }
         store.open_usage(&self.session(id).await?).await?;
         let engine = &self.engine;
-        if spec.ipc_mode.is_some() {
-            let daemon = MpsDaemon::for_gpu(&request.instance, &request.gpu_uuid, &self.config.sessions.default_image);
+        if let (Some(_), Some(ShareRequest::Mps(caps))) = (&spec.ipc_mode, request.share) {
+            let image = &self.config.sessions.default_image;
+            let daemon = MpsDaemon::for_gpu(&request.instance, &request.gpu_uuid, image, caps, spec.shm_bytes);
             engine.ensure_mps_daemon(&daemon).await?;
         }
         if let Err(e) = engine.create(&spec).await {
@@ -212,6 +213,7 @@ impl Ctx {
                 Sharing::Mps => ShareRequest::Mps(MpsCaps {
                     memory_mib: profile.memory_mib,
                     compute_percent: shares.compute_percent(),
+                    shares: shares.count,
                 }),
                 Sharing::TimeSliced => ShareRequest::TimeSliced,
             });

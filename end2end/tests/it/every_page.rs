@@ -629,12 +629,21 @@ async fn a_mixed_fleet_shows_whole_gpus_and_shares_on_the_gpu_page_and_the_launc
         options.contains("l4.24gb.1of4 — 4 free · 1 of 4 shares of a 24 GB GPU, 1.75 slice-hours per hour · capped share (MPS)"),
         "{options}"
     );
+    let groups = browser.client.execute(
+        "return [...document.querySelectorAll('section.launch .launch-notebook optgroup')].map(g => g.label + ': ' + [...g.children].map(o => o.value).join(','));",
+        vec![],
+    ).await.unwrap();
+    assert_eq!(
+        groups,
+        serde_json::json!(["MIG slices: 1g.10gb", "Whole GPUs: l40s.48gb,h100.80gb", "Shares of a GPU: l4.24gb.1of4,t4.16gb.1of2"]),
+        "a mixed fleet's sizes grouped by kind"
+    );
     // The chosen size's facts stand in full under the list.
     browser.client.execute(
         "const s = document.querySelector('section.launch .launch-notebook select[name=profile]'); s.value = 'l4.24gb.1of4'; s.dispatchEvent(new Event('change'));",
         vec![],
     ).await.unwrap();
-    browser.wait_text("section.launch .launch-notebook .size-facts", "not isolated from the GPU's other sessions (one MPS server)").await;
+    browser.wait_text("section.launch .launch-notebook .size-facts", "not isolated from the GPU's other sessions (one MPS server, one /dev/shm)").await;
     browser.check_page("student-launch-mixed-fleet-share-chosen").await;
     assert!(options.contains("t4.16gb.1of2 — 2 free · 1 of 2 shares of a 16 GB GPU, 3.5 slice-hours per hour · time-sliced share: no memory cap"), "{options}");
     assert!(options.contains("1g.10gb — 7 free · 10 GB GPU memory, 1 of 7 compute slices"), "{options}");
