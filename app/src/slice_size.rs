@@ -1,6 +1,6 @@
 //! What a profile name says about its size: `3g.40gb` is a MIG slice of 3 compute slices,
-//! `l40s.48gb` a whole GPU, `l4.24gb.1of4` one of four shares of one. What an hour of a
-//! whole GPU or a share counts is the server's to say (an admin weighs each model).
+//! `l40s.48gb` a whole GPU, `l4.24gb.1of4` one of four shares of one. What a whole GPU or
+//! a share counts is the server's to say (an admin weighs each model).
 
 /// A GPU has seven compute slices.
 pub const GPU_SLICES: u32 = 7;
@@ -29,31 +29,21 @@ pub fn slice_size(profile: &str) -> Option<SliceSize> {
     }
 }
 
-/// Compute slices of a profile as a course's "largest slice" counts them when no weight
-/// is given: a MIG slice its own, a whole GPU all 7; a share has no size of its own.
-pub fn compute_slices(profile: &str) -> Option<u32> {
-    slice_size(profile).and_then(|size| match size {
-        SliceSize::Mig(n) => Some(n),
-        SliceSize::Whole => Some(GPU_SLICES),
-        SliceSize::Share(_) => None,
-    })
-}
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn mig_names_count_their_compute_slices_and_whole_gpus_all_seven() {
-        assert_eq!(compute_slices("3g.40gb"), Some(3));
-        assert_eq!(compute_slices("1g.10gb+me"), Some(1));
-        assert_eq!(compute_slices("l40s.48gb"), Some(7));
-        assert_eq!(compute_slices("rtx6000ada.48gb"), Some(7));
-        assert_eq!(compute_slices("9g.90gb"), None);
-        assert_eq!(compute_slices("whole-gpu"), None);
+    fn names_say_mig_slices_whole_gpus_and_shares() {
+        assert_eq!(slice_size("3g.40gb"), Some(SliceSize::Mig(3)));
+        assert_eq!(slice_size("1g.10gb+me"), Some(SliceSize::Mig(1)));
+        assert_eq!(slice_size("l40s.48gb"), Some(SliceSize::Whole));
+        assert_eq!(slice_size("rtx6000ada.48gb"), Some(SliceSize::Whole));
+        assert_eq!(slice_size("9g.90gb"), None);
+        assert_eq!(slice_size("whole-gpu"), None);
         assert_eq!(slice_size("l4.24gb.1of4"), Some(SliceSize::Share(4)));
         assert_eq!(slice_size("l4.24gb.1of9"), None);
         assert_eq!(slice_size("3g.40gb.1of2"), None, "only a whole GPU is shared");
-        assert_eq!(compute_slices("l4.24gb.1of4"), None);
     }
 }

@@ -310,6 +310,9 @@ pub struct PolicyPageView {
     pub known_profiles: Vec<String>,
     /// What an hour of each known profile counts in slice-hours ("3", "1.75").
     pub per_hour: Vec<(String, String)>,
+    /// The compute slices each known profile counts against "largest slice" (its weight,
+    /// a part counted as one).
+    pub compute_slices: Vec<(String, i64)>,
     /// The administrator's images, the only ones the course may choose.
     pub offered_images: Vec<ImageChoice>,
     pub ceilings: PolicyCeilings,

@@ -11,11 +11,15 @@ use slicehub_core::Services;
 use crate::cli::Cli;
 use crate::error::CliError;
 
+/// The configuration, whose GPU weights every command then counts with (the portal, and
+/// a CLI command checking a course's largest slice alike).
 pub fn load_config(cli: &Cli) -> Result<Config, CliError> {
     let source = ConfigSource {
         file: cli.config.clone(),
     };
-    Ok(config::load(&source, |name| std::env::var(name).ok())?)
+    let config = config::load(&source, |name| std::env::var(name).ok())?;
+    slicehub_core::quotas::weights::install(&config.gpu.weights);
+    Ok(config)
 }
 
 /// Connects and migrates the database; a failure here stops the portal.
@@ -69,7 +73,6 @@ pub async fn migrate_only(config: &Config) -> Result<(), CliError> {
 /// Everything the portal needs. The database must work; Docker and NVML may be missing.
 pub async fn build_services(config: Config) -> Result<Services, CliError> {
     let store = open_store(&config).await?;
-    slicehub_core::quotas::weights::install(&config.gpu.weights);
     let (gpus, gpu_fallback_reason) = slicehub_gpu::open_backend(&config.gpu, &config.data_dir)?;
     match &gpu_fallback_reason {
         Some(why) if why.nvml_failed => {

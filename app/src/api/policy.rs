@@ -48,6 +48,7 @@ pub async fn course_policy(code: String) -> Result<PolicyPageView, AppError> {
         title: course.title,
         fields: PolicyForm::from_policy(&policy),
         per_hour: known.iter().map(|p| (p.clone(), slicehub_core::quotas::per_hour_text(p))).collect(),
+        compute_slices: known.iter().map(|p| (p.clone(), slicehub_core::quotas::compute_slices(p))).collect(),
         known_profiles: known,
         offered_images,
         ceilings: PolicyCeilings {

@@ -8,7 +8,7 @@
 use serde::Serialize;
 
 use super::period::{PeriodBounds, QuotaPeriod};
-use super::weights::slice_ms;
+use super::weights::{slice_ms, MILLI};
 use crate::store::UsageInterval;
 
 const HOUR_MS: i64 = 3_600_000;
@@ -51,8 +51,11 @@ pub struct Budget {
     pub total_ms: i64,
     pub granted_ms: i64,
     pub used_ms: i64,
-    /// Compute slices the student's running sessions in the course hold now.
+    /// Compute slices the student's running sessions in the course hold now, a part
+    /// counted as one.
     pub running_slices: i64,
+    /// The same in thousandths of a compute slice: the rate the budget is used at.
+    pub running_milli: i64,
     /// "resets Monday 00:00 (UTC)".
     pub renewal: String,
     pub now_ms: i64,
@@ -73,14 +76,14 @@ impl Budget {
     /// When the running sessions will have used the rest, if nothing else changes and the
     /// period does not renew first.
     pub fn runs_out_at_ms(&self) -> Option<i64> {
-        if self.running_slices == 0 {
+        if self.running_milli <= 0 {
             return None;
         }
-        let at = self.now_ms + self.remaining_ms() / self.running_slices;
+        let lasts_ms = i128::from(self.remaining_ms()) * i128::from(MILLI) / i128::from(self.running_milli);
+        let at = self.now_ms.saturating_add(i64::try_from(lasts_ms).unwrap_or(i64::MAX));
         (at < self.bounds.end_ms || matches!(self.period, QuotaPeriod::Term { .. })).then_some(at)
     }
 
-    /// Whether a slice of `slices` compute slices could run `minutes` more.
     /// Whether what is left pays for `minutes` of `profile`.
     pub fn affords(&self, profile: &str, minutes: i64) -> bool {
         self.remaining_ms() >= slice_ms(profile, minutes * 60_000)

@@ -89,9 +89,10 @@ impl CourseUse {
     }
 
     /// The student's compute-slice-milliseconds from the start of the period up to now,
-    /// and the compute slices held now.
+    /// and the compute slices held now (a part counted as one).
     pub fn usage(&self, user_id: UserId) -> (i64, i64) {
-        usage_outside(self.of(user_id), self.bounds, self.now_ms, &[])
+        let (used_ms, running_milli) = usage_outside(self.of(user_id), self.bounds, self.now_ms, &[]);
+        (used_ms, whole_slices(running_milli))
     }
 
     fn of(&self, user_id: UserId) -> &[UsageInterval] {
@@ -108,7 +109,7 @@ fn budget_of(
     free: &[(i64, i64)],
     now_ms: i64,
 ) -> Budget {
-    let (used_ms, running_slices) = usage_outside(intervals, bounds, now_ms, free);
+    let (used_ms, running_milli) = usage_outside(intervals, bounds, now_ms, free);
     let granted = granted_minutes * 60_000;
     Budget {
         period: quota.period.clone(),
@@ -116,7 +117,8 @@ fn budget_of(
         total_ms: quota.slice_minutes * 60_000 + granted,
         granted_ms: granted,
         used_ms,
-        running_slices,
+        running_slices: whole_slices(running_milli),
+        running_milli,
         renewal: quota.period.renewal(zone_or_utc(time_zone)),
         now_ms,
     }
@@ -153,13 +155,19 @@ async fn booked_windows(store: &Store, course_id: CourseId, from_ms: i64, until_
 }
 
 /// Slice-milliseconds the intervals charge from the start of `bounds` up to `now_ms`,
-/// leaving out the `free` windows, and the compute slices the open ones hold.
+/// leaving out the `free` windows, and the thousandths of a compute slice the open ones
+/// hold.
+/// Thousandths of a compute slice as whole slices, a part counted as one.
+fn whole_slices(milli: i64) -> i64 {
+    (milli + weights::MILLI - 1) / weights::MILLI
+}
+
 fn usage_outside(intervals: &[UsageInterval], bounds: PeriodBounds, now_ms: i64, free: &[(i64, i64)]) -> (i64, i64) {
     let until = now_ms.min(bounds.end_ms);
     let running = intervals
         .iter()
         .filter(|i| i.ended_at_ms.is_none())
-        .map(|i| compute_slices(&i.profile))
+        .map(|i| milli_slices(&i.profile))
         .sum();
     (charged_ms_outside(intervals, bounds.start_ms, until, free), running)
 }

@@ -45,7 +45,7 @@ impl Sessions {
             .filter(|b| b.row.course_id == course_id && b.windows().any(|(from, until)| from <= now && now < until))
             .map(|b| milli_slices(&b.row.profile) * b.row.slices)
             .sum();
-        let cap = (fleet * percent / 100 / MILLI).max(1) * MILLI + booked;
+        let cap = (fleet * percent / 100).max(MILLI) + booked;
         let held: i64 = self
             .ctx
             .store

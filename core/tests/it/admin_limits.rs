@@ -66,7 +66,7 @@ async fn policies_stay_within_the_administrators_ceilings(store: Store) {
 }
 
 async fn one_course_holds_at_most_its_share_even_when_classmates_claim_at_once(store: Store) {
-    // An H100 has 7 compute slices; 30% of them is 2.
+    // An H100 has 7 compute slices; 30% of them is 2.1.
     let lab = lab(store, "1 x H100-80GB", |c| {
         c.limits.course_share_percent = 30;
         c.sessions.max_per_user = 1;
@@ -84,7 +84,7 @@ async fn one_course_holds_at_most_its_share_even_when_classmates_claim_at_once(s
         match claim.await.unwrap() {
             Ok(_) => taken += 1,
             Err(CoreError::InsufficientResources(words)) => {
-                assert!(words.contains("CS-101 already holds or waits for 2 of its 2 compute slices"), "{words}");
+                assert!(words.contains("CS-101 already holds or waits for 2 of its 2.1 compute slices"), "{words}");
             }
             Err(other) => panic!("unexpected refusal: {other}"),
         }

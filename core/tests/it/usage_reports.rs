@@ -12,7 +12,7 @@ use slicehub_core::config::Config;
 use slicehub_core::courses::{class_view, set_policy, PolicyForm, PolicyFormRules};
 use slicehub_core::quotas::budget_at;
 use slicehub_core::config::ModelWeight;
-use slicehub_core::quotas::{compute_slices, hours, slice_ms};
+use slicehub_core::quotas::{hours, milli_slices, slice_ms};
 use slicehub_core::reports::{
     memory_gb, report_csv, report_for, usage_report, usage_report_from, GroupBy, ReportForm, ReportQuery, ReportSource, UsageReport,
 };
@@ -373,7 +373,8 @@ async fn the_class_view_charges_each_student_the_ledgers_minutes(store: Store) {
     let in_course: Vec<Span> = spans.iter().filter(|s| s.course == "CS-101").cloned().collect();
     let expected = minute_by_minute(&in_course, &week(GroupBy::User), GroupBy::User, now());
     let running = |name: &str| -> i64 {
-        in_course.iter().filter(|s| s.user == name && s.ended.is_none()).map(|s| compute_slices(s.profile)).sum()
+        let milli: i64 = in_course.iter().filter(|s| s.user == name && s.ended.is_none()).map(|s| milli_slices(s.profile)).sum();
+        (milli + 999) / 1000
     };
 
     let view = class_view(&store, &config, course, now()).await.unwrap();

@@ -11,7 +11,6 @@ use crate::api::policy::{course_policy, GrantExtraHours, SaveCoursePolicy};
 use crate::components::form::reset_on_success;
 use crate::components::message::{ErrorMessage, SuccessMessage};
 use crate::pages::LoadError;
-use crate::slice_size::compute_slices;
 use crate::views::{FieldProblemView, PolicyPageView, StudentBudgetRow};
 
 use super::tick_list::{Tick, TickList};
@@ -145,7 +144,7 @@ fn PolicyView(
         .filter(|n| {
             page.known_profiles.is_empty()
                 || f.max_slices == n.to_string()
-                || page.known_profiles.iter().any(|p| compute_slices(p) == Some(*n))
+                || page.compute_slices.iter().any(|(_, slices)| *slices == i64::from(*n))
         })
         .collect();
     let slice_options = offered

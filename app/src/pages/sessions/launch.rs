@@ -18,9 +18,7 @@ fn option_label(p: &ProfileOption, within_budget: bool) -> String {
         (0, q) => format!("none free, {q} waiting"),
         (f, _) => format!("{f} free"),
     };
-    let facts = size_facts(&p.name, &p.per_hour)
-        .map(|f| format!(" · {f}"))
-        .unwrap_or_default();
+    let facts = format!(" · {}", size_facts(&p.name, &p.per_hour).unwrap_or_else(|| cost(&p.per_hour)));
     let guarantees = p.guarantees.as_ref().map(|g| format!(" · {g}")).unwrap_or_default();
     let short = if within_budget {
         ""
@@ -30,9 +28,30 @@ fn option_label(p: &ProfileOption, within_budget: bool) -> String {
     format!("{} — {free}{facts}{guarantees}{short}", p.name)
 }
 
+/// The sizes by kind, in the order offered: MIG slices, whole GPUs, shares of a GPU (a
+/// name of no known form goes with the MIG slices).
+fn size_groups(profiles: &[ProfileOption]) -> Vec<(&'static str, Vec<&ProfileOption>)> {
+    let kind = |p: &ProfileOption| match slice_size(&p.name) {
+        Some(SliceSize::Whole) => 1,
+        Some(SliceSize::Share(_)) => 2,
+        _ => 0,
+    };
+    [(0, "MIG slices"), (1, "Whole GPUs"), (2, "Shares of a GPU")]
+        .into_iter()
+        .map(|(k, label)| (label, profiles.iter().filter(|p| kind(p) == k).collect::<Vec<_>>()))
+        .filter(|(_, members)| !members.is_empty())
+        .collect()
+}
+
+/// "1.75 slice-hours per hour".
+fn cost(per_hour: &str) -> String {
+    let unit = if per_hour == "1" { "slice-hour" } else { "slice-hours" };
+    format!("{per_hour} {unit} per hour")
+}
+
 /// What the chosen size gives, costs and guarantees, in full.
 fn chosen_facts(p: &ProfileOption) -> String {
-    let facts = size_facts(&p.name, &p.per_hour);
+    let facts = size_facts(&p.name, &p.per_hour).or_else(|| Some(cost(&p.per_hour)));
     [facts, p.guarantees.clone()].into_iter().flatten().collect::<Vec<_>>().join(" · ")
 }
 
@@ -47,8 +66,7 @@ pub fn size_facts(profile: &str, per_hour: &str) -> Option<String> {
         .and_then(|(_, rest)| rest.split_once("gb"))
         .and_then(|(gb, _)| gb.parse::<u32>().ok());
     let memory = gb.map(|gb| format!("{gb} GB GPU memory, ")).unwrap_or_default();
-    let unit = if per_hour == "1" { "slice-hour" } else { "slice-hours" };
-    let cost = format!("{per_hour} {unit} per hour");
+    let cost = cost(per_hour);
     match slice_size(profile)? {
         SliceSize::Whole => Some(format!("the whole GPU, {memory}{cost}")),
         SliceSize::Share(count) => {
@@ -111,17 +129,26 @@ pub fn LaunchCard(
     let full = move || at_limit(live.get(), Some(max_sessions)).or_else(|| unaffordable.clone());
     let selects = move || -> AnyView {
         // The chosen size's facts in full under the list, where a phone shows an option cut.
-        let first = profiles.iter().find(|p| p.affordable).or(profiles.first());
+        let groups = size_groups(&profiles);
+        let in_order = || groups.iter().flat_map(|(_, members)| members.iter().copied());
+        let first = in_order().find(|p| p.affordable).or(in_order().next());
         let chosen = RwSignal::new(first.map(|p| p.name.clone()).unwrap_or_default());
         let described = profiles.clone();
         let facts = move || chosen.with(|name| described.iter().find(|p| &p.name == name).map(chosen_facts));
-        let profile_options = profiles
-            .iter()
-            .map(|p| {
-                let too_dear = !p.affordable;
-                view! { <option value=p.name.clone() disabled=too_dear>{option_label(p, p.affordable)}</option> }
-            })
-            .collect_view();
+        let option = |p: &ProfileOption| {
+            let too_dear = !p.affordable;
+            view! { <option value=p.name.clone() disabled=too_dear>{option_label(p, p.affordable)}</option> }
+        };
+        // A fleet of one kind lists its sizes; a mixed one groups them by kind.
+        let profile_options = if groups.len() <= 1 {
+            profiles.iter().map(option).collect_view().into_any()
+        } else {
+            groups
+                .into_iter()
+                .map(|(label, members)| view! { <optgroup label=label>{members.iter().map(|p| option(p)).collect_view()}</optgroup> })
+                .collect_view()
+                .into_any()
+        };
         let image_options = images
             .iter()
             .map(|i| view! { <option value=i.clone()>{i.clone()}</option> })
