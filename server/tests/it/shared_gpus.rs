@@ -13,7 +13,7 @@ use slicehub_end2end::form::{client, post};
 use slicehub_end2end::jobs::{claim_job, wait_for_state};
 use slicehub_end2end::Portal;
 
-use crate::common::postgres_database;
+use crate::common::{listed_sessions as sessions, listed_state as state, on_sqlite_then_postgres};
 
 const BIN: &str = env!("CARGO_BIN_EXE_slicehub");
 const BUSYBOX: &str = "slicehub/busybox:offline";
@@ -22,15 +22,7 @@ const L4: &str = "GPU-simulated-04-l4-24gb";
 
 #[tokio::test(flavor = "multi_thread")]
 async fn four_students_share_an_l4_and_a_fifth_waits() {
-    shared_gpus(None).await;
-    match postgres_database().await {
-        Some(url) => shared_gpus(Some(url)).await,
-        None => assert_eq!(
-            std::env::var("SLICEHUB_SKIP_POSTGRES").as_deref(),
-            Ok("1"),
-            "SLICEHUB_TEST_DATABASE_URL is not set: run the tests through scripts/test.sh"
-        ),
-    }
+    on_sqlite_then_postgres(shared_gpus).await;
 }
 
 async fn shared_gpus(database: Option<String>) {
@@ -123,16 +115,6 @@ fn option<'a>(courses: &'a Value, profile: &str) -> &'a Value {
         .as_array()
         .and_then(|all| all.iter().find(|p| p["name"] == profile))
         .unwrap_or_else(|| panic!("{profile} offered in {courses}"))
-}
-
-fn sessions(portal: &Portal) -> Vec<Value> {
-    serde_json::from_str(&portal.cli(&["session", "list", "--json"], "")).expect("the session list as JSON")
-}
-
-fn state(portal: &Portal, id: &str) -> String {
-    let all = sessions(portal);
-    let session = all.iter().find(|s| s["id"] == id).expect("listed");
-    session["state"].as_str().unwrap_or_default().to_string()
 }
 
 fn container_env(session: &Value) -> String {

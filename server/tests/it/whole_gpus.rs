@@ -11,22 +11,14 @@ use slicehub_end2end::classroom::Classroom;
 use slicehub_end2end::jobs::{claim_job, wait_for_state};
 use slicehub_end2end::Portal;
 
-use crate::common::postgres_database;
+use crate::common::{listed_sessions as sessions, listed_state as state, on_sqlite_then_postgres};
 
 const BIN: &str = env!("CARGO_BIN_EXE_slicehub");
 const BUSYBOX: &str = "slicehub/busybox:offline";
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_whole_gpu_is_one_students_slice_at_a_time() {
-    whole_gpus(None).await;
-    match postgres_database().await {
-        Some(url) => whole_gpus(Some(url)).await,
-        None => assert_eq!(
-            std::env::var("SLICEHUB_SKIP_POSTGRES").as_deref(),
-            Ok("1"),
-            "SLICEHUB_TEST_DATABASE_URL is not set: run the tests through scripts/test.sh"
-        ),
-    }
+    on_sqlite_then_postgres(whole_gpus).await;
 }
 
 async fn whole_gpus(database: Option<String>) {
@@ -109,16 +101,6 @@ async fn whole_gpu_slices_carry_no_mig_instance_labels(portal: &Portal) {
         assert!(std::time::Instant::now() < until, "two running slices never sampled: {body}");
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
-}
-
-fn sessions(portal: &Portal) -> Vec<Value> {
-    serde_json::from_str(&portal.cli(&["session", "list", "--json"], "")).expect("the session list as JSON")
-}
-
-fn state(portal: &Portal, id: &str) -> String {
-    let all = sessions(portal);
-    let session = all.iter().find(|s| s["id"] == id).expect("listed");
-    session["state"].as_str().unwrap_or_default().to_string()
 }
 
 /// `NVIDIA_VISIBLE_DEVICES` of the session's container, as the engine has it.
