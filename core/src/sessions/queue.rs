@@ -250,6 +250,12 @@ impl Sessions {
                     self.wait_in_queue(session, &reason).await?;
                     Placed::NoRoom
                 }
+                // Offered only by GPUs out of service now (drained, or not answering):
+                // it waits for one to return, as the drain warned.
+                Step::NoSlot(_) if self.known_profiles().await?.contains(&session.profile) => {
+                    self.wait_in_queue(session, "no GPU that offers this size takes sessions now").await?;
+                    Placed::NoRoom
+                }
                 Step::NoSlot(e) => {
                     self.ctx.fail(
                         &session.id,

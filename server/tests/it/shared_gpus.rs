@@ -2,7 +2,8 @@
 //! MIG off, two L40S used whole (weighed at 4 compute slices by the admin) and an L4 split
 //! into 4 MPS shares. Four students share the L4 at once and a fifth waits; each share
 //! holds its GPU and its caps; the launch card says what each size costs and guarantees;
-//! the weights decide what a budget affords. On SQLite, then on PostgreSQL.
+//! the weights decide what a budget affords; a drained L4 hands out no freed share; a lab
+//! books shares as it books slices. On SQLite, then on PostgreSQL.
 //! Needs `slicehub/busybox:offline`.
 
 use std::time::Duration;
@@ -82,7 +83,7 @@ async fn shared_gpus(database: Option<String>) {
     wait_for_state(list, &fifth, &["queued"], Duration::from_secs(30)).await;
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert_eq!(state(portal, &fifth), "queued");
-    assert_eq!(containers_on(L4), 4, "nothing more on the L4 than its shares");
+    assert_eq!(containers_on(portal, L4), 4, "nothing more on the L4 than its shares");
 
     let board = admin_board(portal, &class.admin).await;
     let l4 = board["gpus"].as_array().unwrap().iter().find(|g| g["gpu"]["uuid"] == L4).expect("the L4 on the board");
@@ -93,9 +94,41 @@ async fn shared_gpus(database: Option<String>) {
     assert!(portal.cli(&["session", "stop", &held[0]], "").contains("ended"));
     let next = wait_for_state(list, &fifth, &["ready"], Duration::from_secs(60)).await;
     assert!(container_env(&next).contains(&format!("NVIDIA_VISIBLE_DEVICES={L4}")));
-    for id in held.iter().skip(1).chain([&fifth]) {
+
+    // Drained, the L4 places nothing: a share freed meanwhile stays free until it returns.
+    portal.cli(&["gpu", "drain", "4"], "");
+    assert!(portal.cli(&["session", "stop", &held[1]], "").contains("ended"));
+    let again = claim_job(&portal.url, &cookies[0], SHARE, BUSYBOX, "sleep 600").await.unwrap();
+    wait_for_state(list, &again, &["queued"], Duration::from_secs(30)).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(state(portal, &again), "queued", "a drained GPU's free share is not handed out");
+    portal.cli(&["gpu", "undrain", "4"], "");
+    wait_for_state(list, &again, &["ready"], Duration::from_secs(60)).await;
+
+    // A lab booked tomorrow keeps shares as it keeps MIG slices: never more than the GPU has.
+    let tomorrow = tomorrow_utc();
+    let client = client();
+    let book = |slices: &str| {
+        let body = format!("code=CS-101&profile={SHARE}&slices={slices}&date={tomorrow}&start=10:00&end=11:00&weeks=1");
+        post(&client, &portal.url, Some(&class.admin), "book_lab", body)
+    };
+    let five = book("5").await;
+    assert_eq!(five.status(), 400);
+    let words = five.text().await.unwrap();
+    assert!(words.contains("Only 4 of the 5 l4.24gb.1of4 slices"), "{words}");
+    assert_eq!(book("2").await.status(), 200);
+    let board = admin_board(portal, &class.admin).await;
+    assert!(board["bookings"].to_string().contains(SHARE), "{}", board["bookings"]);
+
+    for id in held.iter().skip(2).chain([&fifth, &again]) {
         portal.cli(&["session", "stop", id], "");
     }
+}
+
+/// Tomorrow's date in UTC, `YYYY-MM-DD`.
+fn tomorrow_utc() -> String {
+    let out = std::process::Command::new("date").args(["-u", "-d", "tomorrow", "+%F"]).output().expect("date runs");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 async fn launch_options(portal: &Portal, cookie: &str) -> Value {
@@ -122,9 +155,11 @@ fn container_env(session: &Value) -> String {
     docker(&["inspect", "--format", "{{range .Config.Env}}{{println .}}{{end}}", container])
 }
 
-/// Running containers the engine has on GPU `uuid`.
-fn containers_on(uuid: &str) -> usize {
-    docker(&["ps", "-q", "--filter", &format!("label=org.slicehub.gpu={uuid}")]).lines().count()
+/// This portal's containers the engine runs on GPU `uuid`.
+fn containers_on(portal: &Portal, uuid: &str) -> usize {
+    let mine: Vec<String> = sessions(portal).iter().filter_map(|s| s["container"].as_str().map(String::from)).collect();
+    let running = docker(&["ps", "--format", "{{.Names}}", "--filter", &format!("label=org.slicehub.gpu={uuid}")]);
+    running.lines().filter(|name| mine.iter().any(|m| m == name)).count()
 }
 
 fn docker(args: &[&str]) -> String {
