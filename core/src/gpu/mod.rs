@@ -74,6 +74,13 @@ pub trait GpuBackend: Send + Sync {
         Ok(Vec::new())
     }
 
+    /// Whether GPU `gpu_index` is in exclusive-process compute mode (only one process, the
+    /// MPS server on a GPU shared through MPS, may hold a context); `None` where the
+    /// backend cannot say.
+    fn exclusive_process(&self, _gpu_index: u32) -> Option<bool> {
+        None
+    }
+
     /// Problems the driver knows of cheaply (pages or rows waiting for retirement or remapping).
     fn health(&self, gpu_index: u32) -> Result<GpuHealth, CoreError>;
 

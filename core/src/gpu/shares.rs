@@ -116,6 +116,10 @@ impl GpuBackend for SharedGpus {
         self.inner.processes(gpu_index)
     }
 
+    fn exclusive_process(&self, gpu_index: u32) -> Option<bool> {
+        self.inner.exclusive_process(gpu_index)
+    }
+
     fn health(&self, gpu_index: u32) -> Result<GpuHealth, CoreError> {
         self.inner.health(gpu_index)
     }

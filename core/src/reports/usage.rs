@@ -58,7 +58,17 @@ pub struct UsageReport {
     pub by_gpu: Vec<Series>,
 }
 
-/// GB of GPU memory of a profile name: `3g.40gb` → 40, `1g.10gb+me` → 10.
+/// GB-seconds of GPU memory `held_ms` of `profile` hold; a share's part of its GPU's
+/// memory is taken after multiplying, so a seventh of 24 GB is not rounded to 3.
+fn memory_gb_s(profile: &str, held_ms: i64) -> i64 {
+    match slicehub_mig::share_of(profile) {
+        Some((whole, count)) => held_ms.saturating_mul(memory_gb(whole)) / i64::from(count) / 1000,
+        None => held_ms.saturating_mul(memory_gb(profile)) / 1000,
+    }
+}
+
+/// GB of GPU memory of a profile name: `3g.40gb` → 40, `1g.10gb+me` → 10; a share's
+/// part of its GPU's, rounded down.
 pub fn memory_gb(profile: &str) -> i64 {
     if let Some((whole, count)) = slicehub_mig::share_of(profile) {
         return memory_gb(whole) / i64::from(count);
@@ -147,7 +157,7 @@ pub async fn usage_report_from(
     for t in totals {
         for row in [groups.entry(t.key.clone()).or_insert_with(|| ReportRow { key: t.key.clone(), ..ReportRow::default() }), &mut total] {
             row.slice_ms += slice_ms(&t.profile, t.held_ms);
-            row.memory_gb_s += t.held_ms * memory_gb(&t.profile) / 1000;
+            row.memory_gb_s += memory_gb_s(&t.profile, t.held_ms);
             row.sessions += t.sessions;
             row.ended_time_limit += t.ended_time_limit;
             row.ended_quota += t.ended_quota;
@@ -245,4 +255,17 @@ fn series(map: HashMap<String, Vec<i64>>) -> Vec<Series> {
         sum(b).cmp(&sum(a)).then_with(|| a.name.cmp(&b.name))
     });
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shares_memory_is_its_part_of_the_gpus_unrounded() {
+        assert_eq!(memory_gb_s("3g.40gb", 2_000), 80);
+        assert_eq!(memory_gb_s("l4.24gb.1of4", 1_000), 6);
+        assert_eq!(memory_gb_s("l4.24gb.1of7", 7_000), 24, "24 GB for a seventh of 7 s, not 3 GB x 7 s");
+        assert_eq!(memory_gb("l4.24gb.1of7"), 3);
+    }
 }

@@ -353,6 +353,11 @@ impl GpuBackend for NvmlBackend {
         self.processes.read(gpu_index, &device)
     }
 
+    fn exclusive_process(&self, gpu_index: u32) -> Option<bool> {
+        let mode = self.device(gpu_index).ok()?.compute_mode().ok()?;
+        Some(mode == nvml_wrapper::enum_wrappers::device::ComputeMode::ExclusiveProcess)
+    }
+
     fn gpm_supported(&self, gpu_index: u32) -> bool {
         self.device(gpu_index).ok().and_then(|d| d.gpm_support().ok()).unwrap_or(false)
     }

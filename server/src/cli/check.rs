@@ -12,7 +12,12 @@ pub async fn run(config: &Config, json: bool) -> Result<(), CliError> {
     let services = startup::build_services(config.clone()).await?;
     let report = health::check(&services).await;
     let gpus = services.on_gpus(|b| b.list_gpus()).await.unwrap_or_default();
-    let readiness = readiness::findings(config, &report, &gpus).await;
+    let indexes: Vec<u32> = gpus.iter().map(|g| g.index).collect();
+    let exclusive = services
+        .on_gpus(move |b| Ok(indexes.iter().filter_map(|&i| Some((i, b.exclusive_process(i)?))).collect::<Vec<_>>()))
+        .await
+        .unwrap_or_default();
+    let readiness = readiness::findings(config, &report, &gpus, &exclusive).await;
     if json {
         let value = serde_json::json!({ "health": report, "gpus": gpus, "readiness": readiness });
         println!(

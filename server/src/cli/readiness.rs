@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 use slicehub_core::config::{Config, GpuShares};
-use slicehub_core::gpu::{BackendKind, GpuInfo, MigMode};
+use slicehub_core::gpu::{BackendKind, GpuInfo, MigMode, Sharing};
 use slicehub_core::health::HealthReport;
 use slicehub_core::runtime::disk::DiskSpace;
 use slicehub_core::runtime::firewall;
@@ -37,7 +37,9 @@ fn not_ok(check: &'static str, level: Level, summary: impl Into<String>, fix: im
 
 const DRIVER_VERSION_FILE: &str = "/proc/driver/nvidia/version";
 
-pub async fn findings(config: &Config, report: &HealthReport, gpus: &[GpuInfo]) -> Vec<Finding> {
+/// `exclusive` says, for the GPUs whose driver tells, whether each is in exclusive-process
+/// compute mode.
+pub async fn findings(config: &Config, report: &HealthReport, gpus: &[GpuInfo], exclusive: &[(u32, bool)]) -> Vec<Finding> {
     let real_gpus = report.gpu_backend == BackendKind::Nvml;
     let mut all = vec![driver(real_gpus)];
     if real_gpus {
@@ -54,7 +56,7 @@ pub async fn findings(config: &Config, report: &HealthReport, gpus: &[GpuInfo]) 
         all.extend(gpus.iter().map(mig_mode));
         all.push(container_runtime(report));
     }
-    all.extend(config.gpu.shares.iter().map(|s| shares(s, gpus)));
+    all.extend(config.gpu.shares.iter().map(|s| shares(s, gpus, exclusive)));
     all.push(storage_driver(report));
     all.push(firewall_rules(config).await);
     all.push(disk("data disk", &config.data_dir.to_string_lossy()));
@@ -106,7 +108,7 @@ fn mig_mode(gpu: &GpuInfo) -> Finding {
 }
 
 /// Whether a GPU `gpu.shares` names is here and used whole, so it can be split.
-fn shares(setting: &GpuShares, gpus: &[GpuInfo]) -> Finding {
+fn shares(setting: &GpuShares, gpus: &[GpuInfo], exclusive: &[(u32, bool)]) -> Finding {
     let named = &setting.gpu;
     let Some(gpu) = gpus.iter().find(|g| g.index.to_string() == *named || g.uuid == *named) else {
         return not_ok(
@@ -123,6 +125,12 @@ fn shares(setting: &GpuShares, gpus: &[GpuInfo]) -> Finding {
             Level::Warn,
             format!("{what} has MIG on, so gpu.shares does not split it (its MIG slices already keep sessions apart)"),
             format!("remove GPU {named} from gpu.shares, or turn MIG off on it to share it whole"),
+        ),
+        _ if setting.shares.sharing == Sharing::Mps && exclusive.contains(&(gpu.index, false)) => not_ok(
+            "shares",
+            Level::Warn,
+            format!("{what}: {} MPS shares, but the GPU is in the default compute mode, so a student who points CUDA away from the MPS daemon uses it uncapped", setting.shares.count),
+            format!("with nothing running on it: nvidia-smi -i {} -c EXCLUSIVE_PROCESS", gpu.index),
         ),
         _ => ok(
             "shares",
@@ -274,14 +282,17 @@ mod tests {
 
     #[test]
     fn shares_of_a_gpu_used_whole_are_fine_others_are_said() {
-        let gpus = [gpu(0, MigMode::Enabled), gpu(1, MigMode::Unsupported)];
-        let settings = parse_shares("1 = 4 mps, 0 = 2 mps, GPU-9 = 2 time-sliced-no-isolation").unwrap();
-        let found: Vec<Finding> = settings.iter().map(|s| shares(s, &gpus)).collect();
+        let gpus = [gpu(0, MigMode::Enabled), gpu(1, MigMode::Unsupported), gpu(2, MigMode::Disabled)];
+        let settings = parse_shares("1 = 4 mps, 0 = 2 mps, GPU-9 = 2 time-sliced-no-isolation, 2 = 2 mps").unwrap();
+        let exclusive = [(1, true), (2, false)];
+        let found: Vec<Finding> = settings.iter().map(|s| shares(s, &gpus, &exclusive)).collect();
         assert_eq!(found[0].level, Level::Ok);
         assert!(found[0].summary.contains("4 shares (mps)"), "{}", found[0].summary);
         assert_eq!(found[1].level, Level::Warn);
         assert!(found[1].summary.contains("has MIG on"), "{}", found[1].summary);
         assert_eq!(found[2].level, Level::Warn);
         assert!(found[2].summary.contains("does not have"), "{}", found[2].summary);
+        assert_eq!(found[3].level, Level::Warn, "MPS caps do not bind in the default compute mode");
+        assert!(found[3].fix.as_deref().is_some_and(|f| f.contains("-c EXCLUSIVE_PROCESS")), "{:?}", found[3].fix);
     }
 }
