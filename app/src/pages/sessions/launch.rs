@@ -127,12 +127,21 @@ pub fn LaunchCard(
     });
     let max_sessions = course.max_sessions;
     let full = move || at_limit(live.get(), Some(max_sessions)).or_else(|| unaffordable.clone());
-    let selects = move || -> AnyView {
+    // `job`: the job form, which is cleared after a job starts, its list back at the first.
+    let selects = move |job: bool| -> AnyView {
         // The chosen size's facts in full under the list, where a phone shows an option cut.
         let groups = size_groups(&profiles);
         let in_order = || groups.iter().flat_map(|(_, members)| members.iter().copied());
         let first = in_order().find(|p| p.affordable).or(in_order().next());
-        let chosen = RwSignal::new(first.map(|p| p.name.clone()).unwrap_or_default());
+        let first = first.map(|p| p.name.clone()).unwrap_or_default();
+        let chosen = RwSignal::new(first.clone());
+        if job {
+            Effect::new(move |_| {
+                if matches!(start.value().get(), Some(Ok(ref s)) if s.kind == SessionKind::Job) {
+                    chosen.set(first.clone());
+                }
+            });
+        }
         let described = profiles.clone();
         let facts = move || chosen.with(|name| described.iter().find(|p| &p.name == name).map(chosen_facts));
         let option = |p: &ProfileOption| {
@@ -172,8 +181,8 @@ pub fn LaunchCard(
         .collect_view();
     let course_id = course.course_id.to_string();
     let job_course_id = course_id.clone();
-    let notebook_selects = selects();
-    let job_selects = selects();
+    let notebook_selects = selects(false);
+    let job_selects = selects(true);
     let full_id = format!("launch-full-{}", course.course_id);
     let blocked = {
         let full = full.clone();
