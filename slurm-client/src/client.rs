@@ -219,6 +219,7 @@ fn node_from(value: &Value) -> Option<SlurmNode> {
             .unwrap_or_default(),
         gres: gres.offered,
         used: gres.used,
+        left_out_shards: gres.left_out_shards,
     })
 }
 

@@ -77,6 +77,10 @@ pub struct SlurmNode {
     pub partitions: Vec<String>,
     pub gres: Vec<GresCount>,
     pub used: Vec<GresCount>,
+    /// The request words of the node's shards that are not offered (`shard:l40s`):
+    /// `gres_for` asks for no shard that could land on them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub left_out_shards: Vec<String>,
 }
 
 impl SlurmNode {

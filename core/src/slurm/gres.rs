@@ -27,7 +27,7 @@ pub struct GresCount {
     /// The profile SliceHub offers it as: `1g.10gb`, `l40s.48gb`, `l40s.48gb.1of4`.
     pub profile: String,
     /// What a job asks Slurm for to get one, without the count: `gpu:1g.10gb`, `gpu:l40s`,
-    /// `shard`.
+    /// `shard:l40s` (shards Slurm reports typed), `shard` (untyped).
     pub gres: String,
     pub count: u32,
 }
@@ -38,11 +38,13 @@ pub struct GresCount {
 pub struct GresRequest(String);
 
 impl GresRequest {
-    /// `gpu:l40s:1` for `gpu:l40s`, `shard:1` for `shard`; `None` for any other word.
+    /// `gpu:l40s:1` for `gpu:l40s`, `shard:l40s:1` for `shard:l40s`, `shard:1` for
+    /// `shard`; `None` for any other word. A shard's type has a letter: `shard:4` is a count.
     pub fn one(gres: &str) -> Option<GresRequest> {
         let mut parts = gres.split(':');
         let valid = match (parts.next(), parts.next(), parts.next()) {
             (Some("gpu"), Some(kind), None) => is_plain_type(kind),
+            (Some("shard"), Some(kind), None) => is_plain_type(kind) && kind.bytes().any(|b| b.is_ascii_alphabetic()),
             (Some("shard"), None, None) => true,
             _ => false,
         };
@@ -130,6 +132,14 @@ mod tests {
         );
         assert_eq!(parse_gres_items("gpu:l40s:2(S:0-1),shard:3(2/4,1/4)"), vec![gpu("l40s", 2), shard(3)]);
         assert_eq!(parse_gres_items("gpu:2"), vec![gpu("", 2)]);
+        assert_eq!(
+            parse_gres_items("gpu:l40s:2,shard:1g.10gb:0,shard:l40s:8"),
+            vec![
+                gpu("l40s", 2),
+                GresItem { name: GresName::Shard, kind: Some("1g.10gb".into()), count: 0 },
+                GresItem { name: GresName::Shard, kind: Some("l40s".into()), count: 8 },
+            ]
+        );
         assert_eq!(parse_gres_items("(null)"), vec![]);
         assert_eq!(parse_gres_items(""), vec![]);
         assert_eq!(parse_gres_items("gpu:1g.10gb:x,gpu:1g.10gb:1,gpu:1g.10gb:2"), vec![gpu("1g.10gb", 3)]);
@@ -178,7 +188,12 @@ mod tests {
         assert_eq!(GresRequest::one("gpu:l40s").unwrap().as_str(), "gpu:l40s:1");
         assert_eq!(GresRequest::one("gpu:1g.10gb+me").unwrap().as_str(), "gpu:1g.10gb+me:1");
         assert_eq!(GresRequest::one("shard").unwrap().as_str(), "shard:1");
-        for bad in ["gpu:l40s;rm", "gpu:l40s,shard", "gpu:l40s:2", "gpu:", "gpu", "gpu:a b", "mps", "shard:1", "gpu:l40s\n", ""] {
+        assert_eq!(GresRequest::one("shard:l40s").unwrap().as_str(), "shard:l40s:1");
+        assert_eq!(GresRequest::one("shard:nvidia_a100-sxm4-80gb").unwrap().as_str(), "shard:nvidia_a100-sxm4-80gb:1");
+        for bad in [
+            "gpu:l40s;rm", "gpu:l40s,shard", "gpu:l40s:2", "gpu:", "gpu", "gpu:a b", "mps", "shard:1", "gpu:l40s\n", "",
+            "shard:", "shard:l40s:1", "shard:l40s;rm", "shard:l40s,gpu", "shard:$(id)", "shard:l40s\n", "shard:.x", "shard:12",
+        ] {
             assert_eq!(GresRequest::one(bad), None, "{bad:?}");
         }
     }

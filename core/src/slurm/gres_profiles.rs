@@ -5,17 +5,21 @@
 //!   (`l40s`, `L4`, `a100_80gb`, AutoDetect's `nvidia_a100-sxm4-80gb`) is that model's
 //!   whole profile (`l40s.48gb`); a type that leaves the memory open (`a100`, `v100`) or
 //!   names no built-in model keeps its own name, lowercased (`a100`, `rtx3090`).
-//! - A node's shards are shares of its one GPU model without MIG: `gpu:l40s:2,shard:8` is
-//!   4 shards a GPU, `l40s.48gb.1of4`. Shards that do not divide evenly over the GPUs, that
-//!   make fewer than 2 or more than 7 a GPU, or that sit beside no such GPU or several
-//!   models are not offered (and logged once).
+//! - A node's shards are shares of a GPU model without MIG: `gpu:l40s:2,shard:l40s:8` is
+//!   4 shards a GPU, `l40s.48gb.1of4`, asked for as `shard:l40s` (Slurm 22.05 types the
+//!   shards tied to a GPU's file after it; a typed request lands on that model's shards
+//!   only). Typed shards of each model are offered apart. Untyped shards (`shard:8`) are
+//!   shares of the node's one GPU model, asked for as `shard`. Shards that do not divide
+//!   evenly over their GPUs, that make fewer than 2 or more than 7 a GPU, or that sit beside
+//!   no such GPU (or, untyped, several models) are not offered (and logged once); their
+//!   words are kept (`left_out_shards`) so that no request can land on them.
 
 use std::collections::HashSet;
 use std::sync::{LazyLock, Mutex};
 
 use slicehub_mig::{share_of, share_profile_name, Catalog, MAX_SHARES, MIN_SHARES};
 
-use super::gres::{parse_gres_items, GresCount, GresItem, GresName};
+use super::gres::{parse_gres_items, GresCount, GresItem, GresName, GresRequest};
 
 /// A node's GRES as SliceHub offers them, and the entries it leaves out, in words.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -23,6 +27,9 @@ pub struct NodeGres {
     pub offered: Vec<GresCount>,
     pub used: Vec<GresCount>,
     pub skipped: Vec<String>,
+    /// The request words of shards the node has but does not offer (`shard:l40s`, `shard`):
+    /// a shard request that could land on them is refused (`gres_for`).
+    pub left_out_shards: Vec<String>,
 }
 
 /// `1g.10gb`, `3g.40gb`, `1g.10gb+me`: a MIG profile as NVML and Slurm name it.
@@ -67,11 +74,34 @@ pub fn node_gres(gres: &str, used: &str) -> NodeGres {
             Err(why) => out.skipped.push(format!("gpu:{kind} is not offered: {why}")),
         }
     }
-    let shards = shard_count(&items);
-    if shards > 0 {
-        match share_profile(&out.offered, shards) {
-            Ok(profile) => out.offered.push(GresCount { profile, gres: "shard".into(), count: shards }),
-            Err(why) => out.skipped.push(format!("shard:{shards} is not offered: {why}")),
+    let shard_items: Vec<&GresItem> = items.iter().filter(|i| i.name == GresName::Shard && i.count > 0).collect();
+    let untyped = shard_items.iter().any(|i| i.kind.is_none());
+    let typed = shard_items.iter().any(|i| i.kind.is_some());
+    for item in &shard_items {
+        let (word, share) = match &item.kind {
+            _ if typed && untyped => (shard_word(item), Err("the node has typed and untyped shards".to_string())),
+            None => ("shard".to_string(), share_profile(&whole_gpus(&out.offered, None), item.count)),
+            Some(kind) => {
+                let word = format!("shard:{kind}");
+                let whole = whole_gpus(&out.offered, Some(kind));
+                let share = if GresRequest::one(&word).is_none() {
+                    Err(format!("the type {kind} cannot be asked for"))
+                } else if whole.is_empty() {
+                    Err(format!("no GPU of type {kind} without MIG on the node to share"))
+                } else {
+                    share_profile(&whole, item.count)
+                };
+                (word, share)
+            }
+        };
+        match share {
+            Ok(profile) => out.offered.push(GresCount { profile, gres: word, count: item.count }),
+            Err(why) => {
+                out.skipped.push(format!("{}:{} is not offered: {why}", shard_word(item), item.count));
+                if !out.left_out_shards.contains(&word) {
+                    out.left_out_shards.push(word);
+                }
+            }
         }
     }
     let used_items = parse_gres_items(used);
@@ -84,23 +114,38 @@ pub fn node_gres(gres: &str, used: &str) -> NodeGres {
             out.used.push(GresCount { profile: offered.profile.clone(), gres, count: item.count });
         }
     }
-    if let Some(offered) = out.offered.iter().find(|o| o.gres == "shard") {
-        let count = shard_count(&used_items);
-        out.used.push(GresCount { profile: offered.profile.clone(), gres: "shard".into(), count });
+    let shares: Vec<GresCount> = out.offered.iter().filter(|o| o.gres.starts_with("shard")).cloned().collect();
+    for offered in shares {
+        let kind = offered.gres.strip_prefix("shard:");
+        let count = used_items
+            .iter()
+            .filter(|i| i.name == GresName::Shard && (kind.is_none() || i.kind.as_deref() == kind))
+            .fold(0u32, |n, i| n.saturating_add(i.count));
+        out.used.push(GresCount { profile: offered.profile, gres: offered.gres, count });
     }
     out
 }
 
-fn shard_count(items: &[GresItem]) -> u32 {
-    items.iter().filter(|i| i.name == GresName::Shard).fold(0u32, |n, i| n.saturating_add(i.count))
+/// `shard:l40s` for shards of type `l40s`, `shard` for untyped ones.
+fn shard_word(item: &GresItem) -> String {
+    match &item.kind {
+        Some(kind) => format!("shard:{kind}"),
+        None => "shard".to_string(),
+    }
 }
 
-/// The share profile of `shards` spread over the node's whole GPUs of one model.
-fn share_profile(offered: &[GresCount], shards: u32) -> Result<String, String> {
-    let whole: Vec<&GresCount> = offered
+/// The node's offered whole GPUs without MIG: of type `kind` (exactly as Slurm names it),
+/// or of any type.
+fn whole_gpus<'a>(offered: &'a [GresCount], kind: Option<&str>) -> Vec<&'a GresCount> {
+    offered
         .iter()
         .filter(|g| g.gres.starts_with("gpu:") && !is_mig_type(&g.profile) && g.count > 0)
-        .collect();
+        .filter(|g| kind.is_none_or(|k| g.gres.strip_prefix("gpu:") == Some(k)))
+        .collect()
+}
+
+/// The share profile of `shards` spread over whole GPUs of one model.
+fn share_profile(whole: &[&GresCount], shards: u32) -> Result<String, String> {
     let mut models: Vec<&str> = whole.iter().map(|g| g.profile.as_str()).collect();
     models.sort_unstable();
     models.dedup();
@@ -197,6 +242,54 @@ mod tests {
     }
 
     #[test]
+    fn typed_shards_are_shares_of_their_own_gpu_type() {
+        // The test cluster's node 1 as Slurm 22.05 reports it: shards typed after their GPU.
+        let gres = "gpu:1g.10gb:4,gpu:3g.40gb:1,gpu:l40s:2,shard:1g.10gb:0,shard:3g.40gb:0,shard:l40s:8";
+        let used = "gpu:1g.10gb:1(IDX:0),gpu:3g.40gb:0(IDX:N/A),gpu:l40s:1(IDX:5),shard:1g.10gb:0(IDX:N/A),shard:3g.40gb:0(IDX:N/A),shard:l40s:1(IDX:6)";
+        let node = node_gres(gres, used);
+        assert_eq!(
+            node.offered,
+            vec![
+                g("1g.10gb", "gpu:1g.10gb", 4),
+                g("3g.40gb", "gpu:3g.40gb", 1),
+                g("l40s.48gb", "gpu:l40s", 2),
+                g("l40s.48gb.1of4", "shard:l40s", 8)
+            ]
+        );
+        assert_eq!(node.used.last(), Some(&g("l40s.48gb.1of4", "shard:l40s", 1)));
+        assert!(node.skipped.is_empty() && node.left_out_shards.is_empty(), "{node:?}");
+        // Several models, each with its own typed shards: each its own share.
+        let node = node_gres("gpu:l40s:1,gpu:a10:2,shard:l40s:4,shard:a10:4", "shard:l40s:1(IDX:0),shard:a10:2(IDX:1-2)");
+        assert_eq!(node.offered[2..], [g("l40s.48gb.1of4", "shard:l40s", 4), g("a10.24gb.1of2", "shard:a10", 4)]);
+        assert_eq!(node.used, vec![g("l40s.48gb.1of4", "shard:l40s", 1), g("a10.24gb.1of2", "shard:a10", 2)]);
+        // One model's shards left out leave the other's offered.
+        let node = node_gres("gpu:l40s:1,gpu:a10:2,shard:l40s:4,shard:a10:3", "");
+        assert_eq!(node.offered[2..], [g("l40s.48gb.1of4", "shard:l40s", 4)]);
+        assert_eq!(node.left_out_shards, vec!["shard:a10".to_string()]);
+        assert!(node.skipped[0].contains("shard:a10:3 is not offered: 3 shards do not divide evenly"), "{:?}", node.skipped);
+    }
+
+    #[test]
+    fn typed_shards_that_make_no_share_profile_are_left_out_with_words() {
+        let cases = [
+            ("gpu:l40s:2,shard:l40s:2", "1 shards a GPU"),
+            ("gpu:l40s:4,shard:l40s:10", "do not divide evenly"),
+            ("gpu:a10:1,shard:l40s:4", "no GPU of type l40s without MIG"),
+            ("gpu:1g.10gb:4,shard:1g.10gb:8", "no GPU of type 1g.10gb without MIG"),
+            ("gpu:L40S:1,shard:l40s:4", "no GPU of type l40s without MIG"),
+            ("gpu:12:1,shard:12:4", "the type 12 cannot be asked for"),
+            ("gpu:l40s:1,shard:l40s:4,shard:4", "typed and untyped shards"),
+        ];
+        for (gres, why) in cases {
+            let node = node_gres(gres, "shard:l40s:1");
+            assert!(node.offered.iter().all(|o| !o.gres.starts_with("shard")), "{gres}: {:?}", node.offered);
+            assert!(node.used.iter().all(|o| !o.gres.starts_with("shard")), "{gres}");
+            assert!(node.skipped.iter().any(|s| s.contains(why)), "{gres}: {:?}", node.skipped);
+            assert!(!node.left_out_shards.is_empty(), "{gres}");
+        }
+    }
+
+    #[test]
     fn shards_that_make_no_share_profile_are_left_out_with_words() {
         let cases = [
             ("gpu:l40s:2,shard:2", "1 shards a GPU"),
@@ -214,8 +307,10 @@ mod tests {
             assert!(node.offered.iter().all(|o| o.gres != "shard"), "{gres}: {:?}", node.offered);
             assert!(node.used.iter().all(|o| o.gres != "shard"), "{gres}");
             assert!(node.skipped.iter().any(|s| s.contains(why)), "{gres}: {:?}", node.skipped);
+            assert_eq!(node.left_out_shards, vec!["shard".to_string()], "{gres}");
         }
         assert_eq!(node_gres("gpu:l40s:2,shard:0", ""), node_gres("gpu:l40s:2", ""), "no shards, nothing to say");
+        assert_eq!(node_gres("gpu:1g.10gb:2,shard:1g.10gb:0", ""), node_gres("gpu:1g.10gb:2", ""), "none of a type");
     }
 
     #[test]
@@ -243,6 +338,10 @@ mod tests {
 
     #[test]
     fn every_offered_entry_has_a_request_word() {
+        let typed = node_gres("gpu:1g.10gb:4,gpu:l40s:2,shard:1g.10gb:0,shard:l40s:8", "");
+        for o in &typed.offered {
+            assert!(crate::slurm::GresRequest::one(&o.gres).is_some(), "{o:?}");
+        }
         let node = node_gres("gpu:1g.10gb:4,gpu:l40s:2,gpu:nvidia_a100-sxm4-80gb:1,shard:8", "");
         for o in &node.offered {
             assert!(crate::slurm::GresRequest::one(&o.gres).is_some(), "{o:?}");

@@ -16,7 +16,7 @@ pub struct JobRequest {
     /// The course: Slurm's own fair share and accounting see one account per course.
     pub account: String,
     /// One of the GRES that the session's profile is offered as: `gpu:1g.10gb:1`,
-    /// `gpu:l40s:1`, `shard:1`.
+    /// `gpu:l40s:1`, `shard:l40s:1` (typed shards), `shard:1` (untyped).
     pub gres: GresRequest,
     pub time_limit_minutes: i64,
     pub image: String,
@@ -199,8 +199,10 @@ mod tests {
         let mut r = request(JobWork::Command(vec!["true".into()]));
         r.gres = GresRequest::one("gpu:l40s").unwrap();
         assert_eq!(r.body()["job"]["gres"], "gpu:l40s:1");
+        r.gres = GresRequest::one("shard:l40s").unwrap();
+        assert_eq!(r.body()["job"]["gres"], "shard:l40s:1", "a typed shard asks for its GPU's type");
         r.gres = GresRequest::one("shard").unwrap();
-        assert_eq!(r.body()["job"]["gres"], "shard:1");
+        assert_eq!(r.body()["job"]["gres"], "shard:1", "untyped shards, as Slurm reports them");
     }
 
     #[test]

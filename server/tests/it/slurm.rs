@@ -89,7 +89,7 @@ async fn sessions_run_as_slurm_jobs_and_follow_what_slurm_does() {
 /// slurm.conf and gres.conf give it two L40S-typed GPUs without MIG and 8 shards beside its
 /// MIG GRES (Slurm 22.05 reports `gpu:l40s:2,shard:l40s:8`): the launch card offers
 /// `l40s.48gb` and `l40s.48gb.1of4`, a claim of each becomes a job asking for exactly
-/// `gpu:l40s:1` or `shard:1` that Slurm places and runs on node 1 (the whole GPU on one
+/// `gpu:l40s:1` or `shard:l40s:1` that Slurm places and runs on node 1 (the whole GPU on one
 /// L40S, the shard on the other: Slurm gives no GPU both ways), and a third whole-GPU claim
 /// waits in Slurm for resources. No relay: the portal talks to slurmrestd. On SQLite, then
 /// on PostgreSQL.
@@ -150,7 +150,10 @@ async fn whole_gpus_and_shards(cluster: &SlurmCluster, database_url: Option<Stri
     // L40S (the stand-in devices gpu5 and gpu6 of gres.conf).
     let mut jobs = Vec::new();
     let mut devices = Vec::new();
-    for ((profile, gres), cookie) in [("l40s.48gb", "gpu:l40s:1"), ("l40s.48gb.1of4", "shard:1")].into_iter().zip(&cookies) {
+    // The shard asks for node 1's typed shards (`shard:l40s:1`); Slurm writes what it
+    // allocates untyped (`JOB_GRES=shard:1`, `GRES=shard:1(IDX:5)`).
+    let claims = [("l40s.48gb", "gpu:l40s:1", "gpu:l40s:1"), ("l40s.48gb.1of4", "shard:l40s:1", "shard:1")];
+    for ((profile, gres, allocated), cookie) in claims.into_iter().zip(&cookies) {
         let body = format!("course_id=1&profile={}&image={}&command=sleep+600", urlencode(profile), urlencode(JUPYTERLAB));
         let id = start(&class.portal, cookie, body).await;
         let me = until(&class.portal, cookie, &id, &["ready", "failed"], Duration::from_secs(60)).await;
@@ -163,8 +166,8 @@ async fn whole_gpus_and_shards(cluster: &SlurmCluster, database_url: Option<Stri
             "{record:?}"
         );
         let placed = cluster.job_detail(job);
-        assert_eq!(placed["JOB_GRES"], gres, "{placed:?}");
-        let device = placed["GRES"].strip_prefix(&format!("{gres}(IDX:")).and_then(|d| d.strip_suffix(')')).map(str::to_string);
+        assert_eq!(placed["JOB_GRES"], allocated, "{placed:?}");
+        let device = placed["GRES"].strip_prefix(&format!("{allocated}(IDX:")).and_then(|d| d.strip_suffix(')')).map(str::to_string);
         assert!(matches!(device.as_deref(), Some("5" | "6")), "{gres} on an L40S: {placed:?}");
         devices.push(device.unwrap());
         jobs.push((id, job, cookie));
