@@ -11,10 +11,10 @@ pub struct Engine {
     /// The client once the API version is agreed; asked for once, not on every call.
     negotiated: tokio::sync::OnceCell<Docker>,
     endpoint: String,
-    /// Home volumes this process has made (with their labels): a student's next launch
+    /// Volumes this process has made (homes, a GPU's MPS volume), with their labels: the next launch
     /// does not ask for them again. One removed behind the portal's back is made again,
     /// unlabelled, by the engine when a container mounts it.
-    pub(crate) homes_made: std::sync::Mutex<std::collections::HashSet<String>>,
+    pub(crate) volumes_made: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 impl Engine {
@@ -34,7 +34,7 @@ impl Engine {
             client,
             negotiated: tokio::sync::OnceCell::new(),
             endpoint,
-            homes_made: Default::default(),
+            volumes_made: Default::default(),
         }
     }
 

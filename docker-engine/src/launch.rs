@@ -21,32 +21,11 @@ impl Engine {
     /// (labelled as this portal's).
     pub async fn create(&self, spec: &ContainerSpec) -> Result<Created, CoreError> {
         let client = self.client().await?;
-        if !self.home_made(&spec.home_volume) {
-            client
-                .create_volume(VolumeCreateOptions {
-                    name: Some(spec.home_volume.clone()),
-                    labels: Some(spec.volume_labels.clone().into_iter().collect()),
-                    ..Default::default()
-                })
-                .await
-                .map_err(|e| CoreError::Engine(format!("creating volume {}: {e}", spec.home_volume)))?;
-            if let Ok(mut made) = self.homes_made.lock() {
-                made.insert(spec.home_volume.clone());
-            }
-        }
-        if let Some(mps) = spec.mps_volume.as_ref().filter(|v| !self.home_made(v)) {
-            let labels = spec.volume_labels.iter().filter(|(k, _)| !k.starts_with("org.slicehub.user") && !k.starts_with("org.slicehub.course"));
-            client
-                .create_volume(VolumeCreateOptions {
-                    name: Some(mps.clone()),
-                    labels: Some(labels.map(|(k, v)| (k.clone(), v.clone())).collect()),
-                    ..Default::default()
-                })
-                .await
-                .map_err(|e| CoreError::Engine(format!("creating volume {mps}: {e}")))?;
-            if let Ok(mut made) = self.homes_made.lock() {
-                made.insert(mps.clone());
-            }
+        self.volume_once(&spec.home_volume, spec.volume_labels.clone()).await?;
+        if let Some(mps) = &spec.mps_volume {
+            let owner = |k: &String| k.starts_with("org.slicehub.user") || k.starts_with("org.slicehub.course");
+            let labels = spec.volume_labels.iter().filter(|(k, _)| !owner(k)).map(|(k, v)| (k.clone(), v.clone())).collect();
+            self.volume_once(mps, labels).await?;
         }
         let options = CreateContainerOptionsBuilder::default()
             .name(&spec.name)
@@ -67,8 +46,25 @@ impl Engine {
         })
     }
 
-    fn home_made(&self, volume: &str) -> bool {
-        self.homes_made.lock().is_ok_and(|made| made.contains(volume))
+    /// Creates volume `name` with `labels` unless this process made it already (Docker
+    /// would make a missing one at the mount, unlabelled).
+    pub(crate) async fn volume_once(&self, name: &str, labels: std::collections::BTreeMap<String, String>) -> Result<(), CoreError> {
+        if self.volumes_made.lock().is_ok_and(|made| made.contains(name)) {
+            return Ok(());
+        }
+        self.client()
+            .await?
+            .create_volume(VolumeCreateOptions {
+                name: Some(name.to_string()),
+                labels: Some(labels.into_iter().collect()),
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| CoreError::Engine(format!("creating volume {name}: {e}")))?;
+        if let Ok(mut made) = self.volumes_made.lock() {
+            made.insert(name.to_string());
+        }
+        Ok(())
     }
 
     pub async fn start(&self, name: &str) -> Result<(), CoreError> {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use bollard::exec::{StartExecOptions, StartExecResults};
 use bollard::models::{
     ContainerCreateBody, DeviceRequest, ExecConfig, HostConfig, Mount, MountTypeEnum, RestartPolicy,
-    RestartPolicyNameEnum, VolumeCreateOptions,
+    RestartPolicyNameEnum,
 };
 use bollard::query_parameters::CreateContainerOptionsBuilder;
 use futures_util::StreamExt;
@@ -32,15 +32,8 @@ impl Engine {
             }
             None => {}
         }
+        self.volume_once(&daemon.volume, daemon.labels.clone()).await?;
         let client = self.client().await?;
-        client
-            .create_volume(VolumeCreateOptions {
-                name: Some(daemon.volume.clone()),
-                labels: Some(daemon.labels.clone().into_iter().collect()),
-                ..Default::default()
-            })
-            .await
-            .map_err(|e| CoreError::Engine(format!("creating volume {}: {e}", daemon.volume)))?;
         let options = CreateContainerOptionsBuilder::default().name(&daemon.name).build();
         match client.create_container(Some(options), body(daemon)).await {
             Ok(_) => {}

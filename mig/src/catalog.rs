@@ -454,6 +454,13 @@ fn normalize_key(key: &str) -> String {
         .collect()
 }
 
+/// The `N` of a name in MIG's form `Ng…` (`3g.40gb` → 3, `1g.10gb+me` → 1), whatever N
+/// is; `None` for any other name (`l40s.48gb`, `g.10gb`).
+pub fn mig_compute_slices(profile: &str) -> Option<u32> {
+    let (n, _) = profile.split_once('g')?;
+    (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then(|| n.parse().ok()).flatten()
+}
+
 /// `l40s.48gb`: the family in lower case without separators, then the memory, as MIG
 /// profiles are named after their compute and memory.
 pub fn whole_profile_name(family: &str, memory_gb: u32) -> String {

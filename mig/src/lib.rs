@@ -34,7 +34,7 @@ mod static_layouts;
 
 pub use allocator::{allocate, allocate_avoiding, allocate_with, Policy};
 pub use catalog::{
-    whole_profile_name, Catalog, CatalogData, Profile, COMPUTE_SLICES, MAX_PROFILES, MEMORY_SLICES,
+    mig_compute_slices, whole_profile_name, Catalog, CatalogData, Profile, COMPUTE_SLICES, MAX_PROFILES, MEMORY_SLICES,
     WHOLE_PROFILE_ID,
 };
 pub use enumerate::{enumerate_layouts, maximal_layouts};

@@ -1,7 +1,7 @@
 //! `gpu.shares` (which GPUs are split into shares, and how) and `gpu.weights` (how many
 //! compute slices a whole GPU of a model counts as).
 
-use slicehub_mig::{Shares, Sharing, COMPUTE_SLICES, MAX_SHARES, MIN_SHARES};
+use slicehub_mig::{mig_compute_slices, Shares, Sharing, COMPUTE_SLICES, MAX_SHARES, MIN_SHARES};
 
 /// One GPU split into shares: `gpu` is its index (`1`) or UUID (`GPU-…`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,7 +59,7 @@ pub fn parse_weights(text: &str) -> Result<Vec<ModelWeight>, ()> {
                     && family.bytes().all(|b| b.is_ascii_alphanumeric())
                     && gb.strip_suffix("gb").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
             });
-        let is_mig = profile.split_once('g').is_some_and(|(n, _)| n.parse::<u32>().is_ok());
+        let is_mig = mig_compute_slices(&profile).is_some();
         if !named_like_whole || is_mig || out.iter().any(|w| w.profile == profile) {
             return Err(());
         }

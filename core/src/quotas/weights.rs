@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::{LazyLock, RwLock};
 
-use slicehub_mig::{share_of, COMPUTE_SLICES};
+use slicehub_mig::{mig_compute_slices, share_of, COMPUTE_SLICES};
 
 use crate::config::ModelWeight;
 
@@ -31,10 +31,8 @@ impl Weights {
     /// Thousandths of a compute slice an hour of `profile` counts: `3g.40gb` → 3000,
     /// `l40s.48gb` → its weight × 1000, `l4.24gb.1of4` → the L4's weight × 1000 / 4.
     pub fn milli_slices(&self, profile: &str) -> i64 {
-        if let Some(n) = profile.split_once('g').and_then(|(n, _)| n.parse::<i64>().ok()) {
-            if (1..=i64::from(COMPUTE_SLICES)).contains(&n) {
-                return n * MILLI;
-            }
+        if let Some(n) = mig_compute_slices(profile).filter(|n| (1..=u32::from(COMPUTE_SLICES)).contains(n)) {
+            return i64::from(n) * MILLI;
         }
         match share_of(profile) {
             Some((whole, count)) => self.whole_weight(whole) * MILLI / i64::from(count),

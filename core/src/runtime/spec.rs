@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::mps::{daemon_name, mps_volume, MpsCaps};
 use crate::auth::token_sha256;
+use slicehub_mig::Sharing;
 use crate::CoreError;
 
 /// The port JupyterLab listens on inside the container.
@@ -74,6 +75,15 @@ pub enum ShareRequest {
     Mps(MpsCaps),
     /// Plain time-slicing: the container gets the GPU and nothing caps it.
     TimeSliced,
+}
+
+impl ShareRequest {
+    pub fn sharing(&self) -> Sharing {
+        match self {
+            ShareRequest::Mps(_) => Sharing::Mps,
+            ShareRequest::TimeSliced => Sharing::TimeSliced,
+        }
+    }
 }
 
 /// A GPU device asked of the NVIDIA container runtime.
@@ -212,11 +222,7 @@ impl ContainerSpec {
             ("org.slicehub.mig".to_string(), r.mig_uuid.clone()),
         ]);
         if let Some(share) = r.share {
-            let kind = match share {
-                ShareRequest::Mps(_) => "mps",
-                ShareRequest::TimeSliced => "time-sliced-no-isolation",
-            };
-            labels.insert("org.slicehub.share".to_string(), kind.to_string());
+            labels.insert("org.slicehub.share".to_string(), share.sharing().config_word().to_string());
         }
         let device_request = r.nvidia_runtime.then(|| DeviceRequest {
             driver: "nvidia".to_string(),

@@ -17,7 +17,7 @@
 use std::collections::HashSet;
 use std::sync::{LazyLock, Mutex};
 
-use slicehub_mig::{share_of, share_profile_name, Catalog, MAX_SHARES, MIN_SHARES};
+use slicehub_mig::{mig_compute_slices, share_of, share_profile_name, Catalog, MAX_SHARES, MIN_SHARES};
 
 use super::gres::{parse_gres_items, GresCount, GresItem, GresName, GresRequest};
 
@@ -54,7 +54,7 @@ pub fn gpu_type_profile(kind: &str) -> Result<String, String> {
         return Err("named like a share of a GPU (only shards are offered as shares)".into());
     }
     // Quotas read `Ng…` as a MIG slice of N compute slices.
-    if own.split_once('g').is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())) {
+    if mig_compute_slices(&own).is_some() {
         return Err("named like a MIG slice but not one".into());
     }
     Ok(own)
