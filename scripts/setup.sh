@@ -109,6 +109,22 @@ if [[ $WITH_TEST -eq 1 ]]; then
     apt_install prometheus
     service prometheus stop >/dev/null 2>&1 || true
   fi
+  # a real LDAP server for the directory sign-in tests (they run their own slapd, not the service)
+  if ! [[ -x /usr/sbin/slapd ]] || ! have ldapmodify || ! have openssl; then
+    apt_install slapd ldap-utils openssl
+    service slapd stop >/dev/null 2>&1 || true
+  fi
+  # a real OpenID Connect provider for the single sign-on tests, in a venv under target/
+  # (0.4.x needs Python 3.12; 0.3.4 runs on Debian 12's 3.11)
+  IDP_VENV="$ROOT/target/idp-venv"
+  if [[ ! -x "$IDP_VENV/bin/oidc-provider-mock" ]]; then
+    say "installing oidc-provider-mock 0.3.4 into target/idp-venv"
+    have python3 || apt_install python3
+    python3 -c 'import ensurepip' >/dev/null 2>&1 || apt_install python3-venv
+    rm -rf "$IDP_VENV"
+    python3 -m venv "$IDP_VENV"
+    "$IDP_VENV/bin/pip" install -q oidc-provider-mock==0.3.4
+  fi
   # 7. axe-core for the browser tests' accessibility check; it ships inside a Python wheel
   #    (MPL-2.0) and is kept under target/, never in the repository.
   AXE="$ROOT/target/axe/axe.min.js"

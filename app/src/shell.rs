@@ -7,6 +7,7 @@ use leptos_router::{path, SsrMode};
 use crate::components::layout::Layout;
 use crate::pages::admin::audit::AuditPage;
 use crate::pages::admin::operations::OperationsPage;
+use crate::pages::admin::lms::LmsPage;
 use crate::pages::admin::users::UsersPage;
 use crate::pages::auth::{account::AccountPage, login::LoginPage};
 use crate::pages::courses::{bookings::BookingsPage, class::ClassPage, course::CoursePage, list::CoursesPage, policy::PolicyPage};
@@ -112,6 +113,7 @@ pub fn App() -> impl IntoView {
                         <Route path=path!("/courses/:code/class") view=ClassPage ssr=SsrMode::InOrder/>
                         <Route path=path!("/admin/users") view=UsersPage ssr=SsrMode::InOrder/>
                         <Route path=path!("/admin/audit") view=AuditPage ssr=SsrMode::InOrder/>
+                        <Route path=path!("/admin/lms") view=LmsPage ssr=SsrMode::InOrder/>
                         <Route path=path!("/admin/sessions") view=OperationsPage ssr=SsrMode::InOrder/>
                         <Route path=path!("/reports") view=ReportsPage ssr=SsrMode::InOrder/>
                         <Route path=path!("/gpus") view=GpusPage ssr=SsrMode::InOrder/>

@@ -152,6 +152,8 @@ pub struct UserRow {
     pub is_admin: bool,
     pub disabled: bool,
     pub must_change_password: bool,
+    /// How the account signs in: "Password" and each attached provider.
+    pub sources: Vec<String>,
 }
 
 /// A password shown once, right after it was made.

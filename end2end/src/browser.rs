@@ -15,6 +15,16 @@ pub struct Browser {
 
 impl Browser {
     pub async fn start() -> Browser {
+        Browser::start_with(serde_json::json!({})).await
+    }
+
+    /// A browser that blocks third-party cookies, as Safari and Firefox do by default and
+    /// Chrome does when asked (an LMS framing a tool keeps no cookie for it).
+    pub async fn start_blocking_third_party_cookies() -> Browser {
+        Browser::start_with(serde_json::json!({ "profile.cookie_controls_mode": 1, "profile.block_third_party_cookies": true })).await
+    }
+
+    async fn start_with(prefs: serde_json::Value) -> Browser {
         let port = free_port();
         let driver = Command::new("chromedriver")
             .arg(format!("--port={port}"))
@@ -30,7 +40,8 @@ impl Browser {
                     "--disable-quic", "--no-first-run", "--disable-background-networking",
                     "--disable-component-update", "--disable-sync", "--window-size=1280,1400",
                     format!("--user-data-dir={}", profile.display()),
-                ]
+                ],
+                "prefs": prefs
             },
             "goog:loggingPrefs": { "browser": "ALL" }
         });

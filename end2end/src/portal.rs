@@ -43,9 +43,20 @@ impl Portal {
         portal
     }
 
+    /// [`Portal::start`] on a port chosen by the caller (who needs the address before the
+    /// portal starts, e.g. for `server.public_url`).
+    pub async fn start_on_port(bin: &Path, port: u16, env: &[(&str, &str)]) -> Portal {
+        let mut portal = Portal::start_unready_on(bin, port, env);
+        portal.wait_ready().await;
+        portal
+    }
+
     fn start_unready(bin: &Path, env: &[(&str, &str)]) -> Portal {
+        Portal::start_unready_on(bin, free_port(), env)
+    }
+
+    fn start_unready_on(bin: &Path, port: u16, env: &[(&str, &str)]) -> Portal {
         let dir = tempfile::tempdir().expect("temp dir");
-        let port = free_port();
         let log_path = dir.path().join("portal.log");
         let mut portal = Portal {
             child: None,

@@ -26,6 +26,13 @@ pub fn check(config: &Config) -> Result<Vec<String>, CoreError> {
             registrable(domain)
         ));
     }
+    if config.sign_in.header.user_header.is_some() && config.server.trusted_proxies.is_empty() {
+        warnings.push(
+            "header_sign_in.user_header is set but server.trusted_proxies is empty: the header is believed from no one, \
+             so nobody signs in by it. Set server.trusted_proxies to the web server in front (docs/sign-in/web-server.md)."
+                .to_string(),
+        );
+    }
     Ok(warnings)
 }
 

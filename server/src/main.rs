@@ -4,15 +4,17 @@ mod cli;
 mod deployment;
 mod error;
 mod http;
+mod lms_roster;
 mod proxy;
 mod serve;
+mod sign_in;
 mod startup;
 mod telemetry;
 
 use clap::Parser;
 use slicehub_core::config::Config;
 
-use cli::{Cli, Command, GpuCommand, SlurmCommand};
+use cli::{Cli, Command, GpuCommand, LmsCommand, SlurmCommand};
 use error::CliError;
 
 fn main() -> std::process::ExitCode {
@@ -82,6 +84,22 @@ fn run_async(config: Config, command: Command, config_file: Option<std::path::Pa
             Command::Slurm {
                 command: SlurmCommand::Link { username },
             } => cli::slurm::link(&config, &username).await,
+            Command::Lms { command } => match command {
+                LmsCommand::Add { name, issuer, client_id, deployments, login_url, token_url, jwks_url } => {
+                    let form = slicehub_core::courses::lms_platforms::PlatformForm {
+                        name,
+                        issuer,
+                        client_id,
+                        deployment_ids: deployments.join(","),
+                        auth_login_url: login_url,
+                        auth_token_url: token_url,
+                        jwks_url,
+                    };
+                    cli::lms::add(&config, form).await
+                }
+                LmsCommand::List { json } => cli::lms::list(&config, json).await,
+                LmsCommand::Remove { name } => cli::lms::remove(&config, &name).await,
+            },
             Command::Gpu {
                 command: GpuCommand::Inspect { json, activity },
             } => cli::gpu_inspect::run(&config, json, activity),

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use tower_http::trace::TraceLayer;
 
 use crate::error::CliError;
-use crate::http::handlers::{audit_csv, healthz, metrics, report_csv, session_events, usage_csv};
+use crate::http::handlers::{audit_csv, healthz, lti_launch, metrics, oidc_sign_in, report_csv, session_events, usage_csv};
 use crate::http::{api_errors, caller, csrf, form_fields, security_headers};
 use crate::{proxy, startup};
 
@@ -39,9 +39,14 @@ pub struct AppState {
     /// Each person's sessions as their page shows them, shared by the page's reads and its
     /// event stream.
     pub session_reads: slicehub_app::api::session_reads::SessionReads,
+    /// The `[oidc.NAME]` providers.
+    pub oidc: slicehub_sign_in::oidc::OidcProviders,
+    /// LMS platforms' published keys, and the client they and their rosters are read with.
+    pub lti_keys: Arc<slicehub_sign_in::lti::PlatformKeys>,
+    pub lti_http: reqwest::Client,
 }
 
-pub fn router(services: Services, shutdown: CancellationToken) -> Router {
+pub fn router(services: Services, oidc: slicehub_sign_in::oidc::OidcProviders, shutdown: CancellationToken) -> Router {
     let config = &services.config;
     let leptos_options = LeptosOptions::builder()
         .output_name(Arc::<str>::from("slicehub"))
@@ -59,6 +64,9 @@ pub fn router(services: Services, shutdown: CancellationToken) -> Router {
         shutdown,
         event_streams: session_events::OpenStreams::default(),
         session_reads: slicehub_app::api::session_reads::SessionReads::default(),
+        oidc,
+        lti_keys: Arc::default(),
+        lti_http: slicehub_sign_in::oidc::http_client().unwrap_or_default(),
     };
     let routes = generate_route_list(App);
     let notebook_hosts = proxy::notebook_host::Dispatch {
@@ -73,6 +81,14 @@ pub fn router(services: Services, shutdown: CancellationToken) -> Router {
         .route(report_csv::PATH, get(report_csv::download))
         .route(audit_csv::PATH, get(audit_csv::download))
         .route("/user/{*rest}", any(proxy::door))
+        .route("/login/oidc/{name}", get(oidc_sign_in::begin))
+        .route("/login/oidc/{name}/callback", get(oidc_sign_in::callback))
+        .route("/login/oidc/{name}/link", axum::routing::post(oidc_sign_in::link))
+        .route("/logout/oidc/{name}", get(oidc_sign_in::end_session))
+        .route("/lti/login", get(lti_launch::login_get).post(lti_launch::login_post))
+        .route("/lti/launch", axum::routing::post(lti_launch::launch))
+        .route("/lti/continue", get(lti_launch::continue_launch))
+        .route("/lti/jwks", get(lti_launch::jwks))
         .nest_service("/pkg", site_assets(&config.server.site_root.join("pkg")))
         .leptos_routes_with_context(
             &state,
@@ -170,11 +186,12 @@ pub async fn run(config: Config) -> Result<(), CliError> {
         gpus = %services.gpus.describe(),
         "SliceHub is listening"
     );
+    let oidc = crate::sign_in::oidc_providers(&services).await?;
     let tasks = services.sessions.start_background().await;
     let store = services.store.clone();
     let sessions = services.sessions.clone();
     let shutdown = CancellationToken::new();
-    let app = router(services, shutdown.clone())
+    let app = router(services, oidc, shutdown.clone())
         .into_make_service_with_connect_info::<std::net::SocketAddr>();
     let signalled = {
         let shutdown = shutdown.clone();

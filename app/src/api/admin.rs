@@ -10,10 +10,24 @@ use crate::views::UserId;
 pub async fn list_users() -> Result<Vec<UserRow>, AppError> {
     use super::ssr::{require, services, Action};
     require(Action::ListUsers).await?;
-    let users = services()?.store.list_users().await?;
+    let services = services()?;
+    let users = services.store.list_users().await?;
+    let with_password = services.store.users_with_password().await?;
+    let identities = services.store.all_identities().await?;
     Ok(users
         .into_iter()
         .map(|u| UserRow {
+            sources: with_password
+                .contains(&u.id)
+                .then(|| "Password".to_string())
+                .into_iter()
+                .chain(
+                    identities
+                        .iter()
+                        .filter(|i| i.user_id == u.id)
+                        .map(|i| super::sign_in::source_label(&services.config, &i.provider)),
+                )
+                .collect(),
             id: u.id,
             username: u.username,
             display_name: u.display_name,

@@ -124,6 +124,7 @@ pub async fn login(
         Err(e @ LoginError::RateLimited { .. }) => {
             Err(fail(StatusCode::TOO_MANY_REQUESTS, e.to_string()))
         }
+        Err(LoginError::Refused(words)) => Err(fail(StatusCode::FORBIDDEN, words)),
         Err(LoginError::Internal(e)) => Err(super::ssr::from_core(e)),
     }
 }

@@ -9,12 +9,14 @@ pub mod courses;
 pub mod home;
 pub mod instance;
 pub mod invitations;
+pub mod lms;
 pub mod operations;
 pub mod policy;
 pub mod reports;
 #[cfg(feature = "ssr")]
 pub mod session_reads;
 pub mod sessions;
+pub mod sign_in;
 #[cfg(feature = "ssr")]
 pub mod ssr;
 

@@ -89,6 +89,7 @@ fn SignedInNav(me: Me) -> impl IntoView {
                 <A href="/gpus">"GPUs"</A>
                 <A href="/admin/users">"Users"</A>
                 <A href="/admin/audit">"Audit"</A>
+                <A href="/admin/lms">"LMS"</A>
                 <A href="/status">"Status"</A>
             })}
         </nav>

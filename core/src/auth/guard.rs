@@ -63,6 +63,8 @@ pub enum Action {
     ListAllSessions,
     /// Draining a GPU and returning it to service.
     OperateGpus,
+    /// Registering LMS platforms and attaching sign-in identities to accounts.
+    ManageSignIn,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,7 +132,7 @@ pub fn authorize(caller: &Caller, action: &Action) -> Result<(), Denied> {
             *is_admin || role_in(course) == Some(Role::Instructor)
         }
         Action::AssignInstructor(_) => *is_admin,
-        Action::ViewGpus | Action::ViewStatus | Action::ReadAuditLog | Action::ListAllSessions | Action::OperateGpus => *is_admin,
+        Action::ViewGpus | Action::ViewStatus | Action::ReadAuditLog | Action::ListAllSessions | Action::OperateGpus | Action::ManageSignIn => *is_admin,
         Action::ListOwnSessions => true,
         Action::LaunchIn(course) => *is_admin || role_in(course).is_some(),
         Action::ManageSession { owner, course } => {

@@ -1,6 +1,7 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
+use super::external::ExternalSignInError;
 use super::password::{check_new_password, PasswordHasher};
 use super::ratelimit::{LoginLimiter, LoginLimits};
 use super::logins::LoginPolicy;
@@ -25,6 +26,8 @@ pub struct Authenticator {
     pub(super) policy: LoginPolicy,
     pub(super) clock: Arc<dyn Clock>,
     pub(super) callers: super::callers::RecentCallers,
+    /// Checks the form's names and passwords that no local password matches (LDAP).
+    pub(super) directory: Option<Arc<dyn super::external::PasswordDirectory>>,
 }
 
 #[derive(Debug, Clone)]
@@ -44,6 +47,10 @@ pub enum LoginError {
     WrongCredentials,
     #[error("Too many failed attempts. Try again in {retry_after_secs} seconds.")]
     RateLimited { retry_after_secs: u64 },
+    /// The directory knows the person, but the portal will not sign them in (an account
+    /// of that name is someone else's, the account is disabled); the words say why.
+    #[error("{0}")]
+    Refused(String),
     #[error(transparent)]
     Internal(#[from] CoreError),
 }
@@ -52,6 +59,7 @@ impl From<LoginError> for CoreError {
     fn from(e: LoginError) -> Self {
         match e {
             LoginError::Internal(inner) => inner,
+            LoginError::Refused(words) => CoreError::NoPermission(words),
             other => CoreError::Auth(other.to_string()),
         }
     }
@@ -72,7 +80,14 @@ impl Authenticator {
             policy,
             clock,
             callers: Default::default(),
+            directory: None,
         }
+    }
+
+    /// The same authenticator, also asking `directory` about names without a local password.
+    pub fn with_directory(mut self, directory: Arc<dyn super::external::PasswordDirectory>) -> Self {
+        self.directory = Some(directory);
+        self
     }
 
     /// The portal's authenticator: `auth.*` settings, default limits, the system clock.
@@ -104,6 +119,12 @@ impl Authenticator {
     /// layer drops the old cookie). An unknown username costs a dummy verification, so
     /// the answer takes as long as for a real account. Throttled per account and per
     /// address (see `ratelimit`).
+    ///
+    /// With a directory (LDAP), a name and password that no local password matches are
+    /// then checked there: a person it vouches for signs in as their provider account
+    /// (`sign_in_external`), and its "wrong" counts as a failed attempt like a local one.
+    /// A local account is never signed into by a directory password unless the
+    /// directory's identity was attached to it.
     pub async fn login(
         &self,
         username: &str,
@@ -118,8 +139,9 @@ impl Authenticator {
             .limiter
             .begin(username, remote_addr, self.clock.now_ms())
             .map_err(|retry_after_secs| LoginError::RateLimited { retry_after_secs })?;
+        // An account made for a campus provider has no password here until an admin gives one.
         let account = match normalize_username(username) {
-            Ok(name) => self.store.user_credentials(&name).await?,
+            Ok(name) => self.store.user_credentials(&name).await?.filter(|(_, hash)| !hash.is_empty()),
             Err(_) => None,
         };
         let verified = match &account {
@@ -129,6 +151,30 @@ impl Authenticator {
                 false
             }
         };
+        if !verified {
+            if let Some(directory) = &self.directory {
+                // Unreachable: an error for the person, and no failure counted against them.
+                if let Some(identity) = directory.check(username, password).await? {
+                    return match self.sign_in_external(&identity, directory.roles(), None, remote_addr).await {
+                        Ok(ok) => {
+                            attempt.succeeded();
+                            Ok(ok)
+                        }
+                        Err(ExternalSignInError::Internal(e)) => Err(LoginError::Internal(e)),
+                        // Neither success nor failure: the directory's password for a name
+                        // that is a local account's must not reset that account's count.
+                        Err(refused) => {
+                            if !matches!(refused, ExternalSignInError::Disabled) {
+                                // (a disabled account's refusal is audited where it is found)
+                                let detail = format!("{}: {refused} (from {remote_addr})", identity.provider);
+                                self.store.audit("anonymous", "login.failure", &identity.username, &detail).await?;
+                            }
+                            Err(LoginError::Refused(refused.to_string()))
+                        }
+                    };
+                }
+            }
+        }
         let now = self.clock.now_ms();
         let user = match account {
             Some((user, _)) if verified && !user.disabled => user,
@@ -174,6 +220,11 @@ impl Authenticator {
         }
         let (user, stored) = match self.store.user_by_id(user_id).await? {
             Some(user) if !user.disabled => match self.store.password_hash_of(user_id).await? {
+                Some(stored) if stored.is_empty() => {
+                    return Err(CoreError::InvalidRequest(
+                        "This account signs in through your campus sign-in and has no password here.".to_string(),
+                    ))
+                }
                 Some(stored) => (user, stored),
                 None => return Err(CoreError::NotFound(format!("no user with id {user_id}"))),
             },
@@ -210,7 +261,15 @@ impl Authenticator {
             .await
     }
 
-    async fn open_session(
+    /// A login session for an account a trusted party vouched for (an LMS launch).
+    pub async fn open_session_for(&self, user: User, remote_addr: IpAddr) -> Result<LoginOk, CoreError> {
+        let ok = self.open_session(user, remote_addr, self.clock.now_ms()).await?;
+        let name = &ok.user.username;
+        self.store.audit(name, "login.success", name, &format!("lms from {remote_addr}")).await?;
+        Ok(ok)
+    }
+
+    pub(super) async fn open_session(
         &self,
         user: User,
         remote_addr: IpAddr,

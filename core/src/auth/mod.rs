@@ -4,7 +4,9 @@
 
 mod bootstrap;
 mod callers;
+mod external;
 mod guard;
+mod header_sign_in;
 mod login;
 mod password;
 mod ratelimit;
@@ -14,7 +16,9 @@ mod users;
 pub mod validate;
 
 pub use bootstrap::{ensure_first_admin, Bootstrap, FIRST_ADMIN_USERNAME};
+pub use external::{account_name_from, apply_group_roles, ExternalIdentity, ExternalSignInError, PasswordDirectory};
 pub use guard::{authorize, Action, Caller, Denied};
+pub use header_sign_in::{header_text, MAX_GROUPS_HEADER_BYTES, MAX_HEADER_VALUE_BYTES};
 pub use login::{Authenticator, LoginError, LoginOk};
 pub use password::{
     check_new_password, hash_parameters, PasswordHasher, ARGON2_ITERATIONS, ARGON2_LANES,

@@ -1,7 +1,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::{Config, KEYS};
+use super::{all_keys, Config, OIDC_FIELDS};
 
 /// Where configuration comes from: an optional TOML file and the process environment.
 #[derive(Debug, Clone, Default)]
@@ -83,25 +83,51 @@ pub fn load(
     if let Some(path) = file {
         for (key, value) in read_file(&path)? {
             let origin = format!("in {}", path.display());
-            apply(&mut config, &key, &value, &origin)?;
+            apply(&mut config, &key, &value, &origin, &env)?;
             if key == SECURE_COOKIES {
                 secure_cookies_given = Some((origin, value));
             }
         }
     }
 
-    for spec in KEYS {
+    for spec in all_keys() {
         let name = spec.env_name();
         if let Some(value) = env(&name) {
             let origin = format!("from {name}");
-            apply(&mut config, spec.key, &value, &origin)?;
+            apply(&mut config, spec.key, &value, &origin, &env)?;
             if spec.key == SECURE_COOKIES {
                 secure_cookies_given = Some((origin, value));
             }
         }
     }
+    oidc_from_env(&mut config, &env)?;
     secure_cookies_for_public_url(&mut config, secure_cookies_given)?;
     Ok(config)
+}
+
+/// `SLICEHUB_OIDC_NAME_FIELD` overrides a field of a provider the file has; then each
+/// provider must have what it cannot work without.
+fn oidc_from_env(config: &mut Config, env: &dyn Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
+    let names: Vec<String> = config.sign_in.oidc.iter().map(|p| p.name.clone()).collect();
+    for name in &names {
+        for (field, _) in OIDC_FIELDS {
+            let variable = format!("SLICEHUB_OIDC_{}_{}", name.replace('-', "_"), field).to_uppercase();
+            if let Some(value) = env(&variable) {
+                apply(config, &format!("oidc.{name}.{field}"), &value, &format!("from {variable}"), env)?;
+            }
+        }
+    }
+    for provider in &config.sign_in.oidc {
+        if let Some(problem) = super::oidc_problem(provider) {
+            return Err(ConfigError::InvalidValue {
+                key: format!("oidc.{}", provider.name),
+                value: String::new(),
+                expected: problem,
+                origin: "in the configuration".to_string(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Browsers that reach the portal over HTTPS must get `Secure` (and `__Host-`) cookies:
@@ -145,12 +171,31 @@ fn shown(key: &str, value: String) -> String {
     }
 }
 
-fn apply(config: &mut Config, key: &str, value: &str, origin: &str) -> Result<(), ConfigError> {
-    let Some(spec) = KEYS.iter().find(|k| k.key == key) else {
+fn apply(
+    config: &mut Config,
+    key: &str,
+    value: &str,
+    origin: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(), ConfigError> {
+    if let Some(applied) = super::sign_in::apply_oidc_key(&mut config.sign_in.oidc, key, value, env) {
+        return applied.map_err(|()| {
+            let field = key.rsplit('.').next().unwrap_or("");
+            let expected = match OIDC_FIELDS.iter().find(|(f, _)| *f == field) {
+                Some((_, form)) => form.to_string(),
+                None => format!(
+                    "one of the fields of an [oidc.NAME] table (NAME: a-z, 0-9, -): {}",
+                    OIDC_FIELDS.iter().map(|(f, _)| *f).collect::<Vec<_>>().join(", ")
+                ),
+            };
+            ConfigError::InvalidValue { key: key.to_string(), value: value.to_string(), expected, origin: origin.to_string() }
+        });
+    }
+    let Some(spec) = all_keys().find(|k| k.key == key) else {
         return Err(ConfigError::UnknownKey {
             key: key.to_string(),
             origin: origin.to_string(),
-            known: KEYS.iter().map(|k| k.key.to_string()).collect(),
+            known: all_keys().map(|k| k.key.to_string()).chain(std::iter::once("oidc.NAME.*".to_string())).collect(),
         });
     };
     (spec.apply)(config, value).map_err(|()| ConfigError::InvalidValue {
@@ -200,8 +245,7 @@ fn flatten(
         toml::Value::Float(x) => out.push((prefix.to_string(), x.to_string())),
         toml::Value::Boolean(b) => out.push((prefix.to_string(), b.to_string())),
         other => {
-            let expected = KEYS
-                .iter()
+            let expected = all_keys()
                 .find(|k| k.key == prefix)
                 .map(|k| k.expected.to_string())
                 .unwrap_or_else(|| "a string or a number".to_string());
@@ -354,6 +398,47 @@ mod tests {
         assert!(refused.contains("`database.url`") && !refused.contains("hunter2"), "{refused}");
         let refused = with_file("[metrics]\ntoken = \"short-secret\"\n", &[]).unwrap_err().to_string();
         assert!(refused.contains("`metrics.token`") && !refused.contains("short-secret"), "{refused}");
+    }
+
+    #[test]
+    fn oidc_providers_are_tables_with_env_overrides_and_required_fields() {
+        let dir = tempfile::tempdir().unwrap();
+        let secret = dir.path().join("secret");
+        std::fs::write(&secret, "s3cret-from-file\n").unwrap();
+        let text = format!(
+            "[oidc.campus]\nissuer = \"https://login.campus.edu\"\nclient_id = \"portal\"\nclient_secret_file = \"{}\"\n\
+             course_groups = \"CS-101: staff=instructor, students=student\"\n[oidc.guests]\nissuer = \"https://guests.example.org\"\nclient_id = \"g\"\n",
+            secret.display()
+        );
+        let c = with_file(&text, &[("SLICEHUB_OIDC_GUESTS_LABEL", "Guest account"), ("SLICEHUB_OIDC_CAMPUS_CLIENT_ID", "from-env")]).unwrap();
+        let names: Vec<&str> = c.sign_in.oidc.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["campus", "guests"]);
+        assert_eq!(c.sign_in.oidc[0].client_id, "from-env", "the variable wins");
+        assert_eq!(c.sign_in.oidc[1].button_label(), "Guest account");
+        assert_eq!(c.sign_in.oidc[0].roles.courses[0].course, "CS-101");
+        assert!(!format!("{c:?}").contains("s3cret-from-file"), "the secret never shows");
+
+        let missing = with_file("[oidc.campus]\nclient_id = \"portal\"\n", &[]).unwrap_err().to_string();
+        assert!(missing.contains("oidc.campus") && missing.contains("issuer"), "{missing}");
+        let unknown = with_file("[oidc.campus]\nissuer = \"https://a.b\"\nclient_id = \"x\"\nclient_secret = \"inline\"\n", &[]).unwrap_err().to_string();
+        assert!(unknown.contains("client_secret_file"), "says which fields exist: {unknown}");
+        assert!(with_file("[oidc.Bad_Name]\nissuer = \"https://a.b\"\n", &[]).is_err());
+        assert!(with_file("[oidc.campus]\nissuer = \"ftp://a.b\"\nclient_id = \"x\"\n", &[]).is_err());
+        assert!(with_file("[oidc.campus]\nissuer = \"https://a.b\"\nclient_id = \"x\"\nscopes = \"profile email\"\n", &[]).is_err(), "openid is required");
+        let env_secret = with_file("[oidc.campus]\nissuer = \"https://a.b\"\nclient_id = \"x\"\nclient_secret_env = \"CAMPUS_SECRET\"\n", &[("CAMPUS_SECRET", "from-variable")]).unwrap();
+        assert!(env_secret.sign_in.oidc[0].client_secret.is_some());
+        assert!(with_file("[oidc.campus]\nissuer = \"https://a.b\"\nclient_id = \"x\"\nclient_secret_env = \"UNSET_SECRET\"\n", &[]).is_err());
+    }
+
+    #[test]
+    fn ldap_and_header_sign_in_keys_check_their_values() {
+        let c = with_file("[ldap]\nurl = \"ldaps://ldap.campus.edu\"\ncourse_groups = \"CS-101: cs101=student\"\n[header_sign_in]\nuser_header = \"X-Remote-User\"\n", &[]).unwrap();
+        assert_eq!(c.sign_in.ldap.url.as_deref(), Some("ldaps://ldap.campus.edu"));
+        assert_eq!(c.sign_in.header.user_header.as_deref(), Some("x-remote-user"));
+        assert!(c.sign_in.ldap.start_tls && !c.sign_in.ldap.allow_plain, "TLS unless said otherwise");
+        for bad in ["[ldap]\nurl = \"http://ldap\"\n", "[ldap]\nuser_filter = \"uid=x\"\n", "[header_sign_in]\nuser_header = \"X Remote\"\n", "[ldap]\ncourse_groups = \"CS-101: a=owner\"\n"] {
+            assert!(with_file(bad, &[]).is_err(), "{bad}");
+        }
     }
 
     #[test]

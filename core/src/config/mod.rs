@@ -2,14 +2,21 @@
 //! Every key, its default and its expected form are listed once, in `keys.rs`.
 
 mod gpu_sharing;
+mod group_roles;
 mod keys;
 mod load;
 mod sections;
+mod secret_file;
+mod sign_in;
+mod sign_in_keys;
 mod trusted_proxies;
 mod values;
 
 pub use gpu_sharing::{parse_shares, parse_weights, GpuShares, ModelWeight};
+pub use group_roles::{CourseGroups, GroupRoles};
 pub use keys::{KeySpec, KEYS};
+pub use sign_in::{oidc_problem, HeaderSignInConfig, LdapConfig, OidcProviderConfig, SignInConfig, OIDC_FIELDS};
+pub use sign_in_keys::SIGN_IN_KEYS;
 pub use load::{load, ConfigError, ConfigSource};
 pub use sections::{
     AuthConfig, DatabaseConfig, DockerConfig, GpuBackendChoice, GpuConfig, LimitsConfig, LogConfig, LogFormat,
@@ -42,6 +49,7 @@ pub struct Config {
     pub limits: LimitsConfig,
     pub quotas: QuotasConfig,
     pub slurm: SlurmConfig,
+    pub sign_in: SignInConfig,
 }
 
 /// Container limits for one MIG profile, replacing the per-slice scaling.
@@ -94,12 +102,18 @@ impl Default for Config {
             limits: LimitsConfig::default(),
             quotas: QuotasConfig::default(),
             slurm: SlurmConfig::default(),
+            sign_in: SignInConfig::default(),
         };
-        for key in KEYS {
+        for key in all_keys() {
             (key.apply)(&mut config, key.default).expect("built-in defaults parse");
         }
         config
     }
+}
+
+/// Every key of the flat sections; `[oidc.NAME]` tables are read apart (`OIDC_FIELDS`).
+pub fn all_keys() -> impl Iterator<Item = &'static KeySpec> {
+    KEYS.iter().chain(SIGN_IN_KEYS.iter())
 }
 
 impl Config {

@@ -4,6 +4,8 @@
 
 mod class;
 mod invitations;
+pub mod lms;
+pub mod lms_platforms;
 mod manage;
 mod policy;
 mod roster;

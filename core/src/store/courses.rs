@@ -207,7 +207,7 @@ impl Store {
     ) -> Result<(), CoreError> {
         sqlx::query(
             "INSERT INTO course_members (course_id, user_id, role, added_at) VALUES ($1, $2, $3, $4)
-             ON CONFLICT (course_id, user_id) DO UPDATE SET role = excluded.role",
+             ON CONFLICT (course_id, user_id) DO UPDATE SET role = excluded.role, granted_by = NULL",
         )
         .bind(course_id)
         .bind(user_id)

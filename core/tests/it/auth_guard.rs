@@ -79,7 +79,7 @@ fn expected(action: &Action) -> [Outcome; 6] {
         Action::ResetStudentPassword(_) => ADMIN_ONLY,
         Action::AssignInstructor(_) => ADMIN_ONLY,
         Action::ViewGpus | Action::ViewStatus => ADMIN_ONLY,
-        Action::ReadAuditLog | Action::ListAllSessions | Action::OperateGpus => ADMIN_ONLY,
+        Action::ReadAuditLog | Action::ListAllSessions | Action::OperateGpus | Action::ManageSignIn => ADMIN_ONLY,
         Action::ListOwnSessions => [N, A, A, A, A, M],
         Action::LaunchIn(course) if *course == COURSE_A => [N, A, F, A, A, M],
         Action::LaunchIn(_) => [N, F, A, F, A, M],
@@ -126,9 +126,10 @@ fn variant(action: &Action) -> usize {
         Action::ListAllSessions => 22,
         Action::OperateGpus => 23,
         Action::ResetStudentPassword(_) => 24,
+        Action::ManageSignIn => 25,
     }
 }
-const VARIANTS: usize = 25;
+const VARIANTS: usize = 26;
 
 fn actions() -> Vec<Action> {
     vec![
@@ -165,6 +166,7 @@ fn actions() -> Vec<Action> {
         Action::ReadAuditLog,
         Action::ListAllSessions,
         Action::OperateGpus,
+        Action::ManageSignIn,
     ]
 }
 

@@ -69,7 +69,7 @@ async fn each_role_sees_its_own_portal() {
     browser.wait_text(".who-name", "Administrator").await;
     assert_eq!(
         nav_links(&browser).await,
-        ["Overview", "Sessions", "Courses", "Reports", "All sessions", "GPUs", "Users", "Audit", "Status"]
+        ["Overview", "Sessions", "Courses", "Reports", "All sessions", "GPUs", "Users", "Audit", "LMS", "Status"]
     );
     browser.screenshot("admin-home").await;
     browser.open(&format!("{url}/gpus")).await;

@@ -127,6 +127,21 @@ async fn run_user(
             set_disabled(store, user.id, false, ACTOR).await?;
             println!("{} enabled", user.username);
         }
+        UserCommand::Attach { username, provider, subject } => {
+            let user = find_user(store, &username).await?;
+            let (provider, subject) = identity_words(&provider, &subject)?;
+            store.attach_identity(&provider, &subject, user.id).await?;
+            store.audit(ACTOR, "identity.attach", &user.username, &format!("{provider} {subject}")).await?;
+            println!("{provider} {subject} now signs in as {}", user.username);
+        }
+        UserCommand::Detach { provider, subject } => {
+            let (provider, subject) = identity_words(&provider, &subject)?;
+            if !store.detach_identity(&provider, &subject).await? {
+                return Err(CoreError::NotFound(format!("no account has {provider} {subject}")).into());
+            }
+            store.audit(ACTOR, "identity.detach", &provider, &subject).await?;
+            println!("{provider} {subject} detached");
+        }
     }
     Ok(())
 }
@@ -306,4 +321,19 @@ fn read_password() -> Result<String, CliError> {
         .read_line(&mut line)
         .map_err(|e| CliError::Io(format!("cannot read the password from standard input: {e}")))?;
     Ok(line.trim_end_matches(['\r', '\n']).to_string())
+}
+
+/// A provider key and subject as typed: one line each, of sane length.
+fn identity_words(provider: &str, subject: &str) -> Result<(String, String), CliError> {
+    let (provider, subject) = (provider.trim(), subject.trim());
+    let known = provider == "ldap" || provider == "header" || provider.starts_with("oidc:") || provider.starts_with("lti:");
+    if !known || provider.len() > 100 {
+        return Err(CoreError::InvalidRequest("--provider is oidc:NAME, ldap, header or lti:NAME".to_string()).into());
+    }
+    slicehub_core::auth::validate::check_text("the subject", subject, 1000, slicehub_core::auth::validate::Lines::One)
+        .map_err(CoreError::InvalidRequest)?;
+    if subject.is_empty() {
+        return Err(CoreError::InvalidRequest("--subject is empty".to_string()).into());
+    }
+    Ok((provider.to_string(), subject.to_string()))
 }

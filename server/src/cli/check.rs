@@ -18,8 +18,12 @@ pub async fn run(config: &Config, json: bool) -> Result<(), CliError> {
         .await
         .unwrap_or_default();
     let readiness = readiness::findings(config, &report, &gpus, &exclusive).await;
+    let ldap = ldap_reachable(config).await;
     if json {
-        let value = serde_json::json!({ "health": report, "gpus": gpus, "readiness": readiness });
+        let mut value = serde_json::json!({ "health": report, "gpus": gpus, "readiness": readiness });
+        if let Some((ok, summary)) = &ldap {
+            value["ldap"] = serde_json::json!({ "ok": ok, "summary": summary });
+        }
         println!(
             "{}",
             serde_json::to_string_pretty(&value).unwrap_or_default()
@@ -44,6 +48,9 @@ pub async fn run(config: &Config, json: bool) -> Result<(), CliError> {
         );
         if let Some(slurm) = &report.slurm {
             println!("  [{}] slurm:    {}", mark(slurm.ok), slurm.summary);
+        }
+        if let Some((ok, summary)) = &ldap {
+            println!("  [{}] ldap:     {summary}", mark(*ok));
         }
         for gpu in &gpus {
             println!(
@@ -70,4 +77,19 @@ pub async fn run(config: &Config, json: bool) -> Result<(), CliError> {
     } else {
         Err(CliError::CheckFailed(report.database.summary))
     }
+}
+
+/// Whether the LDAP directory (`ldap.url`) answers and takes the service account; None
+/// without one. Not a failure of `check`: local accounts sign in without it.
+async fn ldap_reachable(config: &Config) -> Option<(bool, String)> {
+    config.sign_in.ldap.url.as_ref()?;
+    // build_services already refused settings the directory cannot be used with.
+    let directory = match slicehub_sign_in::ldap::LdapDirectory::new(&config.sign_in.ldap) {
+        Ok(directory) => directory,
+        Err(e) => return Some((false, e.to_string())),
+    };
+    Some(match directory.probe().await {
+        Ok(what) => (true, format!("reachable: {what}")),
+        Err(why) => (false, format!("unreachable: {why} (directory sign-ins fail until it answers; local accounts still sign in)")),
+    })
 }

@@ -6,6 +6,7 @@ pub mod gpu_layout;
 pub mod readiness;
 pub mod routes;
 pub mod sessions;
+pub mod lms;
 pub mod slurm;
 pub mod usage;
 
@@ -72,6 +73,11 @@ pub enum Command {
         #[command(subcommand)]
         command: SlurmCommand,
     },
+    /// The LMS platforms (LTI 1.3) students and instructors may launch from.
+    Lms {
+        #[command(subcommand)]
+        command: LmsCommand,
+    },
     /// The usage ledger's per-day totals, which usage reports read.
     Usage {
         #[command(subcommand)]
@@ -109,6 +115,38 @@ pub enum UsageCommand {
     /// portal keeps them as sessions end; this is for a ledger changed by other means.
     /// It holds the database's write lock on SQLite while it runs: stop the portal first.
     Rebuild,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LmsCommand {
+    /// Register a platform with what its administrator gives for the tool, e.g.
+    /// `lms add canvas --issuer https://canvas.instructure.com --client-id 10000000000001
+    /// --deployment 1:abc --login-url https://sso.canvaslms.com/api/lti/authorize_redirect
+    /// --token-url https://sso.canvaslms.com/login/oauth2/token --jwks-url
+    /// https://sso.canvaslms.com/api/lti/security/jwks`.
+    Add {
+        name: String,
+        #[arg(long)]
+        issuer: String,
+        #[arg(long)]
+        client_id: String,
+        /// Deployment ids, separated by commas (the flag may also be repeated).
+        #[arg(long = "deployment", required = true)]
+        deployments: Vec<String>,
+        #[arg(long)]
+        login_url: String,
+        #[arg(long)]
+        token_url: String,
+        #[arg(long)]
+        jwks_url: String,
+    },
+    /// List the registered platforms.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a platform: its launches stop; the courses and accounts it made stay.
+    Remove { name: String },
 }
 
 #[derive(Debug, Subcommand)]
@@ -175,6 +213,24 @@ pub enum UserCommand {
     Disable { username: String },
     /// Enable a disabled account.
     Enable { username: String },
+    /// Attach a sign-in identity to an account, e.g. `user attach jdoe --provider
+    /// oidc:campus --subject 5f2c…` (the provider's subject, as the audit log's failed
+    /// sign-in shows it, or as the provider's administrator reads it).
+    Attach {
+        username: String,
+        /// `oidc:NAME`, `ldap`, `header` or `lti:NAME`.
+        #[arg(long)]
+        provider: String,
+        #[arg(long)]
+        subject: String,
+    },
+    /// Detach a sign-in identity from whatever account has it.
+    Detach {
+        #[arg(long)]
+        provider: String,
+        #[arg(long)]
+        subject: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -16,7 +16,7 @@ pub fn run() {
         .map(|(path, method)| format!("{method} {path}"))
         .collect();
     functions.sort();
-    let endpoints = ["/healthz", crate::http::handlers::metrics::PATH, crate::http::handlers::session_events::PATH, crate::http::handlers::usage_csv::PATH, crate::http::handlers::report_csv::PATH, crate::http::handlers::audit_csv::PATH, "/user/{*rest}"];
+    let endpoints = ["/healthz", crate::http::handlers::metrics::PATH, crate::http::handlers::session_events::PATH, crate::http::handlers::usage_csv::PATH, crate::http::handlers::report_csv::PATH, crate::http::handlers::audit_csv::PATH, "/user/{*rest}", "/login/oidc/{name}", "/login/oidc/{name}/callback", "/logout/oidc/{name}", "/lti/login", "/lti/continue", "/lti/jwks"];
     let value = serde_json::json!({
         "pages": pages,
         "server_functions": functions,

@@ -9,5 +9,6 @@ pub mod cookies;
 pub mod csrf;
 pub mod form_fields;
 pub mod handlers;
+pub mod header_sign_in;
 pub mod page_guard;
 pub mod security_headers;

@@ -76,6 +76,7 @@ pub fn rule(path: &str) -> PageRule {
         ["reports"] | ["reports", "usage.csv"] => PageRule::Needs(Action::ViewReports),
         ["admin", "audit"] | ["admin", "audit.csv"] => PageRule::Needs(Action::ReadAuditLog),
         ["admin", "sessions"] => PageRule::Needs(Action::ListAllSessions),
+        ["admin", "lms"] => PageRule::Needs(Action::ManageSignIn),
         ["courses", _] => PageRule::Course(code()),
         ["courses", _, "policy" | "bookings"] => PageRule::CoursePolicy(code()),
         ["courses", _, "class" | "usage.csv"] => PageRule::CourseClass(code()),

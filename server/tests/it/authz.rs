@@ -49,6 +49,7 @@ const PAGES: &[(&str, [u16; 6])] = &[
     ("/reports", [303, 403, 403, 200, 200, 200]),
     ("/admin/audit", [303, 403, 403, 403, 403, 200]),
     ("/admin/sessions", [303, 403, 403, 403, 403, 200]),
+    ("/admin/lms", [303, 403, 403, 403, 403, 200]),
 ];
 
 /// Other GET endpoints: expected status per caller.
@@ -64,6 +65,15 @@ const ENDPOINTS: &[(&str, [u16; 6])] = &[
     ("/admin/audit.csv", [303, 403, 403, 403, 403, 200]),
     // No such session: nobody learns more than 404.
     ("/user/{*rest}", [404, 404, 404, 404, 404, 404]),
+    // No OpenID Connect provider is configured here: every name is unknown.
+    ("/login/oidc/{name}", [404, 404, 404, 404, 404, 404]),
+    ("/login/oidc/{name}/callback", [404, 404, 404, 404, 404, 404]),
+    ("/logout/oidc/{name}", [404, 404, 404, 404, 404, 404]),
+    // An LMS's login initiation without its fields; a launch ticket that is not one.
+    ("/lti/login", [400, 400, 400, 400, 400, 400]),
+    ("/lti/continue", [403, 403, 403, 403, 403, 403]),
+    // The portal's public key as an LTI tool is for everyone.
+    ("/lti/jwks", [200, 200, 200, 200, 200, 200]),
 ];
 
 /// Server functions: the form body (`{n}` is replaced by a number unique to the call)
@@ -155,6 +165,20 @@ const FUNCTIONS: &[(&str, &str, [u16; 6])] = &[
         [401, 403, 404, 404, 404, 404],
     ),
     ("list_users", "", [401, 403, 403, 403, 403, 200]),
+    // The sign-in page's buttons are for everyone; one's own sign-in ways for oneself.
+    ("sign_in_options", "", [200, 200, 200, 200, 200, 200]),
+    ("my_sign_ins", "", [401, 200, 200, 200, 200, 200]),
+    ("lms_platforms", "", [401, 403, 403, 403, 403, 200]),
+    // Past the guard the form is refused (the issuer is no address): nothing registered.
+    (
+        "register_lms",
+        "name=lms{n}&issuer=not-an-address&client_id=c&deployment_ids=d&auth_login_url=x&auth_token_url=x&jwks_url=x",
+        [401, 403, 403, 403, 403, 400],
+    ),
+    ("remove_lms", "name=nosuch", [401, 403, 403, 403, 403, 404]),
+    ("course_lms", "code=CS-101", [401, 403, 404, 200, 404, 200]),
+    // CS-101 has no LMS course linked: nothing to read.
+    ("sync_lms_roster", "code=CS-101", [401, 403, 404, 400, 404, 400]),
     ("audit_log", "who=&what=&from=&to=&before=", [401, 403, 403, 403, 403, 200]),
     // Home pages: the operations summary is the administrators'; a class summary lists
     // only the caller's own classes (none for students).

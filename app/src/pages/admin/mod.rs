@@ -1,3 +1,4 @@
 pub mod users;
 pub mod audit;
 pub mod operations;
+pub mod lms;

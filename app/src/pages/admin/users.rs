@@ -146,6 +146,7 @@ fn UserTable(
                 <tr data-user=u.username.clone()>
                     <td><b>{u.username.clone()}</b>{u.is_admin.then(|| view! { " " <Badge kind="admin" text="admin"/> })}</td>
                     <td>{u.display_name.clone()}<div class="muted small">{u.email.clone()}</div></td>
+                    <td class="sources">{u.sources.join(", ")}</td>
                     <td>{state}</td>
                     <td class="actions">
                         <ConfirmButton label="Reset password" class="btn-secondary btn-small reset"
@@ -163,7 +164,7 @@ fn UserTable(
     view! {
         <div class="table-wrap">
             <table class="table users table-stack">
-                <thead><tr><th>"Username"</th><th>"Name"</th><th>"State"</th><th>"Actions"</th></tr></thead>
+                <thead><tr><th>"Username"</th><th>"Name"</th><th>"Signs in with"</th><th>"State"</th><th>"Actions"</th></tr></thead>
                 <tbody>{rows}</tbody>
             </table>
         </div>

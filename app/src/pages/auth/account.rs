@@ -3,6 +3,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use crate::api::auth::ChangePassword;
+use crate::api::sign_in::{my_sign_ins, AccountSignIns};
 use crate::components::badge::Badge;
 use crate::components::form::reset_on_success;
 use crate::components::message::{ErrorMessage, SuccessMessage};
@@ -10,6 +11,9 @@ use crate::pages::auth::RequireUser;
 
 #[component]
 pub fn AccountPage() -> impl IntoView {
+    // Made here, not in `render` (which runs inside a suspended future): a resource made
+    // there is disposed while the page still reads it.
+    provide_context(SignIns(OnceResource::new(my_sign_ins())));
     view! {
         <Title text="Account"/>
         <RequireUser render=|me| {
@@ -27,6 +31,8 @@ pub fn AccountPage() -> impl IntoView {
                 None => None,
             };
             let must_change = me.must_change_password;
+            let sign_ins = expect_context::<SignIns>().0;
+            let has_password = move || sign_ins.get().and_then(Result::ok).is_none_or(|s| s.has_password);
             let roles = if me.courses.is_empty() {
                 view! { <p class="muted">"You are not in any course yet."</p> }.into_any()
             } else {
@@ -55,7 +61,10 @@ pub fn AccountPage() -> impl IntoView {
                         <h2 class="card-title">"Courses"</h2>
                         {roles}
                     </section>
-                    <section class="card">
+                    <Suspense fallback=|| ()>
+                        {move || sign_ins.get().and_then(Result::ok).map(|s| view! { <SignInsCard sign_ins=s/> })}
+                    </Suspense>
+                    <section class="card" hidden=move || !has_password()>
                         <h2 class="card-title">"Change password"</h2>
                         <ActionForm action=change node_ref=form attr:class="form">
                             <label>"Current password"
@@ -76,6 +85,44 @@ pub fn AccountPage() -> impl IntoView {
             .into_any()
         }/>
     }
+}
+
+#[derive(Clone, Copy)]
+struct SignIns(OnceResource<Result<AccountSignIns, crate::error::AppError>>);
+
+/// How this account signs in, and the providers it may attach (signing in to both in one
+/// flow: the provider's sign-in starts from here, while signed in).
+#[component]
+fn SignInsCard(sign_ins: AccountSignIns) -> impl IntoView {
+    let mut ways: Vec<String> = sign_ins.attached.iter().map(|a| a.source.clone()).collect();
+    if sign_ins.has_password {
+        ways.insert(0, "a password".to_string());
+    }
+    let attach = sign_ins
+        .attachable
+        .iter()
+        .map(|p| view! {
+            <form method="post" action=format!("/login/oidc/{}/link", p.name) class="inline-form">
+                <button class="btn btn-secondary btn-small attach-provider" data-provider=p.name.clone() type="submit">
+                    {format!("Attach {}", p.label)}
+                </button>
+            </form>
+        })
+        .collect_view();
+    let none_to_attach = sign_ins.attachable.is_empty();
+    (!ways.is_empty() || !none_to_attach).then(|| view! {
+        <section class="card sign-ins">
+            <h2 class="card-title">"Sign-in"</h2>
+            <p>"You sign in with " <b>{ways.join(" or ")}</b> "."</p>
+            {(!sign_ins.has_password).then(|| view! {
+                <p class="muted">"This account has no password here. An administrator can give it one."</p>
+            })}
+            {(!none_to_attach).then(|| view! {
+                <p class="muted">"Attach your campus sign-in to this account: you are sent to sign in there, then back here."</p>
+                <div class="attach-providers">{attach}</div>
+            })}
+        </section>
+    })
 }
 
 /// What to do after setting a password, by role: an admin looks at the GPUs and makes a

@@ -4,6 +4,8 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
 
 use super::import::{RosterImport, RosterImportState};
+use super::lms_roster::LmsRosterCard;
+use crate::api::lms::SyncLmsRoster;
 use crate::api::courses::{open_course, DropStudent, MakeInstructor, ResetStudentPassword};
 use crate::api::message;
 use crate::components::badge::Badge;
@@ -25,6 +27,7 @@ pub fn CoursePage() -> impl IntoView {
     let reset = ServerAction::<ResetStudentPassword>::new();
     let removed = RwSignal::new(None::<String>);
     let import = RosterImportState::new();
+    let sync = ServerAction::<SyncLmsRoster>::new();
     let course = Resource::new(
         move || {
             (
@@ -32,6 +35,7 @@ pub fn CoursePage() -> impl IntoView {
                 drop.version().get(),
                 assign.version().get(),
                 import.apply.version().get(),
+                sync.version().get(),
             )
         },
         |(code, ..)| open_course(code),
@@ -40,7 +44,7 @@ pub fn CoursePage() -> impl IntoView {
         <Transition fallback=|| view! { <div class="card skeleton">"Loading…"</div> }>
             {move || Suspend::new(async move {
                 match course.await {
-                    Ok(detail) => view! { <CourseView detail drop assign reset import removed/> }.into_any(),
+                    Ok(detail) => view! { <CourseView detail drop assign reset import removed sync/> }.into_any(),
                     Err(error) if message(&error).starts_with(crate::api::courses::NO_SUCH_COURSE) => view! {
                         <Missing title="No such course" heading="There is no such course."
                             back=("/courses".to_string(), "See your courses".to_string())>
@@ -107,6 +111,7 @@ fn CourseView(
     import: RosterImportState,
     /// Who the last "Remove" was for, named in its confirmation.
     removed: RwSignal<Option<String>>,
+    sync: ServerAction<SyncLmsRoster>,
 ) -> impl IntoView {
     let code = detail.code.clone();
     let manage = detail.can_manage_roster;
@@ -197,6 +202,7 @@ fn CourseView(
             </section>
             <div class="stack">
                 <CourseRules detail=detail.clone()/>
+                {manage.then(|| view! { <LmsRosterCard code=detail.code.clone() sync/> })}
                 {manage.then(|| view! { <RosterImport code=detail.code.clone() state=import/> })}
                 {detail.can_assign_instructors.then(|| view! {
                     <section class="card">

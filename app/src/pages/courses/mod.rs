@@ -4,5 +4,6 @@ pub mod course;
 mod tick_list;
 mod import;
 mod invitations;
+mod lms_roster;
 pub mod list;
 pub mod policy;
