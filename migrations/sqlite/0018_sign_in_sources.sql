@@ -30,8 +30,12 @@ CREATE TABLE sign_in_attempts (
     link_user_id   BIGINT REFERENCES users (id) ON DELETE CASCADE,
     created_at     BIGINT NOT NULL
 );
+-- Stale attempts are deleted by age.
+CREATE INDEX sign_in_attempts_created ON sign_in_attempts (created_at);
 
 -- LMS platforms (LTI 1.3) an administrator registered: one row per issuer and client id.
+-- Identities and grants of a platform are keyed `lti:ID`: an id is never given again, so a
+-- platform registered later under a removed one's name inherits none of its accounts.
 CREATE TABLE lti_platforms (
     id             INTEGER PRIMARY KEY AUTOINCREMENT,
     name           TEXT NOT NULL UNIQUE,
@@ -55,6 +59,7 @@ CREATE TABLE lti_contexts (
     synced_at       BIGINT,
     PRIMARY KEY (platform_id, context_id)
 );
+CREATE INDEX lti_contexts_course ON lti_contexts (course_id);
 
 -- The portal's own signing key as an LTI tool (client assertions for Names and Roles),
 -- published at /lti/jwks.
@@ -71,3 +76,4 @@ CREATE TABLE lti_tickets (
     next_path     TEXT NOT NULL,
     expires_at    BIGINT NOT NULL
 );
+CREATE INDEX lti_tickets_expires ON lti_tickets (expires_at);

@@ -44,6 +44,8 @@ pub struct AppState {
     /// LMS platforms' published keys, and the client they and their rosters are read with.
     pub lti_keys: Arc<slicehub_sign_in::lti::PlatformKeys>,
     pub lti_http: reqwest::Client,
+    /// Courses whose LMS roster is being read in the background now.
+    pub lti_syncing: crate::lms_roster::Syncing,
 }
 
 pub fn router(services: Services, oidc: slicehub_sign_in::oidc::OidcProviders, shutdown: CancellationToken) -> Router {
@@ -67,6 +69,7 @@ pub fn router(services: Services, oidc: slicehub_sign_in::oidc::OidcProviders, s
         oidc,
         lti_keys: Arc::default(),
         lti_http: slicehub_sign_in::oidc::http_client().unwrap_or_default(),
+        lti_syncing: crate::lms_roster::Syncing::default(),
     };
     let routes = generate_route_list(App);
     let notebook_hosts = proxy::notebook_host::Dispatch {
@@ -87,7 +90,7 @@ pub fn router(services: Services, oidc: slicehub_sign_in::oidc::OidcProviders, s
         .route("/logout/oidc/{name}", get(oidc_sign_in::end_session))
         .route("/lti/login", get(lti_launch::login_get).post(lti_launch::login_post))
         .route("/lti/launch", axum::routing::post(lti_launch::launch))
-        .route("/lti/continue", get(lti_launch::continue_launch))
+        .route("/lti/continue", get(lti_launch::continue_page).post(lti_launch::continue_launch))
         .route("/lti/jwks", get(lti_launch::jwks))
         .nest_service("/pkg", site_assets(&config.server.site_root.join("pkg")))
         .leptos_routes_with_context(

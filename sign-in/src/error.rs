@@ -28,3 +28,45 @@ impl SignInError {
         }
     }
 }
+
+/// An error with what lies under it, for the log: each cause whose words the text does
+/// not hold already (rustls's certificate complaint sits under an I/O error; many errors
+/// repeat their cause in their own words).
+pub fn describe(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let more = cause.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::describe;
+
+    #[derive(Debug)]
+    struct Layer(&'static str, Option<Box<Layer>>);
+    impl std::fmt::Display for Layer {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+    impl std::error::Error for Layer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.1.as_deref().map(|l| l as &(dyn std::error::Error + 'static))
+        }
+    }
+
+    #[test]
+    fn describe_gives_each_cause_once() {
+        let e = Layer("cannot connect: refused", Some(Box::new(Layer("refused", Some(Box::new(Layer("bad certificate", None)))))));
+        assert_eq!(describe(&e), "cannot connect: refused: bad certificate");
+        assert_eq!(describe(&Layer("alone", None)), "alone");
+    }
+}

@@ -16,7 +16,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ldap3::{Ldap, LdapConnAsync, LdapConnSettings, LdapError, Scope, SearchEntry, SearchOptions};
+use ldap3::{Ldap, LdapConnAsync, LdapConnSettings, Scope, SearchEntry, SearchOptions};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::CertificateDer;
 use rustls::{ClientConfig, RootCertStore};
@@ -24,6 +24,8 @@ use secrecy::{ExposeSecret, SecretString};
 use slicehub_core::auth::{ExternalIdentity, PasswordDirectory};
 use slicehub_core::config::{GroupRoles, LdapConfig};
 use slicehub_core::CoreError;
+
+use crate::error::describe;
 
 /// How identities from the directory are named in the database and the audit log.
 pub const PROVIDER: &str = "ldap";
@@ -363,21 +365,6 @@ fn values<'a>(entry: &'a SearchEntry, attribute: &str) -> &'a [String] {
 
 fn first(entry: &SearchEntry, attribute: &str) -> Option<String> {
     values(entry, attribute).iter().map(|v| v.trim()).find(|v| !v.is_empty()).map(str::to_string)
-}
-
-/// A connection error in words, with what lies under it (rustls's certificate complaint
-/// sits under an I/O error).
-fn describe(e: &LdapError) -> String {
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(inner) = source {
-        let more = inner.to_string();
-        if !text.contains(&more) {
-            text = format!("{text}: {more}");
-        }
-        source = inner.source();
-    }
-    text
 }
 
 #[cfg(test)]

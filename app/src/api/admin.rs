@@ -13,7 +13,12 @@ pub async fn list_users() -> Result<Vec<UserRow>, AppError> {
     let services = services()?;
     let users = services.store.list_users().await?;
     let with_password = services.store.users_with_password().await?;
-    let identities = services.store.all_identities().await?;
+    let platforms = services.store.lti_platforms().await?;
+    let mut sources_of: std::collections::HashMap<_, Vec<String>> = std::collections::HashMap::new();
+    for identity in services.store.all_identities().await? {
+        let label = super::sign_in::source_label(&services.config, &platforms, &identity.provider);
+        sources_of.entry(identity.user_id).or_default().push(label);
+    }
     Ok(users
         .into_iter()
         .map(|u| UserRow {
@@ -21,12 +26,7 @@ pub async fn list_users() -> Result<Vec<UserRow>, AppError> {
                 .contains(&u.id)
                 .then(|| "Password".to_string())
                 .into_iter()
-                .chain(
-                    identities
-                        .iter()
-                        .filter(|i| i.user_id == u.id)
-                        .map(|i| super::sign_in::source_label(&services.config, &i.provider)),
-                )
+                .chain(sources_of.remove(&u.id).unwrap_or_default())
                 .collect(),
             id: u.id,
             username: u.username,

@@ -105,8 +105,8 @@ pub async fn course_lms(code: String) -> Result<CourseLmsLinks, AppError> {
     })
 }
 
-/// Reads the LMS's roster now: adds and drops students. A dropped student's running
-/// sessions go on; the instructor sees whose.
+/// Reads the LMS's roster now (at most a minute): adds and drops students. A dropped
+/// student's running sessions go on; the instructor sees whose.
 #[server(endpoint = "sync_lms_roster")]
 pub async fn sync_lms_roster(code: String) -> Result<RosterSyncView, AppError> {
     use super::ssr::{fail, require, services, Action};
@@ -115,7 +115,15 @@ pub async fn sync_lms_roster(code: String) -> Result<RosterSyncView, AppError> {
     let course = super::courses::ssr::course(&services, &code).await?;
     require(Action::ManageRoster(course.id)).await?;
     let http = slicehub_sign_in::oidc::http_client().map_err(|e| fail(http::StatusCode::SERVICE_UNAVAILABLE, e.plain()))?;
-    match slicehub_sign_in::lti::sync_course_roster(&services.store, &http, &course).await {
+    let reading = slicehub_sign_in::lti::sync_course_roster(&services.store, &http, &course);
+    let Ok(read) = tokio::time::timeout(std::time::Duration::from_secs(60), reading).await else {
+        tracing::warn!(course = %course.code, "reading the LMS roster took over a minute");
+        return Err(fail(
+            http::StatusCode::GATEWAY_TIMEOUT,
+            "Reading the roster from the LMS took over a minute and was stopped. Try again later; if it keeps happening, tell the portal's administrators.",
+        ));
+    };
+    match read {
         Ok(sync) => Ok(RosterSyncView { added: sync.added, dropped: sync.dropped, dropped_running: sync.dropped_running }),
         Err(SignInError::Core(e)) => Err(e.into()),
         Err(e @ SignInError::Refused(_)) => Err(fail(http::StatusCode::BAD_REQUEST, e.plain())),

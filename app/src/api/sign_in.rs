@@ -75,6 +75,7 @@ pub async fn my_sign_ins() -> Result<AccountSignIns, AppError> {
     };
     let services = services()?;
     let identities = services.store.identities_of_user(id).await?;
+    let platforms = services.store.lti_platforms().await?;
     let attachable = services
         .config
         .sign_in
@@ -87,19 +88,23 @@ pub async fn my_sign_ins() -> Result<AccountSignIns, AppError> {
         has_password: services.store.has_local_password(id).await?,
         attached: identities
             .iter()
-            .map(|i| AttachedSignIn { source: source_label(&services.config, &i.provider), last_sign_in_ms: i.last_sign_in_at_ms })
+            .map(|i| AttachedSignIn { source: source_label(&services.config, &platforms, &i.provider), last_sign_in_ms: i.last_sign_in_at_ms })
             .collect(),
         attachable,
     })
 }
 
-/// What a stored provider key (`oidc:NAME`, `ldap`, `header`) is called on the pages.
+/// What a stored provider key (`oidc:NAME`, `ldap`, `header`, `lti:ID`) is called on the
+/// pages; an LMS by the name it is registered under now (`platforms`).
 #[cfg(feature = "ssr")]
-pub fn source_label(config: &slicehub_core::config::Config, key: &str) -> String {
+pub fn source_label(config: &slicehub_core::config::Config, platforms: &[slicehub_core::store::LtiPlatform], key: &str) -> String {
     match key {
         "ldap" => "Campus directory".to_string(),
         "header" => "Web server sign-in".to_string(),
-        _ if key.starts_with("lti:") => format!("LMS ({})", &key[4..]),
+        _ if key.starts_with("lti:") => match platforms.iter().find(|p| p.key() == key) {
+            Some(platform) => format!("LMS ({})", platform.name),
+            None => "LMS (removed)".to_string(),
+        },
         _ => match key.strip_prefix("oidc:").and_then(|name| config.sign_in.oidc.iter().find(|p| p.name == name)) {
             Some(provider) => provider.button_label().to_string(),
             None => key.to_string(),

@@ -111,9 +111,24 @@ impl Authenticator {
         Ok(ok)
     }
 
-    /// The account made for a person signing in for the first time. It has no password
-    /// of its own; a name already taken is refused, never joined.
+    /// The account made for a person signing in for the first time; a name already taken
+    /// is refused and audited.
     async fn first_sign_in(&self, identity: &ExternalIdentity) -> Result<User, ExternalSignInError> {
+        match self.account_for_new_identity(identity, "at first sign-in").await {
+            Err(ExternalSignInError::NameTaken(username)) => {
+                self.audit_name_taken(identity, &username).await?;
+                Err(ExternalSignInError::NameTaken(username))
+            }
+            other => other,
+        }
+    }
+
+    /// The account made for an identity no account has yet (every provider's first
+    /// sign-in, the web server's header included): named after the provider's name for
+    /// the person, with its display name and e-mail when usable, and no password of its
+    /// own. A name already taken is refused (`NameTaken`, not audited here), never joined.
+    /// `created`: the `user.create` audit row's detail.
+    pub(super) async fn account_for_new_identity(&self, identity: &ExternalIdentity, created: &str) -> Result<User, ExternalSignInError> {
         let store = &self.store;
         let username = account_name_from(&identity.username).map_err(ExternalSignInError::Unusable)?;
         let display_name = check_display_name(&identity.display_name).unwrap_or_else(|_| username.clone());
@@ -132,20 +147,21 @@ impl Authenticator {
                 // The same person signing in twice at once: the other sign-in made it.
                 return match store.user_of_identity(&identity.provider, &identity.subject).await? {
                     Some(user) => Ok(user),
-                    None => {
-                        // What an administrator needs to attach this identity by hand.
-                        let detail = format!("{} subject {}: the name is taken", identity.provider, identity.subject);
-                        store.audit("anonymous", "login.failure", &username, &detail).await?;
-                        Err(ExternalSignInError::NameTaken(username))
-                    }
+                    None => Err(ExternalSignInError::NameTaken(username)),
                 };
             }
             Err(e) => return Err(e.into()),
         };
-        store
-            .audit(&identity.provider, "user.create", &username, "at first sign-in")
-            .await?;
+        store.audit(&identity.provider, "user.create", &username, created).await?;
         Ok(user)
+    }
+
+    /// The audit row of a first sign-in refused because `username` is taken: what an
+    /// administrator needs to attach this identity by hand.
+    pub(super) async fn audit_name_taken(&self, identity: &ExternalIdentity, username: &str) -> Result<(), CoreError> {
+        let detail = format!("{} subject {}: the name is taken", identity.provider, identity.subject);
+        self.store.audit("anonymous", "login.failure", username, &detail).await?;
+        Ok(())
     }
 }
 

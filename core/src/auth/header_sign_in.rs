@@ -12,13 +12,11 @@ use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
 use super::callers::FRESH_MS;
-use super::external::{account_name_from, apply_group_roles, ExternalIdentity, ExternalSignInError};
+use super::external::{apply_group_roles, ExternalIdentity, ExternalSignInError};
 use super::guard::Caller;
 use super::login::Authenticator;
 use super::logins::caller_of;
-use super::validate::check_display_name;
 use crate::config::GroupRoles;
-use crate::store::{NewUserRow, User};
 use crate::CoreError;
 
 /// The longest user, name or e-mail header the portal takes, in bytes.
@@ -144,14 +142,20 @@ impl Authenticator {
         let (provider, subject) = (identity.provider.as_str(), identity.subject.as_str());
         let user = match store.user_of_identity(provider, subject).await? {
             Some(user) => user,
-            None => match self.header_first_sight(identity).await {
+            None => match self.account_for_new_identity(identity, "at first sign-in through the web server").await {
                 Ok(user) => user,
                 Err(refused @ (ExternalSignInError::NameTaken(_) | ExternalSignInError::Unusable(_))) => {
+                    // Every request is a sign-in here: written at most once a minute.
                     if self.note_due(subject, now) {
                         tracing::warn!(provider, subject, reason = %refused, "the web server's header names someone this portal refuses");
-                        store
-                            .audit("anonymous", "login.failure", &identity.username, &format!("{provider}: {refused}"))
-                            .await?;
+                        match &refused {
+                            ExternalSignInError::NameTaken(username) => self.audit_name_taken(identity, username).await?,
+                            _ => {
+                                store
+                                    .audit("anonymous", "login.failure", &identity.username, &format!("{provider}: {refused}"))
+                                    .await?;
+                            }
+                        }
                     }
                     return Err(refused);
                 }
@@ -190,38 +194,6 @@ impl Authenticator {
         }
         recent.noted.insert(key, now);
         true
-    }
-
-    /// The account made the first time the web server names this person: no password of
-    /// its own; a name already taken is refused, never joined.
-    async fn header_first_sight(&self, identity: &ExternalIdentity) -> Result<User, ExternalSignInError> {
-        let store = &self.store;
-        let username = account_name_from(&identity.username).map_err(ExternalSignInError::Unusable)?;
-        let display_name = check_display_name(&identity.display_name).unwrap_or_else(|_| username.clone());
-        let email = identity.email.as_deref().map(str::trim).filter(|e| e.contains('@') && e.len() <= 254);
-        let row = NewUserRow {
-            username: &username,
-            display_name: &display_name,
-            email,
-            password_hash: "",
-            is_admin: false,
-            must_change_password: false,
-        };
-        let user = match store.insert_user_with_identity(&row, &identity.provider, &identity.subject).await {
-            Ok(user) => user,
-            Err(CoreError::Conflict(_)) => {
-                // Two requests of the same person at once: the other one made it.
-                return match store.user_of_identity(&identity.provider, &identity.subject).await? {
-                    Some(user) => Ok(user),
-                    None => Err(ExternalSignInError::NameTaken(username)),
-                };
-            }
-            Err(e) => return Err(e.into()),
-        };
-        store
-            .audit(&identity.provider, "user.create", &username, "at first sign-in through the web server")
-            .await?;
-        Ok(user)
     }
 }
 
@@ -264,6 +236,16 @@ mod tests {
     async fn first_sight_makes_the_account_and_later_requests_find_it() {
         let (_dir, auth) = authenticator().await;
         let roles = GroupRoles { admin_groups: vec!["gpu-admins".into()], courses: vec![] };
+        // The portal's own administrator: the groups never take the last one's right.
+        let root = crate::store::NewUserRow {
+            username: "root",
+            display_name: "root",
+            email: None,
+            password_hash: "x",
+            is_admin: true,
+            must_change_password: false,
+        };
+        auth.store().insert_user(&root).await.unwrap();
         let Caller::User { id, username, is_admin, .. } = auth.header_caller(&person("ann@campus.edu", &[]), &roles).await.unwrap() else {
             panic!("a caller")
         };

@@ -3,7 +3,7 @@ use std::sync::Arc;
 
 use super::external::ExternalSignInError;
 use super::password::{check_new_password, PasswordHasher};
-use super::ratelimit::{LoginLimiter, LoginLimits};
+use super::ratelimit::{Attempt, LoginLimiter, LoginLimits};
 use super::logins::LoginPolicy;
 use super::tokens::{new_session_token, token_sha256};
 use super::validate::{check_text, normalize_username, Lines};
@@ -153,8 +153,19 @@ impl Authenticator {
         };
         if !verified {
             if let Some(directory) = &self.directory {
-                // Unreachable: an error for the person, and no failure counted against them.
-                if let Some(identity) = directory.check(username, password).await? {
+                // Unreachable: an error for the person, and no failure counted against
+                // them, unless the name is a local account's and its password was wrong
+                // (the directory being down must not lift the throttle on local passwords).
+                let checked = match directory.check(username, password).await {
+                    Ok(checked) => checked,
+                    Err(e) => {
+                        if account.is_some() {
+                            self.count_failure(attempt, username, remote_addr).await?;
+                        }
+                        return Err(LoginError::Internal(e));
+                    }
+                };
+                if let Some(identity) = checked {
                     return match self.sign_in_external(&identity, directory.roles(), None, remote_addr).await {
                         Ok(ok) => {
                             attempt.succeeded();
@@ -179,17 +190,7 @@ impl Authenticator {
         let user = match account {
             Some((user, _)) if verified && !user.disabled => user,
             _ => {
-                attempt.failed(now);
-                crate::metrics::METRICS.login_failures.inc();
-                let attempted: String = username
-                    .trim()
-                    .chars()
-                    .take(MAX_AUDITED_USERNAME_CHARS)
-                    .collect();
-                let address = remote_addr.to_string();
-                self.store
-                    .audit("anonymous", "login.failure", &attempted, &address)
-                    .await?;
+                self.count_failure(attempt, username, remote_addr).await?;
                 return Err(LoginError::WrongCredentials);
             }
         };
@@ -200,6 +201,15 @@ impl Authenticator {
             .audit(name, "login.success", name, &remote_addr.to_string())
             .await?;
         Ok(ok)
+    }
+
+    /// A failed login: counted against the account and address, and audited.
+    async fn count_failure(&self, attempt: Attempt, username: &str, remote_addr: IpAddr) -> Result<(), LoginError> {
+        attempt.failed(self.clock.now_ms());
+        crate::metrics::METRICS.login_failures.inc();
+        let attempted: String = username.trim().chars().take(MAX_AUDITED_USERNAME_CHARS).collect();
+        self.store.audit("anonymous", "login.failure", &attempted, &remote_addr.to_string()).await?;
+        Ok(())
     }
 
     /// The user changes their own password, proving they know the current one. Every

@@ -29,7 +29,7 @@ fn one_of<T: Copy>(value: &str, choices: &[(&str, T)]) -> Result<T, ()> {
         .ok_or(())
 }
 
-fn flag(value: &str) -> Result<bool, ()> {
+pub(super) fn flag(value: &str) -> Result<bool, ()> {
     match value.trim().to_ascii_lowercase().as_str() {
         "true" | "yes" | "1" | "on" => Ok(true),
         "false" | "no" | "0" | "off" => Ok(false),
@@ -706,7 +706,7 @@ fn optional_file(value: &str) -> Result<Option<PathBuf>, ()> {
 }
 
 /// The trimmed value, or `None` for an empty one: an unset optional key.
-fn unless_empty(value: &str) -> Option<&str> {
+pub(super) fn unless_empty(value: &str) -> Option<&str> {
     Some(value.trim()).filter(|v| !v.is_empty())
 }
 

@@ -4,10 +4,11 @@
 use std::path::PathBuf;
 
 use super::group_roles::GroupRoles;
+use super::keys::flag;
 use super::KeySpec;
 
 fn unless_empty(value: &str) -> Option<String> {
-    Some(value.trim()).filter(|v| !v.is_empty()).map(str::to_string)
+    super::keys::unless_empty(value).map(str::to_string)
 }
 
 fn required(value: &str) -> Result<String, ()> {
@@ -30,14 +31,6 @@ fn check_header_name(name: &str) -> Result<(), ()> {
         Ok(())
     } else {
         Err(())
-    }
-}
-
-fn flag(value: &str) -> Result<bool, ()> {
-    match value.trim().to_ascii_lowercase().as_str() {
-        "true" | "yes" | "1" | "on" => Ok(true),
-        "false" | "no" | "0" | "off" => Ok(false),
-        _ => Err(()),
     }
 }
 

@@ -59,7 +59,8 @@ pub async fn register_platform(store: &Store, form: &PlatformForm, actor: &str) 
     Ok(platform)
 }
 
-/// Removes a platform: its launches stop; courses and accounts it made stay.
+/// Removes a platform: its launches stop; courses and accounts it made stay. A platform
+/// registered later under the same name is another one (identities are keyed by the id).
 pub async fn remove_platform(store: &Store, name: &str, actor: &str) -> Result<(), CoreError> {
     if !store.delete_lti_platform(name.trim()).await? {
         return Err(CoreError::NotFound(format!("no LMS is registered as {}", crate::auth::validate::excerpt(name.trim()))));

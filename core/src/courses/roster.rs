@@ -20,7 +20,7 @@ use serde::Serialize;
 use super::manage::course;
 use super::roster_csv::{read_roster, RosterLine};
 use crate::auth::{one_time_password, PasswordHasher};
-use crate::store::{AccountDetails, Course, RosterAccount, RosterChange, Store};
+use crate::store::{AccountDetails, Course, Role, RosterAccount, RosterChange, Store};
 use crate::CoreError;
 use crate::{CourseId, UserId};
 
@@ -155,7 +155,7 @@ pub async fn apply_roster(
                 })?,
                 must_change_password: true,
             },
-            (Step::Enroll { user_id }, _) => RosterChange::Enroll { user_id },
+            (Step::Enroll { user_id } | Step::Claim { user_id }, _) => RosterChange::Enroll { user_id },
             (Step::Invite { user_id }, _) => RosterChange::Invite { user_id },
             _ => continue,
         };
@@ -210,6 +210,8 @@ enum Step {
     Create { password: Option<String> },
     Enroll { user_id: UserId },
     Invite { user_id: UserId },
+    /// A student membership a provider gave, made hand-made (`enroll_student`).
+    Claim { user_id: UserId },
     Unchanged,
 }
 
@@ -288,6 +290,9 @@ fn plan_row(
     }
     let user_id = account.user_id;
     let (action, step) = match (account.role_in_course, importer) {
+        // Already a student, by a provider's groups: listed by hand now, it stays when the
+        // provider's groups change (still "unchanged": nobody joins the course).
+        (Some(Role::Student), _) if account.membership_by_provider => (RowAction::Unchanged, Step::Claim { user_id }),
         (Some(_), _) => (RowAction::Unchanged, Step::Unchanged),
         (None, Importer::Administrator) => (RowAction::Enroll, Step::Enroll { user_id }),
         (None, Importer::Instructor) if account.invited => (RowAction::Unchanged, Step::Unchanged),

@@ -38,6 +38,9 @@ pub struct RosterAccount {
     pub username: String,
     pub is_admin: bool,
     pub role_in_course: Option<Role>,
+    /// The membership was given by a sign-in provider's groups (or an LMS), not by hand:
+    /// the provider takes it back when the person leaves the group.
+    pub membership_by_provider: bool,
     /// Invited to the course and not answered yet.
     pub invited: bool,
 }
@@ -93,6 +96,7 @@ struct RosterAccountColumns {
     #[sqlx(try_from = "i64")]
     is_admin: Flag,
     role_in_course: Option<String>,
+    granted_by: Option<String>,
     invitations: i64,
 }
 
@@ -254,6 +258,8 @@ impl Store {
                 "SELECT u.id, u.username, u.is_admin,
                         (SELECT m.role FROM course_members m
                          WHERE m.user_id = u.id AND m.course_id = $1) AS role_in_course,
+                        (SELECT m.granted_by FROM course_members m
+                         WHERE m.user_id = u.id AND m.course_id = $1) AS granted_by,
                         (SELECT COUNT(*) FROM course_invitations i
                          WHERE i.user_id = u.id AND i.course_id = $1) AS invitations
                  FROM users u WHERE u.username IN ({})",
@@ -269,6 +275,7 @@ impl Store {
                     username: row.username,
                     is_admin: row.is_admin.0,
                     role_in_course: row.role_in_course.as_deref().map(role_of).transpose()?,
+                    membership_by_provider: row.granted_by.is_some(),
                     invited: row.invitations > 0,
                 });
             }
@@ -360,6 +367,9 @@ where
     Ok(())
 }
 
+/// Makes the user a student of the course by hand (a roster listing, an accepted
+/// invitation). A student membership a provider gave becomes hand-made, so that leaving
+/// the provider's group no longer takes it; any other role is left as it is.
 pub(super) async fn enroll_student(
     conn: &mut sqlx::AnyConnection,
     course_id: CourseId,
@@ -369,7 +379,9 @@ pub(super) async fn enroll_student(
     forget_invitation(&mut *conn, course_id, user_id).await?;
     sqlx::query(
         "INSERT INTO course_members (course_id, user_id, role, added_at)
-         VALUES ($1, $2, 'student', $3) ON CONFLICT (course_id, user_id) DO NOTHING",
+         VALUES ($1, $2, 'student', $3)
+         ON CONFLICT (course_id, user_id) DO UPDATE SET granted_by = NULL
+         WHERE course_members.role = 'student' AND course_members.granted_by IS NOT NULL",
     )
     .bind(course_id)
     .bind(user_id)

@@ -1,7 +1,7 @@
 //! Identities from campus providers attached to accounts, and the course memberships and
 //! administrator rights a provider's groups gave.
 
-use super::users::{is_unique_violation, NewUserRow, UserColumns, USER_COLUMNS};
+use super::users::{insert_user_on, is_unique_violation, NewUserRow, UserColumns, USER_COLUMNS};
 use super::{now_ms, Store, User};
 use crate::{CoreError, CourseId, UserId};
 use slicehub_types::Role;
@@ -31,24 +31,8 @@ impl Store {
 
     /// Attaches the identity; `Conflict` when it is attached already (to anyone).
     pub async fn attach_identity(&self, provider: &str, subject: &str, user_id: UserId) -> Result<(), CoreError> {
-        let now = now_ms();
-        let done = sqlx::query(
-            "INSERT INTO external_identities (provider, subject, user_id, created_at, last_sign_in_at)
-             VALUES ($1, $2, $3, $4, $4)",
-        )
-        .bind(provider)
-        .bind(subject)
-        .bind(user_id)
-        .bind(now)
-        .execute(self.pool())
-        .await;
-        match done {
-            Ok(_) => Ok(()),
-            Err(e) if is_unique_violation(&e) => Err(CoreError::Conflict(
-                "That identity already belongs to an account.".to_string(),
-            )),
-            Err(e) => Err(e.into()),
-        }
+        let mut conn = self.pool().acquire().await?;
+        attach_on(&mut conn, provider, subject, user_id, now_ms()).await
     }
 
     /// A new account and its first identity, both or neither; `Conflict` when the name is
@@ -56,55 +40,10 @@ impl Store {
     pub async fn insert_user_with_identity(&self, new: &NewUserRow<'_>, provider: &str, subject: &str) -> Result<User, CoreError> {
         let now = now_ms();
         let mut tx = self.begin_write().await?;
-        let inserted: Result<(UserId,), sqlx::Error> = sqlx::query_as(
-            "INSERT INTO users (username, display_name, email, password_hash, is_admin,
-                                must_change_password, disabled, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $7) RETURNING id",
-        )
-        .bind(new.username)
-        .bind(new.display_name)
-        .bind(new.email)
-        .bind(new.password_hash)
-        .bind(i64::from(new.is_admin))
-        .bind(i64::from(new.must_change_password))
-        .bind(now)
-        .fetch_one(&mut *tx)
-        .await;
-        let id = match inserted {
-            Ok((id,)) => id,
-            Err(e) if is_unique_violation(&e) => {
-                return Err(CoreError::Conflict(format!("the username `{}` is already taken", new.username)))
-            }
-            Err(e) => return Err(e.into()),
-        };
-        let attached = sqlx::query(
-            "INSERT INTO external_identities (provider, subject, user_id, created_at, last_sign_in_at)
-             VALUES ($1, $2, $3, $4, $4)",
-        )
-        .bind(provider)
-        .bind(subject)
-        .bind(id)
-        .bind(now)
-        .execute(&mut *tx)
-        .await;
-        match attached {
-            Ok(_) => {}
-            Err(e) if is_unique_violation(&e) => {
-                return Err(CoreError::Conflict("That identity already belongs to an account.".to_string()))
-            }
-            Err(e) => return Err(e.into()),
-        }
+        let user = insert_user_on(&mut tx, new, now).await?;
+        attach_on(&mut tx, provider, subject, user.id, now).await?;
         tx.commit().await?;
-        Ok(User {
-            id,
-            username: new.username.to_string(),
-            display_name: new.display_name.to_string(),
-            email: new.email.map(str::to_string),
-            is_admin: new.is_admin,
-            must_change_password: new.must_change_password,
-            disabled: false,
-            created_at_ms: now,
-        })
+        Ok(user)
     }
 
     pub async fn touch_identity(&self, provider: &str, subject: &str) -> Result<(), CoreError> {
@@ -141,8 +80,18 @@ impl Store {
             .collect())
     }
 
+    /// The account's identities, by provider.
     pub async fn identities_of_user(&self, user_id: UserId) -> Result<Vec<IdentityRow>, CoreError> {
-        Ok(self.all_identities().await?.into_iter().filter(|i| i.user_id == user_id).collect())
+        let rows: Vec<(String, String, UserId, i64)> = sqlx::query_as(
+            "SELECT provider, subject, user_id, last_sign_in_at FROM external_identities WHERE user_id = $1 ORDER BY provider, subject",
+        )
+        .bind(user_id)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(provider, subject, user_id, last)| IdentityRow { provider, subject, user_id, last_sign_in_at_ms: last })
+            .collect())
     }
 
     /// How many accounts can sign in with a password of their own.
@@ -167,7 +116,8 @@ impl Store {
     }
 
     /// Sets the administrator flag as `provider`'s groups say. Granting records the
-    /// provider; revoking touches only a right this provider gave.
+    /// provider; revoking touches only a right this provider gave, and never the last
+    /// enabled administrator's (left, with a warning in the log, as `set_user_admin` would).
     pub async fn set_admin_by_groups(&self, user_id: UserId, provider: &str, admin: bool) -> Result<bool, CoreError> {
         let done = if admin {
             sqlx::query("UPDATE users SET is_admin = 1, admin_granted_by = $2, updated_at = $3 WHERE id = $1 AND is_admin = 0")
@@ -177,12 +127,34 @@ impl Store {
                 .execute(self.pool())
                 .await?
         } else {
-            sqlx::query("UPDATE users SET is_admin = 0, admin_granted_by = NULL, updated_at = $3 WHERE id = $1 AND admin_granted_by = $2")
-                .bind(user_id)
-                .bind(provider)
-                .bind(now_ms())
-                .execute(self.pool())
-                .await?
+            let done = sqlx::query(
+                "UPDATE users SET is_admin = 0, admin_granted_by = NULL, updated_at = $3
+                 WHERE id = $1 AND admin_granted_by = $2
+                   AND (is_admin = 0 OR disabled = 1
+                        OR (SELECT COUNT(*) FROM users o
+                            WHERE o.is_admin = 1 AND o.disabled = 0 AND o.id <> $1) > 0)",
+            )
+            .bind(user_id)
+            .bind(provider)
+            .bind(now_ms())
+            .execute(self.pool())
+            .await?;
+            if done.rows_affected() == 0 {
+                let kept: Option<(String,)> =
+                    sqlx::query_as("SELECT username FROM users WHERE id = $1 AND admin_granted_by = $2 AND is_admin = 1")
+                        .bind(user_id)
+                        .bind(provider)
+                        .fetch_optional(self.pool())
+                        .await?;
+                if let Some((username,)) = kept {
+                    tracing::warn!(
+                        user = %username,
+                        provider,
+                        "the provider's groups no longer make this account an administrator, but it is the last enabled one: it stays one until another is made"
+                    );
+                }
+            }
+            done
         };
         let changed = done.rows_affected() > 0;
         if changed {
@@ -241,5 +213,23 @@ impl Store {
             self.access_changed();
         }
         Ok(changed)
+    }
+}
+
+async fn attach_on(conn: &mut sqlx::AnyConnection, provider: &str, subject: &str, user_id: UserId, now: i64) -> Result<(), CoreError> {
+    let done = sqlx::query(
+        "INSERT INTO external_identities (provider, subject, user_id, created_at, last_sign_in_at)
+         VALUES ($1, $2, $3, $4, $4)",
+    )
+    .bind(provider)
+    .bind(subject)
+    .bind(user_id)
+    .bind(now)
+    .execute(&mut *conn)
+    .await;
+    match done {
+        Ok(_) => Ok(()),
+        Err(e) if is_unique_violation(&e) => Err(CoreError::Conflict("That identity already belongs to an account.".to_string())),
+        Err(e) => Err(e.into()),
     }
 }

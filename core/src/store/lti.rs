@@ -23,9 +23,10 @@ impl LtiPlatform {
         self.deployment_ids.split(',').map(str::trim).filter(|d| !d.is_empty())
     }
 
-    /// How identities and grants of this platform are named.
+    /// How identities and grants of this platform are named: by its id, which is never
+    /// given again (a platform registered later under a removed one's name is not it).
     pub fn key(&self) -> String {
-        format!("lti:{}", self.name)
+        format!("lti:{}", self.id)
     }
 }
 
@@ -182,6 +183,16 @@ impl Store {
             .execute(self.pool())
             .await?;
         Ok(())
+    }
+
+    /// The ticket's account and page while it is fresh, leaving it unused.
+    pub async fn lti_ticket(&self, ticket_sha256: &str) -> Result<Option<(UserId, String)>, CoreError> {
+        let row: Option<(UserId, String, i64)> =
+            sqlx::query_as("SELECT user_id, next_path, expires_at FROM lti_tickets WHERE ticket_sha256 = $1")
+                .bind(ticket_sha256)
+                .fetch_optional(self.pool())
+                .await?;
+        Ok(row.filter(|(_, _, expires)| *expires > now_ms()).map(|(user, next, _)| (user, next)))
     }
 
     /// The ticket's account and page, once, while it is fresh.

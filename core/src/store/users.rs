@@ -88,38 +88,8 @@ impl Store {
 
     /// Fails with `Conflict` when the username is taken.
     pub async fn insert_user(&self, new: &NewUserRow<'_>) -> Result<User, CoreError> {
-        let now = now_ms();
-        let inserted: Result<(UserId,), sqlx::Error> = sqlx::query_as(
-            "INSERT INTO users (username, display_name, email, password_hash, is_admin,
-                                must_change_password, disabled, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $7) RETURNING id",
-        )
-        .bind(new.username)
-        .bind(new.display_name)
-        .bind(new.email)
-        .bind(new.password_hash)
-        .bind(i64::from(new.is_admin))
-        .bind(i64::from(new.must_change_password))
-        .bind(now)
-        .fetch_one(self.pool())
-        .await;
-        match inserted {
-            Ok((id,)) => Ok(User {
-                id,
-                username: new.username.to_string(),
-                display_name: new.display_name.to_string(),
-                email: new.email.map(str::to_string),
-                is_admin: new.is_admin,
-                must_change_password: new.must_change_password,
-                disabled: false,
-                created_at_ms: now,
-            }),
-            Err(e) if is_unique_violation(&e) => Err(CoreError::Conflict(format!(
-                "the username `{}` is already taken",
-                new.username
-            ))),
-            Err(e) => Err(e.into()),
-        }
+        let mut conn = self.pool().acquire().await?;
+        insert_user_on(&mut conn, new, now_ms()).await
     }
 
     pub async fn user_by_id(&self, id: UserId) -> Result<Option<User>, CoreError> {
@@ -235,10 +205,11 @@ impl Store {
         Ok(())
     }
 
-    /// The last enabled administrator cannot lose the role (`InvalidRequest`).
+    /// The last enabled administrator cannot lose the role (`InvalidRequest`). A right set
+    /// by hand is the portal's own: no provider's groups take it back later.
     pub async fn set_user_admin(&self, user_id: UserId, is_admin: bool) -> Result<(), CoreError> {
         let updated = sqlx::query(
-            "UPDATE users SET is_admin = $1, updated_at = $2
+            "UPDATE users SET is_admin = $1, admin_granted_by = NULL, updated_at = $2
              WHERE id = $3
                AND ($1 = 1 OR disabled = 1
                     OR (SELECT COUNT(*) FROM users o
@@ -267,5 +238,45 @@ impl Store {
             Ok(None) => CoreError::NotFound(format!("no user with id {user_id}")),
             Err(e) => e,
         }
+    }
+}
+
+/// Writes a new account on `conn` (a transaction's, or the pool's); `Conflict` when the
+/// username is taken.
+pub(crate) async fn insert_user_on(
+    conn: &mut sqlx::AnyConnection,
+    new: &NewUserRow<'_>,
+    now: i64,
+) -> Result<User, CoreError> {
+    let inserted: Result<(UserId,), sqlx::Error> = sqlx::query_as(
+        "INSERT INTO users (username, display_name, email, password_hash, is_admin,
+                            must_change_password, disabled, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $7) RETURNING id",
+    )
+    .bind(new.username)
+    .bind(new.display_name)
+    .bind(new.email)
+    .bind(new.password_hash)
+    .bind(i64::from(new.is_admin))
+    .bind(i64::from(new.must_change_password))
+    .bind(now)
+    .fetch_one(&mut *conn)
+    .await;
+    match inserted {
+        Ok((id,)) => Ok(User {
+            id,
+            username: new.username.to_string(),
+            display_name: new.display_name.to_string(),
+            email: new.email.map(str::to_string),
+            is_admin: new.is_admin,
+            must_change_password: new.must_change_password,
+            disabled: false,
+            created_at_ms: now,
+        }),
+        Err(e) if is_unique_violation(&e) => Err(CoreError::Conflict(format!(
+            "the username `{}` is already taken",
+            new.username
+        ))),
+        Err(e) => Err(e.into()),
     }
 }

@@ -20,6 +20,7 @@ mod h100_readout;
 mod idle_culling;
 mod lifecycle_rules;
 mod module_imports;
+mod provider_grants;
 mod queue_eta;
 mod queue_rules;
 mod quota_periods;

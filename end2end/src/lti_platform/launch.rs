@@ -68,9 +68,9 @@ pub(super) fn authorize(shared: &Shared, params: &HashMap<String, String>) -> Re
 
 /// An LtiResourceLinkRequest id_token, spoiled as [`Tamper`] says.
 fn sign_id_token(shared: &Shared, launch: &Launch, nonce: &str) -> String {
-    let (tamper, key, other_key) = {
+    let (tamper, key, other_key, return_url) = {
         let state = shared.state();
-        (state.tamper, state.key.clone(), state.other_key.clone())
+        (state.tamper, state.key.clone(), state.other_key.clone(), state.return_url.clone())
     };
     let now = unix_now();
     let (iat, exp) = match tamper {
@@ -134,6 +134,9 @@ fn sign_id_token(shared: &Shared, launch: &Launch, nonce: &str) -> String {
             "service_versions": ["2.0"],
         },
     });
+    if let Some(url) = return_url {
+        claims[&format!("{LTI}/launch_presentation")]["return_url"] = json!(url);
+    }
     let deployment = format!("{LTI}/deployment_id");
     match tamper {
         Tamper::WrongDeployment => claims[&deployment] = json!("dep-other"),

@@ -15,7 +15,8 @@
 //!   (`private_key_jwt`), checked against the keys the tool serves at `TOOL/lti/jwks`
 //!   (fetched on every request).
 //! - `GET /nrps/{context_id}`: the membership of a course, paged (2 members a page unless the
-//!   tool asks `?limit=N`), with `Link: <…>; rel="next"`.
+//!   tool asks `?limit=N`), with `Link: <…>; rel="self", <…>; rel="next"` (absolute,
+//!   relative or on another site: [`LtiPlatform::set_next_links`]).
 //!
 //! The `lti_message_hint` a login initiation carries is bound to the launch (user and
 //! course) set when it was made, as Canvas does; tampering ([`Tamper`]) applies when an
@@ -80,6 +81,17 @@ pub struct Member {
     pub status: String,
 }
 
+/// How NRPS pages name the next page in their `Link` header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NextLinks {
+    /// The next page's absolute URL (the default).
+    Absolute,
+    /// Relative to the page's URL (`?limit=2&from=2`).
+    Relative,
+    /// The same path and query on this origin instead (e.g. `http://127.0.0.2:9`).
+    Elsewhere(String),
+}
+
 /// How the id_tokens signed from now on are spoiled, for the tool to refuse them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tamper {
@@ -126,6 +138,11 @@ struct State {
     /// Every course ever launched from: NRPS answers for these.
     contexts: HashSet<String>,
     members: Vec<Member>,
+    /// Courses whose NRPS answer is their own rather than `members`.
+    members_of: HashMap<String, Vec<Member>>,
+    next_links: NextLinks,
+    /// `launch_presentation.return_url` of the id_tokens signed from now on.
+    return_url: Option<String>,
     tamper: Tamper,
     key: RsaKey,
     /// The key [`Tamper::OtherKey`] signs with, made when first needed.
@@ -221,6 +238,9 @@ impl LtiPlatform {
                 contexts: HashSet::from([launch.context.id.clone()]),
                 launch,
                 members: Vec::new(),
+                members_of: HashMap::new(),
+                next_links: NextLinks::Absolute,
+                return_url: None,
                 tamper: Tamper::None,
                 key: RsaKey::generate(new_kid()),
                 other_key: None,
@@ -293,6 +313,25 @@ impl LtiPlatform {
     /// What NRPS answers, for every course launched from.
     pub fn set_members(&self, members: Vec<Member>) {
         self.shared.state().members = members;
+    }
+
+    /// What NRPS answers for the course `context_id` (which it then serves, launched from or
+    /// not), instead of [`LtiPlatform::set_members`]'s list.
+    pub fn set_members_of(&self, context_id: &str, members: Vec<Member>) {
+        let mut state = self.shared.state();
+        state.contexts.insert(context_id.to_string());
+        state.members_of.insert(context_id.to_string(), members);
+    }
+
+    /// How NRPS pages link to the next page from now on.
+    pub fn set_next_links(&self, how: NextLinks) {
+        self.shared.state().next_links = how;
+    }
+
+    /// The `launch_presentation.return_url` of the id_tokens signed from now on (None: no
+    /// return_url, the default).
+    pub fn set_return_url(&self, url: Option<String>) {
+        self.shared.state().return_url = url;
     }
 
     /// Spoils the id_tokens signed from now on ([`Tamper::None`] to stop).

@@ -167,7 +167,7 @@ pub(super) async fn nrps(
     };
     let role = query.get("role").cloned();
 
-    let (context, members) = {
+    let (context, members, next_links) = {
         let mut state = shared.state();
         if !state.contexts.contains(&context_id) {
             return (StatusCode::NOT_FOUND, format!("no course {context_id:?}\n")).into_response();
@@ -178,13 +178,15 @@ pub(super) async fn nrps(
             json!({ "id": context_id })
         };
         let members: Vec<_> = state
-            .members
+            .members_of
+            .get(&context_id)
+            .unwrap_or(&state.members)
             .iter()
             .filter(|m| role.as_deref().is_none_or(|r| m.roles.iter().any(|mr| role_matches(mr, r))))
             .cloned()
             .collect();
         state.nrps_requests += 1;
-        (context, members)
+        (context, members, state.next_links.clone())
     };
 
     let page: Vec<Value> = members
@@ -232,7 +234,13 @@ pub(super) async fn nrps(
             pairs.append_pair("limit", &limit.to_string());
             pairs.append_pair("from", &(from + limit).to_string());
         }
-        let link = format!("<{next}>; rel=\"next\"");
+        let target = match &next_links {
+            super::NextLinks::Absolute => next.to_string(),
+            super::NextLinks::Relative => format!("?{}", next.query().unwrap_or_default()),
+            super::NextLinks::Elsewhere(origin) => format!("{}{}?{}", origin.trim_end_matches('/'), next.path(), next.query().unwrap_or_default()),
+        };
+        // Another link first, with a comma in its target, as a platform may send.
+        let link = format!("<{base}?ids=1,2>; rel=\"self\", <{target}>; rel=\"next\"");
         response.headers_mut().insert(header::LINK, link.parse().expect("ASCII Link header"));
     }
     response

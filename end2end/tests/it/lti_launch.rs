@@ -1,8 +1,9 @@
 //! Launching SliceHub from an LMS (a real LTI 1.3 platform written for the tests, on
 //! another site) in Chromium that blocks third-party cookies: the LMS course page frames
 //! the tool, the launch inside the frame ends on a page that opens SliceHub in a window of
-//! its own, and there the instructor and then a student land in the course, each with the
-//! role the LMS gave; the instructor reads the roster from the LMS.
+//! its own, whose "Continue as …" button signs in; there the instructor and then a student
+//! land in the course, each with the role the LMS gave; the instructor reads the roster
+//! from the LMS.
 
 use slicehub_end2end::cli::built_portal;
 use slicehub_end2end::lti_platform::{LtiContext, LtiPlatform, LtiUser, Member, INSTRUCTOR, LEARNER};
@@ -18,9 +19,10 @@ fn course() -> LtiContext {
     LtiContext { id: "ctx-4711".into(), label: "ML-300".into(), title: "Machine Learning Systems".into() }
 }
 
-/// The LMS course page, the framed launch, and SliceHub opened from it in a new window;
-/// returns with that window in front.
-async fn launch_from_lms(browser: &Browser, platform: &LtiPlatform, shot: Option<&str>) {
+/// The LMS course page, the framed launch, SliceHub opened from it in a new window, and its
+/// continue button (which says so when the browser is signed in as `signed_in_as`, another
+/// account); returns with that window in front.
+async fn launch_from_lms(browser: &Browser, platform: &LtiPlatform, shot: Option<&str>, signed_in_as: Option<&str>) {
     let client = &browser.client;
     let lms_window = client.window().await.unwrap();
     browser.client.goto(&platform.course_page_url()).await.unwrap();
@@ -42,6 +44,13 @@ async fn launch_from_lms(browser: &Browser, platform: &LtiPlatform, shot: Option
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     };
     client.switch_to_window(new_window).await.unwrap();
+    // The new window only asks; its button signs in.
+    let asked = browser.wait_text("main", "Continue as").await;
+    match signed_in_as {
+        Some(other) => assert!(asked.contains(&format!("You are signed in as {other}")), "{asked}"),
+        None => assert!(!asked.contains("You are signed in as"), "{asked}"),
+    }
+    browser.click("button#continue-slicehub").await;
 }
 
 async fn close_other_windows(browser: &Browser) {
@@ -95,7 +104,7 @@ async fn an_instructor_and_a_student_launch_from_a_framing_lms_with_third_party_
     browser.client.enter_parent_frame().await.unwrap();
 
     platform.set_launch(person("u-prof", "Pat Prof", "pat.prof@campus.example", INSTRUCTOR), course());
-    launch_from_lms(&browser, &platform, Some("lti-launch-in-lms-frame")).await;
+    launch_from_lms(&browser, &platform, Some("lti-launch-in-lms-frame"), None).await;
     browser.wait_text("h1", "Machine Learning Systems").await;
     let here = browser.client.current_url().await.unwrap();
     assert_eq!(here.path(), "/courses/ML-300", "{here}");
@@ -128,15 +137,17 @@ async fn an_instructor_and_a_student_launch_from_a_framing_lms_with_third_party_
 
     // The student, now that the course exists: a student of it, and nothing more.
     platform.set_launch(person("u-stu", "Sam Student", "sam@campus.example", LEARNER), course());
-    launch_from_lms(&browser, &platform, None).await;
+    launch_from_lms(&browser, &platform, None, Some("pat.prof")).await;
     browser.wait_text("h1", "Machine Learning Systems").await;
     assert!(browser.client.find(fantoccini::Locator::Css(".lms-roster")).await.is_err(), "a student manages no roster");
-    browser.open(&format!("{tool_url}/courses/ML-300/class")).await;
-    browser.wait_text("main", "permission").await;
+    browser.client.goto(&format!("{tool_url}/courses/ML-300/class")).await.unwrap();
+    browser.wait_text("h1", "not open to you").await;
     browser.assert_no_console_errors("LMS launches").await;
 
-    // The administrator's page for LMS platforms.
+    // The administrator's page for LMS platforms (the student signed out first).
     close_other_windows(&browser).await;
+    browser.open(&format!("{tool_url}/")).await;
+    browser.sign_out().await;
     browser.open(&format!("{tool_url}/login")).await;
     browser.fill("input[name=username]", "admin").await;
     browser.fill("input[name=password]", ADMIN_PASSWORD).await;

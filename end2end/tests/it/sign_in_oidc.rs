@@ -5,7 +5,7 @@
 
 use slicehub_end2end::cli::built_portal;
 use slicehub_end2end::oidc_provider::OidcProvider;
-use slicehub_end2end::{Browser, Portal};
+use slicehub_end2end::{free_port, Browser, Portal};
 
 const ADMIN_PASSWORD: &str = "correct-horse-battery";
 
@@ -16,25 +16,33 @@ async fn a_student_signs_in_with_the_campus_provider_and_gets_the_course_of_thei
             "email": "ann.lee@campus.example", "groups": ["cs101-students"]}),
     ])
     .await;
+    // A confidential client, registered for the portal's callback as a campus IdP would.
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}");
+    let (client_id, secret) = provider.register_client(&format!("{url}/login/oidc/campus/callback")).await;
     let dir = tempfile::tempdir().unwrap();
+    let secret_file = dir.path().join("oidc-secret");
+    std::fs::write(&secret_file, format!("{secret}\n")).unwrap();
     let config = dir.path().join("slicehub.toml");
     std::fs::write(
         &config,
         format!(
-            "[oidc.campus]\nlabel = \"University login\"\nissuer = \"{}\"\nclient_id = \"slicehub-portal\"\n\
-             course_groups = \"CS-101: cs101-staff=instructor, cs101-students=student\"\n",
-            provider.issuer()
+            "[oidc.campus]\nlabel = \"University login\"\nissuer = \"{}\"\nclient_id = \"{client_id}\"\n\
+             client_secret_file = \"{}\"\ncourse_groups = \"CS-101: cs101-staff=instructor, cs101-students=student\"\n",
+            provider.issuer(),
+            secret_file.display()
         ),
     )
     .unwrap();
-    let portal = Portal::start(
+    let portal = Portal::start_on_port(
         &built_portal(),
+        port,
         &[("SLICEHUB_ADMIN_PASSWORD", ADMIN_PASSWORD), ("SLICEHUB_CONFIG", config.to_str().unwrap())],
     )
     .await;
     portal.cli(&["course", "add", "CS-101", "Deep Learning Lab"], "");
     let browser = Browser::start().await;
-    let url = portal.url.clone();
+    assert_eq!(portal.url, url);
 
     browser.open(&format!("{url}/login?next=/courses")).await;
     let button = browser.wait_text("a.sign-in-provider", "Sign in with University login").await;

@@ -328,7 +328,7 @@ fn identity_words(provider: &str, subject: &str) -> Result<(String, String), Cli
     let (provider, subject) = (provider.trim(), subject.trim());
     let known = provider == "ldap" || provider == "header" || provider.starts_with("oidc:") || provider.starts_with("lti:");
     if !known || provider.len() > 100 {
-        return Err(CoreError::InvalidRequest("--provider is oidc:NAME, ldap, header or lti:NAME".to_string()).into());
+        return Err(CoreError::InvalidRequest("--provider is oidc:NAME, ldap, header or lti:ID".to_string()).into());
     }
     slicehub_core::auth::validate::check_text("the subject", subject, 1000, slicehub_core::auth::validate::Lines::One)
         .map_err(CoreError::InvalidRequest)?;

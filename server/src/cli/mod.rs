@@ -218,7 +218,7 @@ pub enum UserCommand {
     /// sign-in shows it, or as the provider's administrator reads it).
     Attach {
         username: String,
-        /// `oidc:NAME`, `ldap`, `header` or `lti:NAME`.
+        /// `oidc:NAME`, `ldap`, `header` or `lti:ID` (the platform's id in `lms list --json`).
         #[arg(long)]
         provider: String,
         #[arg(long)]

@@ -367,6 +367,23 @@ async fn an_unreachable_directory_leaves_local_sign_in_working_and_check_reports
     }
     let (status, words, _) = log_in(&portal, "alice", "alice-dir-pass-1").await;
     assert_eq!(status, 401, "{words}");
+    // A local account's wrong passwords are counted all the same: a directory that is down
+    // (or made to time out) does not lift the throttle on guessing the administrator's.
+    for _ in 0..5 {
+        let (status, words, cookie) = log_in(&portal, "admin", "guessed-admin-pass").await;
+        assert_eq!((status, cookie.is_some()), (401, false), "{words}");
+    }
+    let failures = audited(&portal, None, "login.failure").await;
+    assert_eq!(
+        failures.iter().take(5).filter(|(who, detail)| who == "admin" && detail == "127.0.0.1").count(),
+        5,
+        "each wrong guess is audited: {failures:?}"
+    );
+    let (status, words, cookie) = log_in(&portal, "admin", "guessed-admin-pass").await;
+    assert_eq!((status, cookie.is_some()), (429, false), "the sixth guess waits: {words}");
+    let (status, words, cookie) = log_in(&portal, "admin", ADMIN_PASSWORD).await;
+    assert_eq!((status, cookie.is_some()), (429, false), "even the right password waits now: {words}");
+    assert!(words.contains("Too many failed attempts"), "{words}");
     let out = slicehub_end2end::cli::run(BIN, portal.dir.path(), &["check"], &env_refs(&ldap_env(&ldap, secrets.path(), Some(&dead))));
     let text = slicehub_end2end::cli::text(&out);
     assert_eq!(out.status.code(), Some(0), "an unreachable directory is reported, not a failure: {text}");

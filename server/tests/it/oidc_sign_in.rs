@@ -25,6 +25,9 @@ const NAME: &str = "campus";
 const LABEL: &str = "Campus login";
 const SESSION: &str = "slicehub_session";
 const BROWSER: &str = "slicehub_sign_in";
+/// The sign-in and login cookies with `server.secure_cookies` (HTTPS).
+const HOST_BROWSER: &str = "__Host-slicehub_sign_in";
+const HOST_SESSION: &str = "__Host-slicehub_session";
 /// The mapping every provider of these tests has.
 const ROLES: &str = r#"admin_groups = "gpu-admins"
 course_groups = "CS-101: cs101-staff=instructor, cs101-students=student""#;
@@ -62,11 +65,16 @@ fn write_config(dir: &Path, providers: &[ProviderToml<'_>]) -> PathBuf {
 }
 
 async fn start_portal(config: &Path, database: Option<&str>) -> Portal {
+    start_portal_with(config, database, &[]).await
+}
+
+async fn start_portal_with(config: &Path, database: Option<&str>, extra: &[(&str, &str)]) -> Portal {
     let config = config.to_str().expect("UTF-8 path");
     let mut env = vec![("SLICEHUB_ADMIN_PASSWORD", ADMIN_PASSWORD), ("SLICEHUB_CONFIG", config)];
     if let Some(url) = database {
         env.push(("SLICEHUB_DATABASE_URL", url));
     }
+    env.extend_from_slice(extra);
     Portal::start(BIN.as_ref(), &env).await
 }
 
@@ -439,6 +447,21 @@ async fn stale_replayed_foreign_and_mixed_up_answers_sign_nobody_in() {
     let back = idp.approve(&theirs.authorize_url, "mallory-sub").await;
     refused(&get(&back, &[&mine.browser]).await, "other-browser", "another attempt's cookie");
     refused(&get(&back, &[&theirs.browser]).await, "stale", "used up");
+    // …and with two cookies of the name: Mallory's own planted beside the browser's (a
+    // host of the same site can set one on a more specific path, which the browser sends
+    // first). Which is whose cannot be told, so neither is believed, in either order.
+    for planted_first in [true, false] {
+        let mine = begin(&portal, NAME, "", &[]).await;
+        let theirs = begin(&portal, NAME, "", &[]).await;
+        let back = idp.approve(&theirs.authorize_url, "mallory-sub").await;
+        let cookies = if planted_first { [&theirs.browser, &mine.browser] } else { [&mine.browser, &theirs.browser] };
+        let cookies = [cookies[0].as_str(), cookies[1].as_str()];
+        refused(&get(&back, &cookies).await, "other-browser", "two sign-in cookies");
+        // The browser's own sign-in, with its own cookie alone, still works.
+        let back = idp.approve(&mine.authorize_url, "ann-sub-1").await;
+        let cookie = signed_in(&get(&back, &[&mine.browser]).await, "/", &portal);
+        assert_eq!(me(&portal, &cookie).await["username"], "ann.lee");
+    }
 
     // A code of attempt A with the state of attempt B of the same browser: the ID token's
     // nonce is A's, not B's.
@@ -516,6 +539,114 @@ async fn stale_replayed_foreign_and_mixed_up_answers_sign_nobody_in() {
 
 fn urlencode(text: &str) -> String {
     slicehub_end2end::form::urlencode(text)
+}
+
+/// Two tabs of one browser sign in at once: one cookie, holding the secrets of both
+/// attempts, so either tab may finish first; the cookie keeps only the newest three.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_tabs_of_one_browser_signing_in_at_once_both_finish() {
+    let idp = OidcProvider::start(&[with_sub("ann-sub-1", ann(&[]))]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let issuer = idp.issuer();
+    let config = write_config(
+        dir.path(),
+        &[ProviderToml { name: NAME, label: LABEL, issuer: &issuer, client_id: "portal", secret: "s" }],
+    );
+    let portal = start_portal(&config, None).await;
+
+    // Tab one, then tab two (the browser sends the cookie tab one got).
+    let first = begin(&portal, NAME, "?next=/account", &[]).await;
+    let second = begin(&portal, NAME, "", &[&first.browser]).await;
+    assert_ne!(first.param("state"), second.param("state"));
+    let back_first = idp.approve(&first.authorize_url, "ann-sub-1").await;
+    let back_second = idp.approve(&second.authorize_url, "ann-sub-1").await;
+
+    // Tab one comes back first, with the browser's cookie as it is now (tab two's).
+    let answer = get(&back_first, &[&second.browser]).await;
+    assert_eq!((answer.status, answer.location.as_str()), (303, "/account"), "the first tab signs in: {answer:?}\n{}", log_tail(&portal));
+    let cookie = answer.cookie(SESSION).unwrap_or_else(|| panic!("a login cookie: {answer:?}"));
+    assert_eq!(me(&portal, &cookie).await["username"], "ann.lee");
+    // The cookie now vouches for tab two's attempt alone; then tab two finishes too.
+    let rest = answer.cookie(BROWSER).unwrap_or_else(|| panic!("tab two's secret stays: {answer:?}"));
+    assert!(rest.len() < second.browser.len(), "the used secret went: {rest} / {}", second.browser);
+    let cookie = signed_in(&get(&back_second, &[&rest]).await, "/", &portal);
+    assert_eq!(me(&portal, &cookie).await["username"], "ann.lee");
+
+    // Four tabs: the oldest attempt's secret has left the cookie; the other three work.
+    let mut tabs: Vec<Begun> = Vec::new();
+    for _ in 0..4 {
+        let held: Vec<&str> = tabs.last().map(|t| vec![t.browser.as_str()]).unwrap_or_default();
+        let begun = begin(&portal, NAME, "", &held).await;
+        tabs.push(begun);
+    }
+    let browser = tabs[3].browser.clone();
+    let back = idp.approve(&tabs[0].authorize_url, "ann-sub-1").await;
+    refused(&get(&back, &[&browser]).await, "other-browser", "the fourth tab pushed out the first");
+    let back = idp.approve(&tabs[1].authorize_url, "ann-sub-1").await;
+    let answer = get(&back, &[&browser]).await;
+    assert_eq!((answer.status, answer.cookie(SESSION).is_some()), (303, true), "the second of four: {answer:?}");
+}
+
+/// Over HTTPS (`server.secure_cookies`) the sign-in cookie is `__Host-slicehub_sign_in`:
+/// no other host of the site can set it, and one of the plain name that another host
+/// planted (say, a notebook host, on a more specific path) is not read at all, so it
+/// cannot make a victim finish the planter's own sign-in.
+#[tokio::test(flavor = "multi_thread")]
+async fn over_https_the_sign_in_cookie_is_host_only_and_a_planted_one_signs_nobody_in() {
+    let mallory = json!({"sub": "mallory-sub", "preferred_username": "mallory", "name": "Mallory"});
+    let idp = OidcProvider::start(&[mallory, with_sub("ann-sub-1", ann(&[]))]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let issuer = idp.issuer();
+    let config = write_config(
+        dir.path(),
+        &[ProviderToml { name: NAME, label: LABEL, issuer: &issuer, client_id: "portal", secret: "s" }],
+    );
+    let portal = start_portal_with(&config, None, &[("SLICEHUB_SERVER_SECURE_COOKIES", "true")]).await;
+    let begin_secure = |query: &'static str| {
+        let portal = &portal;
+        async move {
+            let answer = get(&format!("{}/login/oidc/{NAME}{query}", portal.url), &[]).await;
+            assert_eq!(answer.status, 303, "{answer:?}\n{}", log_tail(portal));
+            assert!(answer.cookie(BROWSER).is_none(), "no cookie of the plain name: {answer:?}");
+            let line = answer.set_cookie_line(HOST_BROWSER).unwrap_or_else(|| panic!("the __Host- cookie: {answer:?}"));
+            for attribute in ["Secure", "Path=/", "HttpOnly", "SameSite=Lax"] {
+                assert!(line.split("; ").any(|a| a == attribute), "{attribute} in {line}");
+            }
+            assert!(!line.to_lowercase().contains("domain="), "a __Host- cookie names no domain: {line}");
+            let cookie = answer.cookie(HOST_BROWSER).unwrap();
+            (answer.location, cookie)
+        }
+    };
+    let accounts = || {
+        let list: Vec<Value> = serde_json::from_str(&portal.cli(&["user", "list", "--json"], "")).expect("users as JSON");
+        list.iter().map(|u| u["username"].as_str().unwrap_or_default().to_string()).collect::<Vec<_>>()
+    };
+
+    // Mallory begins her own sign-in, finishes it at the provider as herself, and plants
+    // her secret under the plain name in Ann's browser, where Ann has begun hers.
+    let (mallory_url, mallory_cookie) = begin_secure("").await;
+    let mallory_back = idp.approve(&mallory_url, "mallory-sub").await;
+    let (ann_url, ann_cookie) = begin_secure("?next=/account").await;
+    let planted = mallory_cookie.replacen(HOST_BROWSER, BROWSER, 1);
+    let answer = get(&mallory_back, &[&planted, &ann_cookie]).await;
+    refused(&answer, "other-browser", "a planted cookie of the plain name");
+    assert!(answer.cookie(HOST_SESSION).is_none(), "{answer:?}");
+
+    // Two values of the __Host- name (not possible in a browser; refused all the same).
+    let (mallory_url, mallory_cookie) = begin_secure("").await;
+    let mallory_back = idp.approve(&mallory_url, "mallory-sub").await;
+    let answer = get(&mallory_back, &[&mallory_cookie, &ann_cookie]).await;
+    refused(&answer, "other-browser", "two values of the cookie");
+    assert!(answer.cookie(HOST_SESSION).is_none(), "{answer:?}");
+    assert!(!accounts().contains(&"mallory".to_string()), "Mallory was never signed in: {:?}", accounts());
+
+    // Ann's own sign-in, with her cookie: signed in with the __Host- login cookie.
+    let back = idp.approve(&ann_url, "ann-sub-1").await;
+    let answer = get(&back, &[&ann_cookie]).await;
+    assert_eq!((answer.status, answer.location.as_str()), (303, "/account"), "{answer:?}\n{}", log_tail(&portal));
+    assert!(answer.clears(HOST_BROWSER), "the used cookie is removed: {answer:?}");
+    let session = answer.cookie(HOST_SESSION).unwrap_or_else(|| panic!("a __Host- login cookie: {answer:?}"));
+    assert_eq!(me(&portal, &session).await["username"], "ann.lee");
 }
 
 // ---------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ use slicehub_core::courses::lms::{course_role_of, LmsCourse, LmsPerson};
 use slicehub_core::store::{LtiPlatform, SignInAttempt, Store};
 
 use super::platform_keys::PlatformKeys;
+use crate::now_ms;
 use crate::error::SignInError;
 
 const CLAIM: &str = "https://purl.imsglobal.org/spec/lti/claim/";
@@ -42,6 +43,22 @@ pub struct Launch {
     /// Whether this browser's cookie came back (false: the platform frames the tool in a
     /// browser that blocks third-party cookies).
     pub same_browser: bool,
+    /// The origins that may frame the pages of this launch (`frame-ancestors`): the
+    /// platform's authentication URL's and issuer's, and those of the signed launch's
+    /// `launch_presentation.return_url` and `tool_platform.url` (Canvas frames the tool
+    /// from `SCHOOL.instructure.com`, while it authenticates on `sso.canvaslms.com`).
+    pub frame_origins: Vec<String>,
+}
+
+/// A URL's origin for `frame-ancestors`: https (http too when `allow_http`: a platform
+/// whose own issuer is http, as in tests), with a host and nothing a policy could misread.
+fn frame_origin(url: &str, allow_http: bool) -> Option<String> {
+    let url = url::Url::parse(url.trim()).ok()?;
+    if !(url.scheme() == "https" || (allow_http && url.scheme() == "http")) || url.host_str().is_none() {
+        return None;
+    }
+    let origin = url.origin().ascii_serialization();
+    origin.chars().all(|c| c.is_ascii_alphanumeric() || ":/.-[]".contains(c)).then_some(origin)
 }
 
 fn refused(words: &str) -> SignInError {
@@ -181,12 +198,34 @@ pub async fn verify_launch(
         .unwrap_or_else(|| "LMS user".to_string());
     let person = LmsPerson { subject, name, email: text(&claims, "email"), role: course_role_of(&roles) };
     let memberships_url = claims.get(NRPS_CLAIM).and_then(|c| text(c, "context_memberships_url"));
-    Ok(Launch { platform, person, course, memberships_url, same_browser })
+    let allow_http = platform.issuer.trim().starts_with("http://");
+    let claimed = [
+        claims.get(format!("{CLAIM}launch_presentation")).and_then(|c| text(c, "return_url")),
+        claims.get(format!("{CLAIM}tool_platform")).and_then(|c| text(c, "url")),
+    ];
+    let mut frame_origins: Vec<String> = Vec::new();
+    for url in [Some(platform.auth_login_url.clone()), Some(platform.issuer.clone())].into_iter().chain(claimed).flatten() {
+        if let Some(origin) = frame_origin(&url, allow_http) {
+            if !frame_origins.contains(&origin) {
+                frame_origins.push(origin);
+            }
+        }
+    }
+    Ok(Launch { platform, person, course, memberships_url, same_browser, frame_origins })
 }
 
-pub(crate) fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
+#[cfg(test)]
+mod tests {
+    use super::frame_origin;
+
+    #[test]
+    fn frame_origins_are_web_origins_only() {
+        assert_eq!(frame_origin("https://school.instructure.com/courses/7?x=1", false).as_deref(), Some("https://school.instructure.com"));
+        assert_eq!(frame_origin("https://lms.example:8443/", false).as_deref(), Some("https://lms.example:8443"));
+        assert_eq!(frame_origin("http://lms.example/", false), None);
+        assert_eq!(frame_origin("http://127.0.0.1:9/", true).as_deref(), Some("http://127.0.0.1:9"));
+        for bad in ["javascript:alert(1)", "data:text/html,x", "file:///etc/passwd", "not a url", "https://a.example;script-src *", "https://a.example;frame-ancestors/", ""] {
+            assert_eq!(frame_origin(bad, true), None, "{bad}");
+        }
+    }
 }

@@ -13,7 +13,7 @@ use openidconnect::{AdditionalProviderMetadata, IssuerUrl, ProviderMetadata};
 use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 
-use crate::error::SignInError;
+use crate::error::{describe, SignInError};
 
 /// Where the provider ends its own session (RP-initiated logout), when it says.
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -93,16 +93,4 @@ impl MetadataCache {
             .await
             .map_err(|e| SignInError::Provider(format!("discovery of {}: {}", self.issuer, describe(&e))))
     }
-}
-
-/// An error with its causes, for the log.
-pub fn describe(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }

@@ -6,7 +6,7 @@ mod metadata;
 mod provider;
 
 pub use claims::identity_from_claims;
-pub use provider::{Begun, Finished, OidcProvider, ATTEMPT_MS};
+pub use provider::{browser_cookie_value, browser_secrets, Begun, Finished, OidcProvider, ATTEMPT_MS, BROWSER_SECRETS_KEPT};
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -16,8 +16,9 @@ use slicehub_core::store::{SignInAttempt, Store};
 use slicehub_core::UserId;
 
 use super::claims::identity_from_claims;
-use super::metadata::{describe, Metadata, MetadataCache};
-use crate::error::SignInError;
+use super::metadata::{Metadata, MetadataCache};
+use crate::error::{describe, SignInError};
+use crate::now_ms;
 
 type Client = CoreClient<EndpointSet, EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointMaybeSet, EndpointMaybeSet>;
 
@@ -29,6 +30,40 @@ pub struct OidcProvider {
     redirect_url: String,
     metadata: MetadataCache,
     http: reqwest::Client,
+}
+
+/// How many attempts begun in one browser its sign-in cookie vouches for at once (tabs
+/// signing in side by side).
+pub const BROWSER_SECRETS_KEPT: usize = 3;
+
+/// The secrets a sign-in cookie's value holds: up to [`BROWSER_SECRETS_KEPT`] tokens,
+/// newest first, separated by `.` (not in the tokens' alphabet, and allowed in a cookie
+/// value, unlike a space). Anything not shaped like a token, and repeats, are left out.
+pub fn browser_secrets(value: &str) -> Vec<&str> {
+    let mut secrets: Vec<&str> = Vec::new();
+    for s in value.split('.').filter(|s| is_browser_secret(s)) {
+        if secrets.len() == BROWSER_SECRETS_KEPT {
+            break;
+        }
+        if !secrets.contains(&s) {
+            secrets.push(s);
+        }
+    }
+    secrets
+}
+
+/// The sign-in cookie's value once `new` is begun in a browser whose cookie held `held`:
+/// `new` first, then the newest of the others.
+pub fn browser_cookie_value(new: &str, held: &[&str]) -> String {
+    let mut secrets = vec![new];
+    secrets.extend(held.iter().copied().filter(|s| *s != new && is_browser_secret(s)));
+    secrets.truncate(BROWSER_SECRETS_KEPT);
+    secrets.join(".")
+}
+
+/// 32 random bytes in URL-safe base64 without padding (`new_session_token`).
+fn is_browser_secret(s: &str) -> bool {
+    s.len() == 43 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 /// A redirect to the provider: where to send the browser, and the secret its cookie
@@ -43,6 +78,8 @@ pub struct Finished {
     pub identity: ExternalIdentity,
     pub next_path: Option<String>,
     pub link_user_id: Option<UserId>,
+    /// Which of the browser's secrets the attempt was bound to (used up now).
+    pub browser_secret: String,
 }
 
 impl OidcProvider {
@@ -95,19 +132,21 @@ impl OidcProvider {
         Ok(Begun { authorize_url: url.to_string(), browser_secret })
     }
 
-    /// Ends the attempt `state` names: one use only, from the browser that began it,
-    /// within ten minutes; the code is exchanged and the ID token checked.
-    pub async fn finish(&self, store: &Store, code: &str, state: &str, browser_secret: Option<&str>) -> Result<Finished, SignInError> {
+    /// Ends the attempt `state` names: one use only, from the browser that began it (one
+    /// of `browser_secrets`, those its cookie holds), within ten minutes; the code is
+    /// exchanged and the ID token checked.
+    pub async fn finish(&self, store: &Store, code: &str, state: &str, browser_secrets: &[&str]) -> Result<Finished, SignInError> {
         let stale = || SignInError::Refused("This sign-in link is stale or was used already. Start again from the sign-in page.".to_string());
         let attempt = store.take_sign_in_attempt(&token_sha256(state)).await?.ok_or_else(stale)?;
         if attempt.provider != self.config.key() || now_ms() - attempt.created_at_ms > ATTEMPT_MS {
             return Err(stale());
         }
-        if browser_secret.map(token_sha256).as_deref() != Some(attempt.browser_sha256.as_str()) {
+        let Some(browser_secret) = browser_secrets.iter().find(|s| token_sha256(s) == attempt.browser_sha256) else {
             return Err(SignInError::Refused(
                 "This sign-in was begun in another browser. Start again from the sign-in page.".to_string(),
             ));
-        }
+        };
+        let browser_secret = browser_secret.to_string();
         let client = self.client(self.metadata.get().await?)?;
         let response = client
             .exchange_code(AuthorizationCode::new(code.to_string()))
@@ -131,7 +170,7 @@ impl OidcProvider {
             tracing::warn!(provider = %self.config.name, why = %words, "an ID token that does not name the person usably");
             SignInError::Unusable(words)
         })?;
-        Ok(Finished { identity, next_path: attempt.next_path, link_user_id: attempt.link_user_id })
+        Ok(Finished { identity, next_path: attempt.next_path, link_user_id: attempt.link_user_id, browser_secret })
     }
 
     /// The token's claims once its signature, issuer, audience, expiry and nonce hold.
@@ -170,9 +209,27 @@ fn refused_token(provider: &str, why: &str) -> SignInError {
     SignInError::Refused("The sign-in service's answer did not pass the portal's checks. Start again from the sign-in page.".to_string())
 }
 
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn secret(c: char) -> String {
+        std::iter::repeat(c).take(43).collect()
+    }
+
+    #[test]
+    fn the_cookie_keeps_the_newest_three_well_formed_secrets() {
+        let (a, b, c, d) = (secret('a'), secret('b'), secret('c'), secret('d'));
+        assert_eq!(browser_cookie_value(&a, &[]), a);
+        let two = browser_cookie_value(&b, &browser_secrets(&a));
+        assert_eq!(browser_secrets(&two), vec![b.as_str(), a.as_str()]);
+        let three = browser_cookie_value(&c, &browser_secrets(&two));
+        let four = browser_cookie_value(&d, &browser_secrets(&three));
+        assert_eq!(browser_secrets(&four), vec![d.as_str(), c.as_str(), b.as_str()], "the oldest goes");
+        // Junk and repeats are dropped; a long value yields no more than three.
+        let junk = format!("{a}.short.{b}; x=1.{a}.{c}.{d}");
+        assert_eq!(browser_secrets(&junk), vec![a.as_str(), c.as_str(), d.as_str()]);
+        assert_eq!(browser_secrets(&browser_cookie_value(&a, &[a.as_str(), "x"])), vec![a.as_str()]);
+        assert!(browser_secrets("").is_empty() && browser_secrets("...").is_empty());
+    }
 }

@@ -16,8 +16,41 @@ use slicehub_sign_in::SignInError;
 use crate::http::cookies;
 use crate::serve::AppState;
 
-/// The cookie that binds an answer to the browser that began the sign-in.
-const BROWSER_COOKIE: &str = "slicehub_sign_in";
+/// The cookie that binds an answer to the browser that began the sign-in. Over HTTPS it
+/// carries the `__Host-` prefix (as the session cookie does): no other host of the domain
+/// (a notebook host) can then set one of that name, on a more specific path that the
+/// browser would send first, to have a victim finish the planter's sign-in.
+fn browser_cookie(secure: bool) -> &'static str {
+    if secure {
+        "__Host-slicehub_sign_in"
+    } else {
+        "slicehub_sign_in"
+    }
+}
+
+/// The secrets of the attempts begun in this browser (its sign-in cookie holds those of
+/// the last few, so that tabs signing in at once do not undo each other). None when the
+/// browser sent more than one cookie of the name: one was set by someone else, and which
+/// is which cannot be told.
+fn held_secrets(headers: &HeaderMap, secure: bool) -> Vec<String> {
+    match cookies::values(headers, browser_cookie(secure)).as_slice() {
+        [one] => slicehub_sign_in::oidc::browser_secrets(one).into_iter().map(str::to_string).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// `Set-Cookie` for the sign-in cookie holding `secrets` (removing it when there are none).
+fn browser_cookie_header(secrets: &[&str], secure: bool) -> String {
+    match secrets.split_first() {
+        Some((newest, others)) => cookie_header(
+            browser_cookie(secure),
+            &slicehub_sign_in::oidc::browser_cookie_value(newest, others),
+            slicehub_sign_in::oidc::ATTEMPT_MS / 1000,
+            secure,
+        ),
+        None => cookie_header(browser_cookie(secure), "", 0, secure),
+    }
+}
 
 #[derive(Deserialize)]
 pub struct BeginQuery {
@@ -29,14 +62,20 @@ pub async fn begin(
     Extension(auth): Extension<RequestAuth>,
     Path(name): Path<String>,
     Query(query): Query<BeginQuery>,
+    headers: HeaderMap,
 ) -> Response {
     let next = query.next.filter(|p| is_local_path(p));
-    start(&state, &auth, &name, next, None).await
+    start(&state, &auth, &headers, &name, next, None).await
 }
 
-pub async fn link(State(state): State<AppState>, Extension(auth): Extension<RequestAuth>, Path(name): Path<String>) -> Response {
+pub async fn link(
+    State(state): State<AppState>,
+    Extension(auth): Extension<RequestAuth>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+) -> Response {
     match &auth.caller {
-        Caller::User { id, .. } => start(&state, &auth, &name, Some("/account".to_string()), Some(*id)).await,
+        Caller::User { id, .. } => start(&state, &auth, &headers, &name, Some("/account".to_string()), Some(*id)).await,
         Caller::Anonymous => see_other("/login?next=/account"),
     }
 }
@@ -44,6 +83,7 @@ pub async fn link(State(state): State<AppState>, Extension(auth): Extension<Requ
 async fn start(
     state: &AppState,
     auth: &RequestAuth,
+    headers: &HeaderMap,
     name: &str,
     next: Option<String>,
     link_user: Option<slicehub_core::UserId>,
@@ -53,7 +93,10 @@ async fn start(
     };
     match provider.begin(&state.services.store, next, link_user).await {
         Ok(begun) => {
-            let cookie = cookie_header(BROWSER_COOKIE, &begun.browser_secret, slicehub_sign_in::oidc::ATTEMPT_MS / 1000, auth.secure_cookies);
+            let held = held_secrets(headers, auth.secure_cookies);
+            let mut secrets = vec![begun.browser_secret.as_str()];
+            secrets.extend(held.iter().map(String::as_str));
+            let cookie = browser_cookie_header(&secrets, auth.secure_cookies);
             redirect_with_cookies(&begun.authorize_url, &[cookie])
         }
         Err(e) => problem(name, &e),
@@ -77,24 +120,27 @@ pub async fn callback(
     let Some(provider) = state.oidc.get(&name) else {
         return (StatusCode::NOT_FOUND, "There is no such sign-in provider.").into_response();
     };
-    let forget_browser = cookie_header(BROWSER_COOKIE, "", 0, auth.secure_cookies);
+    // The browser's sign-in cookie is left as it is when no attempt was used up: another
+    // tab of it may be signing in still (its secrets expire with their attempts).
     let (Some(code), Some(answer_state)) = (query.code, query.state) else {
         let word = if query.error.as_deref() == Some("access_denied") { "denied" } else { "refused" };
-        return redirect_with_cookies(&format!("/login?problem={word}"), &[forget_browser]);
+        return see_other(&format!("/login?problem={word}"));
     };
-    let browser = cookies::values(&headers, BROWSER_COOKIE).into_iter().next();
+    let held = held_secrets(&headers, auth.secure_cookies);
+    let held: Vec<&str> = held.iter().map(String::as_str).collect();
     let store = &state.services.store;
-    let finished = match provider.finish(store, &code, &answer_state, browser.as_deref()).await {
+    let finished = match provider.finish(store, &code, &answer_state, &held).await {
         Ok(finished) => finished,
         Err(e) => {
             if let SignInError::Refused(words) | SignInError::Unusable(words) = &e {
                 let _ = store.audit("anonymous", "login.failure", &provider.config.key(), words).await;
             }
-            let mut answer = problem(&name, &e);
-            append_cookie(&mut answer, &forget_browser);
-            return answer;
+            return problem(&name, &e);
         }
     };
+    // The used secret goes; those of the browser's other attempts stay.
+    let rest: Vec<&str> = held.iter().copied().filter(|s| *s != finished.browser_secret).collect();
+    let browser_after = browser_cookie_header(&rest, auth.secure_cookies);
     let signed_in = state
         .services
         .auth
@@ -113,7 +159,7 @@ pub async fn callback(
                     "unavailable"
                 }
             };
-            return redirect_with_cookies(&format!("/login?problem={word}"), &[forget_browser]);
+            return redirect_with_cookies(&format!("/login?problem={word}"), &[browser_after]);
         }
     };
     if let Some(old) = &auth.token {
@@ -122,7 +168,7 @@ pub async fn callback(
     let max_age = state.services.auth.policy().absolute_ms / 1000;
     let session = cookie_header(session_cookie(auth.secure_cookies), &ok.token, max_age, auth.secure_cookies);
     let next = after_login(finished.next_path.as_deref()).to_string();
-    redirect_with_cookies(&next, &[forget_browser, session])
+    redirect_with_cookies(&next, &[browser_after, session])
 }
 
 /// On to the provider's own sign-out page, when it has one; the portal's login has ended
