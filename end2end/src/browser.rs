@@ -25,6 +25,8 @@ impl Browser {
     }
 
     async fn start_with(prefs: serde_json::Value) -> Browser {
+        // Already installed by an earlier browser of this process: that is fine.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let port = free_port();
         let driver = Command::new("chromedriver")
             .arg(format!("--port={port}"))

@@ -99,9 +99,11 @@ pub fn router(services: Services, oidc: slicehub_sign_in::oidc::OidcProviders, s
             {
                 let services = services.clone();
                 let reads = state.session_reads.clone();
+                let oidc = state.oidc.clone();
                 move || {
                     provide_context(services.clone());
                     provide_context(reads.clone());
+                    provide_context(oidc.clone());
                 }
             },
             {

@@ -111,3 +111,61 @@ pub fn source_label(config: &slicehub_core::config::Config, platforms: &[slicehu
         },
     }
 }
+
+/// One way in and whether the portal can reach it now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProviderHealth {
+    pub kind: String,
+    pub name: String,
+    pub up: bool,
+    /// For administrators: what was found (a reason when down).
+    pub detail: String,
+}
+
+/// The configured providers checked now (each within 5 s): OpenID Connect discovery and
+/// keys, the LDAP service account's bind, and how many LMS platforms are registered.
+#[server(endpoint = "sign_in_status")]
+pub async fn sign_in_status() -> Result<Vec<ProviderHealth>, AppError> {
+    use super::ssr::{require, services, Action};
+    use std::time::Duration;
+    require(Action::ViewStatus).await?;
+    let services = services()?;
+    let limit = Duration::from_secs(5);
+    let mut out = Vec::new();
+    if let Some(providers) = use_context::<slicehub_sign_in::oidc::OidcProviders>() {
+        for provider in providers.all() {
+            let (up, detail) = match tokio::time::timeout(limit, provider.check()).await {
+                Ok(Ok(())) => (true, format!("discovery and keys of {} read", provider.config.issuer)),
+                Ok(Err(e)) => (false, e.to_string()),
+                Err(_) => (false, format!("{} did not answer within 5 s", provider.config.issuer)),
+            };
+            out.push(ProviderHealth { kind: "OpenID Connect".into(), name: provider.config.button_label().to_string(), up, detail });
+        }
+    }
+    if services.config.sign_in.ldap.url.is_some() {
+        let (up, detail) = match slicehub_sign_in::ldap::LdapDirectory::new(&services.config.sign_in.ldap) {
+            Ok(directory) => match tokio::time::timeout(limit, directory.probe()).await {
+                Ok(Ok(found)) => (true, found),
+                Ok(Err(why)) => (false, why),
+                Err(_) => (false, "the directory did not answer within 5 s".to_string()),
+            },
+            Err(e) => (false, e.to_string()),
+        };
+        out.push(ProviderHealth { kind: "LDAP".into(), name: "Campus directory".into(), up, detail });
+    }
+    if services.config.sign_in.header.user_header.is_some() {
+        let trusted = !services.config.server.trusted_proxies.is_empty();
+        out.push(ProviderHealth {
+            kind: "Web server".into(),
+            name: "Header sign-in".into(),
+            up: trusted,
+            detail: if trusted { "believed from server.trusted_proxies".into() } else { "server.trusted_proxies is empty: the header is believed from no one".into() },
+        });
+    }
+    let platforms = services.store.lti_platforms().await?;
+    if !platforms.is_empty() {
+        let names: Vec<String> = platforms.into_iter().map(|p| p.name).collect();
+        out.push(ProviderHealth { kind: "LMS".into(), name: names.join(", "), up: true, detail: format!("{} registered", names.len()) });
+    }
+    Ok(out)
+}

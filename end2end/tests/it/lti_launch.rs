@@ -46,6 +46,9 @@ async fn launch_from_lms(browser: &Browser, platform: &LtiPlatform, shot: Option
     client.switch_to_window(new_window).await.unwrap();
     // The new window only asks; its button signs in.
     let asked = browser.wait_text("main", "Continue as").await;
+    if signed_in_as.is_none() {
+        browser.check_page("lti-continue").await;
+    }
     match signed_in_as {
         Some(other) => assert!(asked.contains(&format!("You are signed in as {other}")), "{asked}"),
         None => assert!(!asked.contains("You are signed in as"), "{asked}"),
@@ -129,7 +132,7 @@ async fn an_instructor_and_a_student_launch_from_a_framing_lms_with_third_party_
     browser.click(".lms-roster .sync-roster").await;
     let result = browser.wait_text(".lms-roster", "1 dropped").await;
     assert!(result.contains("kim.lee"), "{result}");
-    browser.screenshot_widths("course-lms-roster-sync").await;
+    browser.check_page("course-lms-roster-sync").await;
     let roster = browser.wait_text(".roster", "Sam Student").await;
     assert!(!roster.contains("Kim Lee"), "dropped from the roster: {roster}");
     assert!(platform.token_requests() >= 1 && platform.nrps_requests() >= 2, "Names and Roles really read");
@@ -157,6 +160,6 @@ async fn an_instructor_and_a_student_launch_from_a_framing_lms_with_third_party_
     browser.wait_text("tr[data-platform='moodle']", &platform.issuer()).await;
     let urls = browser.wait_text(".tool-urls", "/lti/jwks").await;
     assert!(urls.contains(&format!("{tool_url}/lti/login")), "{urls}");
-    browser.screenshot_widths("admin-lms").await;
+    browser.check_page("admin-lms").await;
     browser.close().await;
 }

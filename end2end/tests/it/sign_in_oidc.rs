@@ -47,7 +47,7 @@ async fn a_student_signs_in_with_the_campus_provider_and_gets_the_course_of_thei
     browser.open(&format!("{url}/login?next=/courses")).await;
     let button = browser.wait_text("a.sign-in-provider", "Sign in with University login").await;
     assert!(button.contains("University login"), "{button}");
-    browser.screenshot_widths("sign-in-with-providers").await;
+    browser.check_page("sign-in-with-providers").await;
     browser.wait_hydrated().await;
     browser.click("a.sign-in-provider").await;
     // The provider's own consent page, then back to the page the student came for.
@@ -56,18 +56,29 @@ async fn a_student_signs_in_with_the_campus_provider_and_gets_the_course_of_thei
     browser.wait_text(".course-list, main", "CS-101").await;
     let here = browser.client.current_url().await.unwrap();
     assert_eq!(here.path(), "/courses", "back where the sign-in began: {here}");
+    // Every page a student reaches, as the account the provider made.
+    for (path, ready, name) in [
+        ("/courses", "main", "provider-student-courses"),
+        ("/courses/CS-101", ".roster", "provider-student-course"),
+        ("/sessions", "main", "provider-student-sessions"),
+        ("/", "main", "provider-student-home"),
+    ] {
+        browser.open(&format!("{url}{path}")).await;
+        browser.wait_for(ready).await;
+        browser.check_page(name).await;
+    }
 
     browser.open(&format!("{url}/account")).await;
     let card = browser.wait_text(".sign-ins", "University login").await;
     assert!(card.contains("no password here"), "{card}");
     let password_card = browser.client.find(fantoccini::Locator::Css("input[name=current]")).await.unwrap();
     assert!(!password_card.is_displayed().await.unwrap(), "no password to change");
-    browser.screenshot_widths("account-signed-in-by-provider").await;
+    browser.check_page("account-signed-in-by-provider").await;
 
     browser.sign_out().await;
     let end = browser.wait_text(".end-sessions", "Also sign out of University login").await;
     assert!(end.contains("University login"));
-    browser.screenshot_widths("signed-out-with-provider").await;
+    browser.check_page("signed-out-with-provider").await;
 
     // The account has no password: the form does not take any for it.
     browser.fill("input[name=username]", "ann.lee").await;
@@ -86,7 +97,11 @@ async fn a_student_signs_in_with_the_campus_provider_and_gets_the_course_of_thei
     assert!(!row.contains("Password"), "{row}");
     let admin_row = browser.wait_text("tr[data-user='admin'] .sources", "Password").await;
     assert_eq!(admin_row.trim(), "Password");
-    browser.screenshot_widths("users-with-sources").await;
+    browser.check_page("users-with-sources").await;
+    browser.open(&format!("{url}/status")).await;
+    let health = browser.wait_text(".sign-in-health tr[data-provider='University login']", "reachable").await;
+    assert!(health.contains("OpenID Connect"), "{health}");
+    browser.check_page("status-with-sign-in-providers").await;
     browser.assert_no_console_errors("sign-in through a provider").await;
     browser.close().await;
 }
@@ -109,6 +124,6 @@ async fn a_forged_answer_from_the_provider_leaves_the_browser_signed_out_with_pl
     let words = browser.wait_text(".sign-in-problem", "stale").await;
     assert!(words.contains("Start again"), "{words}");
     assert!(browser.client.find(fantoccini::Locator::Css(".topbar .who")).await.is_err(), "nobody is signed in");
-    browser.screenshot_widths("sign-in-problem").await;
+    browser.check_page("sign-in-problem").await;
     browser.close().await;
 }

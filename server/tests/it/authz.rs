@@ -168,6 +168,7 @@ const FUNCTIONS: &[(&str, &str, [u16; 6])] = &[
     // The sign-in page's buttons are for everyone; one's own sign-in ways for oneself.
     ("sign_in_options", "", [200, 200, 200, 200, 200, 200]),
     ("my_sign_ins", "", [401, 200, 200, 200, 200, 200]),
+    ("sign_in_status", "", [401, 403, 403, 403, 403, 200]),
     ("lms_platforms", "", [401, 403, 403, 403, 403, 200]),
     // Past the guard the form is refused (the issuer is no address): nothing registered.
     (
@@ -812,4 +813,67 @@ async fn every_route_answers_each_caller_exactly_as_the_table_says() {
         "authorization mismatches:\n{}",
         mismatches.join("\n")
     );
+}
+
+/// Accounts from every way in meet the one guard: a student the web server in front signs
+/// in by header (a group giving CS-101) gets, on every page, endpoint and server function
+/// of the table, exactly the answer a local student of CS-101 gets. (OpenID Connect, LDAP
+/// and LMS accounts reach the guard the same way, as a login session of an account; their
+/// own tests check the roles they are given.)
+#[tokio::test]
+async fn a_student_from_a_provider_gets_a_local_students_answers_everywhere() {
+    let portal = Portal::start(
+        BIN.as_ref(),
+        &[
+            ("SLICEHUB_ADMIN_PASSWORD", ADMIN_PASSWORD),
+            ("SLICEHUB_SERVER_TRUSTED_PROXIES", "127.0.0.1"),
+            ("SLICEHUB_HEADER_SIGN_IN_USER_HEADER", "X-Remote-User"),
+            ("SLICEHUB_HEADER_SIGN_IN_GROUPS_HEADER", "X-Remote-Groups"),
+            ("SLICEHUB_HEADER_SIGN_IN_COURSE_GROUPS", "CS-101: cs101-students=student"),
+        ],
+    )
+    .await;
+    portal.cli(&["course", "add", "CS-101", "Deep Learning"], "");
+    portal.cli(&["user", "add", "alice", "--password-stdin"], "alice-password-1\n");
+    let admin = signed_in(&portal, "admin", ADMIN_PASSWORD).await;
+    let csv = urlencode(&base64(b"username,display name,email\nalice,alice,\n"));
+    let resp = post(&client(), &portal.url, Some(&admin), "import_roster", format!("code=CS-101&csv_base64={csv}")).await;
+    assert_eq!(resp.status(), 200, "{}", resp.text().await.unwrap());
+    let alice = signed_in(&portal, "alice", "alice-password-1").await;
+    let hana = |request: reqwest::RequestBuilder| {
+        request.header("x-remote-user", "hana@campus.example").header("x-remote-groups", "cs101-students")
+    };
+
+    let mut differ = Vec::new();
+    for (page, _) in PAGES.iter().chain(ENDPOINTS) {
+        let url = format!("{}{}", portal.url, page.replace("{code}", "CS-101"));
+        let local = client().get(&url).header("cookie", &alice).send().await.unwrap().status();
+        let from_header = hana(client().get(&url)).send().await.unwrap().status();
+        if local != from_header {
+            differ.push(format!("GET {page}: local student {local}, header student {from_header}"));
+        }
+    }
+    for (function, body, _) in FUNCTIONS {
+        // Bodies that name the main matrix's own fixtures (a roster file, a spare account).
+        if body.contains("{roster}") || body.contains("{foreign}") || body.contains("{spare}") {
+            continue;
+        }
+        let body = body.replace("{n}", "7");
+        let call = |request: reqwest::RequestBuilder| {
+            request
+                .header("content-type", "application/x-www-form-urlencoded")
+                .header("origin", &portal.url)
+                .body(body.clone())
+        };
+        let url = format!("{}/api/{function}", portal.url);
+        let local = call(client().post(&url).header("cookie", &alice)).send().await.unwrap().status();
+        let from_header = call(hana(client().post(&url))).send().await.unwrap().status();
+        if local != from_header {
+            differ.push(format!("{function}: local student {local}, header student {from_header}"));
+        }
+    }
+    assert!(differ.is_empty(), "a provider's student is not treated as a local one:\n{}", differ.join("\n"));
+    let users = json_of(&portal, &admin, "list_users").await;
+    let hana_row = users.as_array().unwrap().iter().find(|u| u["username"] == "hana").expect("hana's account was made");
+    assert!(!hana_row["sources"].to_string().contains("Password"), "{hana_row}");
 }

@@ -19,4 +19,5 @@ mod proxy;
 mod sessions_http;
 mod slurm;
 mod shared_gpus;
+mod sign_in_status;
 mod whole_gpus;
