@@ -156,11 +156,7 @@ impl Store {
             }
             done
         };
-        let changed = done.rows_affected() > 0;
-        if changed {
-            self.access_changed();
-        }
-        Ok(changed)
+        Ok(self.access_changed_if(done.rows_affected()))
     }
 
     /// The user's memberships with who gave each (None: by hand).
@@ -193,11 +189,15 @@ impl Store {
         .bind(provider)
         .execute(self.pool())
         .await?;
-        let changed = done.rows_affected() > 0;
-        if changed {
+        Ok(self.access_changed_if(done.rows_affected()))
+    }
+
+    /// Whether rows changed; when they did, callers' cached access is stale.
+    fn access_changed_if(&self, rows: u64) -> bool {
+        if rows > 0 {
             self.access_changed();
         }
-        Ok(changed)
+        rows > 0
     }
 
     /// Takes back a membership `provider` gave; returns whether there was one.
@@ -208,11 +208,7 @@ impl Store {
             .bind(provider)
             .execute(self.pool())
             .await?;
-        let changed = done.rows_affected() > 0;
-        if changed {
-            self.access_changed();
-        }
-        Ok(changed)
+        Ok(self.access_changed_if(done.rows_affected()))
     }
 }
 

@@ -15,6 +15,7 @@ use slicehub_end2end::form::{base64, client, post, sign_in, urlencode};
 use slicehub_end2end::lti_platform::{LtiContext, LtiPlatform, LtiUser, Member, NextLinks, Tamper, INSTRUCTOR, LEARNER, LMS_ADMIN};
 use slicehub_end2end::Portal;
 
+use crate::common::answer::{answer_of, Answer};
 use crate::common::on_sqlite_then_postgres;
 
 const BIN: &str = env!("CARGO_BIN_EXE_slicehub");
@@ -174,66 +175,17 @@ async fn footprint(s: &Setup) -> Footprint {
 // ---------------------------------------------------------------------------------------
 // HTTP as a browser without a cookie jar
 
-#[derive(Debug)]
-struct Answer {
-    status: u16,
-    location: String,
-    set_cookies: Vec<String>,
-    csp: String,
-    body: String,
-}
-
-impl Answer {
-    /// `name=value` of the cookie `name` set with a value.
-    fn cookie(&self, name: &str) -> Option<String> {
-        self.set_cookies
-            .iter()
-            .map(|c| c.split(';').next().unwrap_or_default().trim())
-            .find(|pair| pair.starts_with(&format!("{name}=")) && pair.len() > name.len() + 1)
-            .map(str::to_string)
-    }
-
-    fn set_cookie_line(&self, name: &str) -> Option<&str> {
-        self.set_cookies.iter().find(|c| c.starts_with(&format!("{name}="))).map(String::as_str)
-    }
-
-    /// The ticket of the page's "Open SliceHub in a new window" link.
-    fn ticket(&self) -> String {
-        let anchor = self.body.find("id=\"open-slicehub\"").unwrap_or_else(|| panic!("a#open-slicehub: {self:?}"));
-        let rest = &self.body[anchor..];
-        let start = rest.find("href=\"/lti/continue?ticket=").expect("the link goes to /lti/continue") + "href=\"/lti/continue?ticket=".len();
-        let end = rest[start..].find('"').unwrap();
-        rest[start..start + end].to_string()
-    }
-
-    /// The sources of the Content-Security-Policy's `frame-ancestors`.
-    fn frame_ancestors(&self) -> Vec<String> {
-        self.csp
-            .split(';')
-            .map(str::trim)
-            .find_map(|d| d.strip_prefix("frame-ancestors "))
-            .unwrap_or_else(|| panic!("frame-ancestors in {:?}", self.csp))
-            .split_whitespace()
-            .map(str::to_string)
-            .collect()
-    }
-}
-
-async fn answer_of(resp: reqwest::Response) -> Answer {
-    let status = resp.status().as_u16();
-    let header = |name: &str| resp.headers().get(name).and_then(|l| l.to_str().ok()).unwrap_or_default().to_string();
-    let (location, csp) = (header("location"), header("content-security-policy"));
-    let set_cookies = resp.headers().get_all("set-cookie").iter().filter_map(|v| v.to_str().ok()).map(str::to_string).collect();
-    let body = tokio::time::timeout(Duration::from_secs(30), resp.text()).await.ok().and_then(Result::ok).unwrap_or_default();
-    Answer { status, location, set_cookies, csp, body }
+/// The ticket of a launch page's "Open SliceHub in a new window" link.
+fn ticket_of(page: &Answer) -> String {
+    let anchor = page.body.find("id=\"open-slicehub\"").unwrap_or_else(|| panic!("a#open-slicehub: {page:?}"));
+    let rest = &page.body[anchor..];
+    let start = rest.find("href=\"/lti/continue?ticket=").expect("the link goes to /lti/continue") + "href=\"/lti/continue?ticket=".len();
+    let end = rest[start..].find('"').unwrap();
+    rest[start..start + end].to_string()
 }
 
 async fn get(url: &str, cookie: Option<&str>) -> Answer {
-    let mut request = client().get(url).timeout(Duration::from_secs(60));
-    if let Some(cookie) = cookie {
-        request = request.header("cookie", cookie);
-    }
-    answer_of(request.send().await.unwrap_or_else(|e| panic!("GET {url}: {e}"))).await
+    crate::common::answer::get(url, cookie.as_slice()).await
 }
 
 /// The LMS's login initiation (a cross-site form POST, or a GET) with these fields.
@@ -464,7 +416,7 @@ async fn first_launches(database: Option<&str>) {
     assert!(framed.body.contains("Lee Park") && framed.body.contains(GPU101), "{}", framed.body);
     assert_eq!(framed.frame_ancestors(), vec!["'self'".to_string(), s.platform.issuer()], "{}", framed.csp);
     assert!(framed.csp.contains("script-src 'none'"), "{}", framed.csp);
-    let ticket = framed.ticket();
+    let ticket = ticket_of(&framed);
     assert_eq!(members(&s, GPU101).await, pairs(&[("ivy.ng", "instructor"), ("lee.park", "student")]), "his role comes with the launch");
 
     // An LMS that frames the tool from another site than it signs in on (Canvas: a
@@ -560,7 +512,7 @@ async fn first_launches(database: Option<&str>) {
     let no_cookie = launch(&s, &lee(), &gpu101(), false, Some("document")).await;
     assert_eq!(no_cookie.status, 200, "{no_cookie:?}");
     assert!(no_cookie.cookie(SESSION).is_none(), "{no_cookie:?}");
-    let fresh = no_cookie.ticket();
+    let fresh = ticket_of(&no_cookie);
     let made_up: String = fresh.chars().rev().collect();
     for bad in [made_up.as_str(), "abc", ""] {
         let answer = get(&format!("{}/lti/continue?ticket={bad}", s.portal.url), None).await;
@@ -1110,7 +1062,7 @@ async fn over_https_the_launch_cookie_has_the_host_prefix_and_no_other_counts() 
     let planted = post(id_token, state, format!("{BROWSER}=0123456789abcdef0123456789abcdef; {BROWSER}={}", begun.browser)).await;
     assert_eq!(planted.status, 200, "a ticket page, as without any cookie: {planted:?}\n{}", log_tail(&s.portal));
     assert!(planted.cookie("__Host-slicehub_session").is_none() && planted.cookie(SESSION).is_none(), "{planted:?}");
-    planted.ticket();
+    ticket_of(&planted);
 
     // The real one signs in at once, with the __Host- login cookie.
     let begun = begin_on(&s, &s.platform, false, host_cookie).await;

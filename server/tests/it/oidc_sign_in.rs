@@ -17,6 +17,7 @@ use slicehub_end2end::form::{client, post, sign_in};
 use slicehub_end2end::oidc_provider::OidcProvider;
 use slicehub_end2end::{free_port, Portal};
 
+use crate::common::answer::{answer_of, get, Answer};
 use crate::common::on_sqlite_then_postgres;
 
 const BIN: &str = env!("CARGO_BIN_EXE_slicehub");
@@ -87,64 +88,6 @@ fn log_tail(portal: &Portal) -> String {
 
 // ---------------------------------------------------------------------------------------
 // HTTP as a browser without a cookie jar
-
-/// An answer: status, `Location`, every `Set-Cookie` and the body.
-#[derive(Debug)]
-struct Answer {
-    status: u16,
-    location: String,
-    set_cookies: Vec<String>,
-    body: String,
-}
-
-impl Answer {
-    /// `name=value` of the cookie `name` set with a value.
-    fn cookie(&self, name: &str) -> Option<String> {
-        self.set_cookies
-            .iter()
-            .map(|c| c.split(';').next().unwrap_or_default().trim())
-            .find(|pair| pair.starts_with(&format!("{name}=")) && pair.len() > name.len() + 1)
-            .map(str::to_string)
-    }
-
-    /// Whether the cookie `name` is removed (set empty).
-    fn clears(&self, name: &str) -> bool {
-        self.set_cookies.iter().any(|c| c.starts_with(&format!("{name}=;")) || c == &format!("{name}="))
-    }
-
-    /// The full `Set-Cookie` line of cookie `name`.
-    fn set_cookie_line(&self, name: &str) -> Option<&str> {
-        self.set_cookies.iter().find(|c| c.starts_with(&format!("{name}="))).map(String::as_str)
-    }
-}
-
-async fn answer_of(resp: reqwest::Response) -> Answer {
-    let status = resp.status().as_u16();
-    let location = resp
-        .headers()
-        .get("location")
-        .and_then(|l| l.to_str().ok())
-        .unwrap_or_default()
-        .to_string();
-    let set_cookies = resp
-        .headers()
-        .get_all("set-cookie")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .map(str::to_string)
-        .collect();
-    Answer { status, location, set_cookies, body: resp.text().await.unwrap_or_default() }
-}
-
-/// GET `url` with these cookies (`name=value` each); a portal that never finishes its
-/// answer fails the test instead of hanging it.
-async fn get(url: &str, cookies: &[&str]) -> Answer {
-    let mut request = client().get(url).timeout(Duration::from_secs(60));
-    if !cookies.is_empty() {
-        request = request.header("cookie", cookies.join("; "));
-    }
-    answer_of(request.send().await.unwrap_or_else(|e| panic!("GET {url}: {e}"))).await
-}
 
 /// A redirect to the provider: the authorization URL and the browser's sign-in cookie.
 struct Begun {

@@ -1,4 +1,5 @@
 //! Helpers shared by the portal's test binaries.
+pub mod answer;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
