@@ -192,6 +192,7 @@ pub async fn run(config: Config) -> Result<(), CliError> {
         "SliceHub is listening"
     );
     let oidc = crate::sign_in::oidc_providers(&services).await?;
+    crate::sign_in::check_directory(&services.config);
     let tasks = services.sessions.start_background().await;
     let store = services.store.clone();
     let sessions = services.sessions.clone();

@@ -1,5 +1,5 @@
-//! The sign-in providers at start-up: each is read once, and one that cannot be read stops
-//! the start only when it would be the sole way in.
+//! The sign-in providers at `serve`'s start: each is read once, and one that cannot be read
+//! stops the start only when it would be the sole way in.
 
 use slicehub_core::Services;
 use slicehub_sign_in::oidc::OidcProviders;
@@ -24,4 +24,23 @@ pub async fn oidc_providers(services: &Services) -> Result<OidcProviders, CliErr
         }
     }
     Ok(providers)
+}
+
+/// Says in the log, in the background, whether the LDAP directory answers now: local
+/// accounts sign in all the same, and directory sign-ins are tried again each time.
+pub fn check_directory(config: &slicehub_core::config::Config) {
+    if config.sign_in.ldap.url.is_none() {
+        return;
+    }
+    let Ok(directory) = slicehub_sign_in::ldap::LdapDirectory::new(&config.sign_in.ldap) else {
+        return;
+    };
+    tokio::spawn(async move {
+        match directory.probe().await {
+            Ok(what) => tracing::info!("LDAP sign-in: {what}"),
+            Err(why) => tracing::warn!(
+                "LDAP sign-in: the directory cannot be used right now ({why}); the sign-in form still works for local accounts, and directory sign-ins are tried again each time"
+            ),
+        }
+    });
 }

@@ -105,22 +105,12 @@ pub async fn build_services(config: Config) -> Result<Services, CliError> {
 
 /// The LDAP directory behind the sign-in form, when `ldap.url` is set. Settings it cannot
 /// work with (plain LDAP without `ldap.allow_plain`, an unreadable CA file) stop the
-/// portal; a directory that does not answer now is only warned about, in the background:
-/// local accounts sign in all the same.
+/// portal; whether the directory answers now is `serve`'s start-up check (`sign_in.rs`).
 fn with_directory(auth: Authenticator, config: &Config) -> Result<Authenticator, CliError> {
     if config.sign_in.ldap.url.is_none() {
         return Ok(auth);
     }
     let directory = Arc::new(slicehub_sign_in::ldap::LdapDirectory::new(&config.sign_in.ldap)?);
-    let probed = directory.clone();
-    tokio::spawn(async move {
-        match probed.probe().await {
-            Ok(what) => tracing::info!("LDAP sign-in: {what}"),
-            Err(why) => tracing::warn!(
-                "LDAP sign-in: the directory cannot be used right now ({why}); the sign-in form still works for local accounts, and directory sign-ins are tried again each time"
-            ),
-        }
-    });
     Ok(auth.with_directory(directory))
 }
 

@@ -7,13 +7,16 @@ use crate::{CoreError, CourseId, UserId};
 use slicehub_types::Role;
 
 /// One identity of an account: which provider, and the subject it names the person by.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, sqlx::FromRow)]
 pub struct IdentityRow {
     pub provider: String,
     pub subject: String,
     pub user_id: UserId,
+    #[sqlx(rename = "last_sign_in_at")]
     pub last_sign_in_at_ms: i64,
 }
+
+const IDENTITY_COLUMNS: &str = "provider, subject, user_id, last_sign_in_at";
 
 impl Store {
     /// The account an identity is attached to.
@@ -69,29 +72,19 @@ impl Store {
 
     /// Every identity of every account, by account then provider (the users page).
     pub async fn all_identities(&self) -> Result<Vec<IdentityRow>, CoreError> {
-        let rows: Vec<(String, String, UserId, i64)> = sqlx::query_as(
-            "SELECT provider, subject, user_id, last_sign_in_at FROM external_identities ORDER BY user_id, provider, subject",
-        )
-        .fetch_all(self.pool())
-        .await?;
-        Ok(rows
-            .into_iter()
-            .map(|(provider, subject, user_id, last)| IdentityRow { provider, subject, user_id, last_sign_in_at_ms: last })
-            .collect())
+        Ok(sqlx::query_as(&format!("SELECT {IDENTITY_COLUMNS} FROM external_identities ORDER BY user_id, provider, subject"))
+            .fetch_all(self.pool())
+            .await?)
     }
 
     /// The account's identities, by provider.
     pub async fn identities_of_user(&self, user_id: UserId) -> Result<Vec<IdentityRow>, CoreError> {
-        let rows: Vec<(String, String, UserId, i64)> = sqlx::query_as(
-            "SELECT provider, subject, user_id, last_sign_in_at FROM external_identities WHERE user_id = $1 ORDER BY provider, subject",
-        )
+        Ok(sqlx::query_as(&format!(
+            "SELECT {IDENTITY_COLUMNS} FROM external_identities WHERE user_id = $1 ORDER BY provider, subject"
+        ))
         .bind(user_id)
         .fetch_all(self.pool())
-        .await?;
-        Ok(rows
-            .into_iter()
-            .map(|(provider, subject, user_id, last)| IdentityRow { provider, subject, user_id, last_sign_in_at_ms: last })
-            .collect())
+        .await?)
     }
 
     /// How many accounts can sign in with a password of their own.
