@@ -125,6 +125,17 @@ if [[ $WITH_TEST -eq 1 ]]; then
     python3 -m venv "$IDP_VENV"
     "$IDP_VENV/bin/pip" install -q oidc-provider-mock==0.3.4
   fi
+  # the real PyPI clients that the JupyterHub-compatible API tests drive unchanged, in a venv under target/
+  HUB_VENV="$ROOT/target/hub-venv"
+  if [[ ! -x "$HUB_VENV/bin/jupyterhub-singleuser" || ! -x "$HUB_VENV/bin/nbgrader" \
+        || ! -x "$HUB_VENV/bin/openapi-python-client" ]]; then
+    say "installing jupyterhub 6.1.1, nbgrader 0.9.6, openapi-python-client 0.29.1 into target/hub-venv"
+    have python3 || apt_install python3
+    python3 -c 'import ensurepip' >/dev/null 2>&1 || apt_install python3-venv
+    rm -rf "$HUB_VENV"
+    python3 -m venv "$HUB_VENV"
+    "$HUB_VENV/bin/pip" install -q jupyterhub==6.1.1 nbgrader==0.9.6 openapi-python-client==0.29.1
+  fi
   # 7. axe-core for the browser tests' accessibility check; it ships inside a Python wheel
   #    (MPL-2.0) and is kept under target/, never in the repository.
   AXE="$ROOT/target/axe/axe.min.js"

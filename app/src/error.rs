@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 pub const BODY_LIMIT: usize = 10 * 1024 * 1024;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct AppError {
     pub status: u16,
     pub message: String,

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 pub use slicehub_types::{CourseId, PolicyForm, Role, SessionKind, SessionState, UserId};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ComponentView {
     pub name: String,
     pub ok: bool,
@@ -13,6 +14,7 @@ pub struct ComponentView {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct GpuView {
     pub index: u32,
     pub name: String,
@@ -23,6 +25,7 @@ pub struct GpuView {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct InstanceStatus {
     /// `ok`, `degraded` or `down`
     pub status: String,
@@ -42,6 +45,7 @@ pub struct InstanceStatus {
 
 /// The GPUs as counts: how many more sessions of each profile fit now, and how many wait.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct GpuCapacity {
     pub simulated: bool,
     pub profiles: Vec<ProfileOption>,
@@ -49,6 +53,7 @@ pub struct GpuCapacity {
 
 /// Every GPU with the MIG instances placed on it, for the GPU board.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct GpuBoard {
     pub simulated: bool,
     pub backend: String,
@@ -63,6 +68,7 @@ pub struct GpuBoard {
 
 /// The Slurm cluster's nodes and their GPU GRES, read-only (the site's layout).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct SlurmPoolView {
     /// The courses whose sessions run there, each with its partition.
     pub courses: String,
@@ -72,6 +78,7 @@ pub struct SlurmPoolView {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct SlurmNodeView {
     pub name: String,
     /// `idle`, `mixed`, `down · DRAIN`…
@@ -83,6 +90,7 @@ pub struct SlurmNodeView {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct SlurmGresView {
     pub profile: String,
     pub used: u32,
@@ -90,6 +98,7 @@ pub struct SlurmGresView {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct GpuLayoutView {
     pub gpu: GpuView,
     /// `dynamic`, or `static: all-balanced`
@@ -108,6 +117,7 @@ pub struct GpuLayoutView {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct InstanceView {
     pub profile: String,
     pub start: u8,
@@ -122,6 +132,7 @@ pub struct InstanceView {
 
 /// The signed-in person as the pages see them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Me {
     pub username: String,
     pub display_name: String,
@@ -137,6 +148,7 @@ impl Me {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct CourseRef {
     pub code: String,
     pub title: String,
@@ -144,6 +156,7 @@ pub struct CourseRef {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct UserRow {
     pub id: UserId,
     pub username: String,
@@ -158,6 +171,7 @@ pub struct UserRow {
 
 /// A password shown once, right after it was made.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct OneTimePassword {
     pub username: String,
     pub password: String,
@@ -165,6 +179,7 @@ pub struct OneTimePassword {
 
 /// A course the caller's account is invited to, and who invited it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct InvitationView {
     pub code: String,
     pub title: String,
@@ -172,6 +187,7 @@ pub struct InvitationView {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct CourseSummary {
     pub code: String,
     pub title: String,
@@ -182,6 +198,7 @@ pub struct CourseSummary {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct CourseDetail {
     pub code: String,
     pub title: String,
@@ -217,6 +234,7 @@ pub struct CourseDetail {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct MemberRow {
     /// `None` unless the caller may see contacts.
     pub username: Option<String>,
@@ -227,12 +245,14 @@ pub struct MemberRow {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct RosterPreviewView {
     pub rows: Vec<RosterRowView>,
     pub errors: Vec<RowErrorView>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct RosterRowView {
     pub line: usize,
     pub username: String,
@@ -245,12 +265,14 @@ pub struct RosterRowView {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct RowErrorView {
     pub line: usize,
     pub message: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct RosterAppliedView {
     pub created: usize,
     pub enrolled: usize,
@@ -262,6 +284,7 @@ pub struct RosterAppliedView {
 
 /// A course the caller may launch in, with what it allows.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct LaunchCourse {
     pub course_id: CourseId,
     pub code: String,
@@ -277,6 +300,7 @@ pub struct LaunchCourse {
 
 /// A student's slice-hour budget in one course, as numbers already in words.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct BudgetView {
     /// `1.5`
     pub used: String,
@@ -296,12 +320,14 @@ pub struct BudgetView {
 
 /// One field's problem after a save was refused.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct FieldProblemView {
     pub field: String,
     pub message: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct PolicyPageView {
     pub code: String,
     pub title: String,
@@ -326,6 +352,7 @@ pub struct PolicyPageView {
 
 /// The administrator's ceilings the course chooses within.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct PolicyCeilings {
     pub session_minutes: u32,
     pub sessions_per_student: u32,
@@ -336,6 +363,7 @@ pub struct PolicyCeilings {
 /// One image of the administrator's list, and whether this server's engine has it (a
 /// course on Slurm: whether the nodes have it is not known here, so true).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ImageChoice {
     pub image: String,
     pub on_server: bool,
@@ -343,6 +371,7 @@ pub struct ImageChoice {
 
 /// A student of the course and, when it sets a quota, their budget this period.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct StudentBudgetRow {
     pub username: String,
     pub display_name: String,
@@ -351,6 +380,7 @@ pub struct StudentBudgetRow {
 
 /// The instructor's class dashboard: what runs and waits, and each student's use.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ClassPageView {
     pub code: String,
     pub title: String,
@@ -368,6 +398,7 @@ pub struct ClassPageView {
 
 /// A session of the class that failed before it was ready, with the reason its student read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct FailedStartRow {
     pub id: String,
     pub username: String,
@@ -380,6 +411,7 @@ pub struct FailedStartRow {
 
 /// A live or queued session of the class, as the instructor sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ClassSessionRow {
     pub id: String,
     pub username: String,
@@ -403,6 +435,7 @@ pub struct ClassSessionRow {
 
 /// One student's compute-slice-hours in the period.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct StudentUsageRow {
     pub username: String,
     pub display_name: String,
@@ -414,6 +447,7 @@ pub struct StudentUsageRow {
 
 /// A MIG profile with how many more sessions of it fit now.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ProfileOption {
     pub name: String,
     pub free: u32,
@@ -432,6 +466,7 @@ pub struct ProfileOption {
 /// When a waiting claim starts: about (if sessions last as long as recent ones did) and at
 /// the latest (if every session runs to its limit; the queue keeps this promise).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Eta {
     pub about_ms: i64,
     pub about: String,
@@ -441,6 +476,7 @@ pub struct Eta {
 
 /// One of the caller's GPU sessions.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct SessionView {
     pub id: String,
     /// The course it runs in, for starting the same again.
@@ -494,6 +530,7 @@ pub struct SessionView {
 
 /// Why a session waits on the Slurm cluster, in Slurm's word and the student's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ClusterWaitView {
     /// `Resources`, `Priority`…
     pub reason: String,
@@ -505,6 +542,7 @@ pub struct ClusterWaitView {
 
 /// An idle session's warning: it stops at `stops_at_ms` unless the student continues.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct IdleView {
     pub idle_since_ms: i64,
     pub stops_at_ms: i64,
@@ -517,6 +555,7 @@ pub struct IdleView {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct SessionStep {
     pub at: String,
     pub at_ms: i64,
@@ -526,6 +565,7 @@ pub struct SessionStep {
 
 /// One page of the caller's past sessions, newest first.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct HistoryPage {
     pub sessions: Vec<SessionView>,
     /// Counted from 0; a page past the end answers the last one.
@@ -535,6 +575,7 @@ pub struct HistoryPage {
 
 /// A usage report as its page shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ReportPageView {
     /// The form as it was understood: `week`, `2026-11-23`, `2026-11-29`, `course`, ``.
     pub period: String,
@@ -563,6 +604,7 @@ pub struct ReportPageView {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct LegendEntry {
     pub name: String,
     pub colour: String,
@@ -570,6 +612,7 @@ pub struct LegendEntry {
 
 /// One group's numbers, already in words.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ReportRowView {
     pub key: String,
     /// `12.5`
@@ -586,6 +629,7 @@ pub struct ReportRowView {
 
 /// A page of the audit log, newest first, with the filter as it was understood.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct AuditPageView {
     pub who: String,
     pub what: String,
@@ -603,6 +647,7 @@ pub struct AuditPageView {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct AuditRowView {
     pub id: i64,
     pub at_ms: i64,
@@ -614,6 +659,7 @@ pub struct AuditRowView {
 
 /// Every course's sessions as the operations page lists them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct OperationsPageView {
     pub course: String,
     pub user: String,
@@ -631,6 +677,7 @@ pub struct OperationsPageView {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct OperationsRow {
     pub id: String,
     pub username: String,
@@ -648,6 +695,7 @@ pub struct OperationsRow {
 
 /// One sample of a session's slice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ActivityPoint {
     pub at_ms: i64,
     pub busy_percent: Option<u32>,
@@ -657,6 +705,7 @@ pub struct ActivityPoint {
 /// What an administrator's home page sums up: sessions by state, the queue, and what
 /// needs attention.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct OperationsOverview {
     /// (`running`, 12), (`waiting`, 3), … only states with sessions.
     pub sessions: Vec<(String, i64)>,
@@ -667,6 +716,7 @@ pub struct OperationsOverview {
 
 /// A course the caller teaches, as their home page lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct TeachingCourse {
     pub code: String,
     pub title: String,
@@ -677,6 +727,7 @@ pub struct TeachingCourse {
 
 /// A booked lab session.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct BookingView {
     pub id: i64,
     pub course: String,
@@ -695,6 +746,7 @@ pub struct BookingView {
 
 /// The course's bookings page.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct BookingsPageView {
     pub code: String,
     pub title: String,

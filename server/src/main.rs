@@ -1,9 +1,11 @@
 //! `slicehub`: the portal's one binary.
 
+mod api_v1;
 mod cli;
 mod deployment;
 mod error;
 mod http;
+mod hub_api;
 mod lms_roster;
 mod proxy;
 mod serve;
@@ -20,7 +22,11 @@ use error::CliError;
 fn main() -> std::process::ExitCode {
     keep_large_allocations_out_of_the_heap();
     let cli = Cli::parse();
-    match run(cli) {
+    let ran = match (&cli.url, &cli.token_file) {
+        (Some(url), Some(file)) => cli::remote::run(url, file, cli.command.unwrap_or(cli::Command::Serve)),
+        _ => run(cli),
+    };
+    match ran {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("slicehub: {e}");
@@ -79,6 +85,7 @@ fn run_async(config: Config, command: Command, config_file: Option<std::path::Pa
             Command::Course { command } => cli::accounts::course(&config, command).await,
             Command::Session { command } => cli::sessions::run(&config, command).await,
             Command::Usage { command } => cli::usage::run(&config, command).await,
+            Command::Token { command } => cli::tokens::run(&config, command).await,
             Command::Backup { dir } => cli::backup::backup(&config, &dir, config_file.as_deref()).await,
             Command::Restore { dir } => cli::backup::restore(&config, &dir).await,
             Command::Slurm {

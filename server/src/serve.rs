@@ -92,6 +92,8 @@ pub fn router(services: Services, oidc: slicehub_sign_in::oidc::OidcProviders, s
         .route("/lti/launch", axum::routing::post(lti_launch::launch))
         .route("/lti/continue", get(lti_launch::continue_page).post(lti_launch::continue_launch))
         .route("/lti/jwks", get(lti_launch::jwks))
+        .nest(crate::api_v1::PREFIX, crate::api_v1::router(config))
+        .merge(crate::hub_api::router().layer(crate::api_v1::rate_limit::layer(config)))
         .nest_service("/pkg", site_assets(&config.server.site_root.join("pkg")))
         .leptos_routes_with_context(
             &state,

@@ -11,6 +11,7 @@ macro_rules! id {
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
         #[serde(transparent)]
         #[cfg_attr(feature = "sqlx", derive(sqlx::Type), sqlx(transparent))]
+        #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
         pub struct $name(pub i64);
 
         impl fmt::Display for $name {

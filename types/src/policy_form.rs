@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// A policy as typed into the policy page or given to the CLI: every field text.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PolicyForm {
     pub images: String,
     /// Empty: every size up to the cap.

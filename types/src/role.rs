@@ -6,6 +6,7 @@ use crate::words::UnknownName;
 
 /// A person's role in one course: instructors run it, students use its GPUs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     Instructor,

@@ -8,6 +8,7 @@ use crate::words::UnknownName;
 /// The lifecycle of a session (DESIGN.md). Every change is written to the database first,
 /// then published as an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum SessionState {
     Requested,
@@ -85,6 +86,7 @@ impl SessionState {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum SessionKind {
     Notebook,
@@ -110,6 +112,7 @@ impl SessionKind {
 
 /// Where a session runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum SessionPool {
     /// This machine's Docker engine, on a slice SliceHub's own allocator placed.

@@ -19,6 +19,7 @@ pub mod sessions;
 pub mod sign_in;
 #[cfg(feature = "ssr")]
 pub mod ssr;
+pub mod tokens;
 
 use crate::error::AppError;
 

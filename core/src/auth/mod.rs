@@ -2,6 +2,7 @@
 //! database, login throttling, the first administrator, account management, and the
 //! one authorization rule (`authorize`).
 
+mod api_tokens;
 mod bootstrap;
 mod callers;
 mod external;
@@ -15,6 +16,10 @@ pub(crate) mod tokens;
 mod users;
 pub mod validate;
 
+pub use api_tokens::{
+    scopes_of, scopes_text, token_from_authorization, NewToken, Scope, TokenCaller, TokenRequest, API_TOKEN_DAYS,
+    API_TOKEN_PREFIX, MAX_API_TOKENS,
+};
 pub use bootstrap::{ensure_first_admin, Bootstrap, FIRST_ADMIN_USERNAME};
 pub use external::{account_name_from, apply_group_roles, ExternalIdentity, ExternalSignInError, PasswordDirectory};
 pub use guard::{authorize, Action, Caller, Denied};

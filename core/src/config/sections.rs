@@ -37,6 +37,10 @@ pub struct ServerConfig {
     /// How browsers reach the portal; `None` derives it from `bind`. Its scheme and port
     /// are the notebook hosts' too.
     pub public_url: Option<PublicUrl>,
+    /// Requests each API token, or each client address without one, may make a minute.
+    pub api_requests_per_minute: u32,
+    /// How many API requests may come at once above that pace.
+    pub api_burst: u32,
 }
 
 impl Default for ServerConfig {
@@ -48,6 +52,8 @@ impl Default for ServerConfig {
             trusted_proxies: TrustedProxies::default(),
             notebook_domain: NotebookDomain::default(),
             public_url: None,
+            api_requests_per_minute: 600,
+            api_burst: 100,
         }
     }
 }

@@ -2,6 +2,7 @@
 //! `Any` driver (both accept `$1` placeholders); only migrations differ per database.
 //! Values crossing it are limited to integers (as i64), floats, text and blobs.
 
+mod api_tokens;
 mod audit;
 mod backup;
 mod bookings;
@@ -32,6 +33,7 @@ mod usage;
 mod usage_rollups;
 mod users;
 
+pub use api_tokens::{ApiTokenRow, NewApiToken, PresentedToken};
 pub use audit::{AuditEntry, AuditQuery};
 pub use backup::sqlite_file_is_sound;
 pub use bookings::{BookingRow, BookingSlotRow, NewBooking, WEEK_MS};

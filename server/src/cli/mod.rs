@@ -4,10 +4,12 @@ pub mod check;
 pub mod gpu_inspect;
 pub mod gpu_layout;
 pub mod readiness;
+pub mod remote;
 pub mod routes;
 pub mod sessions;
 pub mod lms;
 pub mod slurm;
+pub mod tokens;
 pub mod usage;
 
 
@@ -29,6 +31,16 @@ pub struct Cli {
     /// Write logs as JSON lines (same as log.format = "json").
     #[arg(long, global = true)]
     pub log_json: bool,
+
+    /// Talk to the portal at this URL through its REST API instead of this machine's
+    /// database (with --token-file): `session list|stop`, `user list`, `gpu drain|undrain`.
+    #[arg(long, global = true, requires = "token_file", value_name = "URL")]
+    pub url: Option<String>,
+
+    /// A file holding a personal access token (made on the account page, or by
+    /// `slicehub token create`), for --url.
+    #[arg(long, global = true, requires = "url", value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
 
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -78,6 +90,11 @@ pub enum Command {
         #[command(subcommand)]
         command: LmsCommand,
     },
+    /// Personal access tokens for the REST and JupyterHub APIs.
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
     /// The usage ledger's per-day totals, which usage reports read.
     Usage {
         #[command(subcommand)]
@@ -107,6 +124,27 @@ pub enum SessionCommand {
         #[arg(long, default_value = "stopped by an administrator")]
         reason: String,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Make a token for USERNAME; the token alone is printed on standard output, once.
+    Create {
+        username: String,
+        /// What the token is for, e.g. "nightly usage export".
+        #[arg(long)]
+        name: String,
+        /// read, sessions, course:manage or admin; repeat the flag or separate by commas.
+        #[arg(long = "scope", required = true)]
+        scopes: Vec<String>,
+        /// 7, 30, 90 or 365.
+        #[arg(long, default_value_t = 30)]
+        days: u32,
+    },
+    /// List USERNAME's tokens (never their secrets).
+    List { username: String },
+    /// Revoke token ID of USERNAME.
+    Revoke { username: String, id: i64 },
 }
 
 #[derive(Debug, Subcommand)]

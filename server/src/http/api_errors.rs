@@ -17,7 +17,9 @@ use slicehub_app::error::AppError;
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
 
 pub async fn plain(request: Request, next: Next) -> Response {
-    if !request.uri().path().starts_with("/api/") {
+    let path = request.uri().path();
+    // The REST API answers its own JSON errors (`api_v1`).
+    if !path.starts_with("/api/") || crate::http::api_tokens::takes_tokens(path) {
         return next.run(request).await;
     }
     let own_client = request

@@ -1,6 +1,6 @@
 //! Resolves who sent each request (from the session cookie, or the header of a trusted web
-//! server in front: `header_sign_in`) once, applies the page
-//! guard, and hands the result to handlers and server functions as `RequestAuth`.
+//! server in front: `header_sign_in`; on the APIs from a token: `api_tokens`) once, applies
+//! the page guard, and hands the result to handlers and server functions as `RequestAuth`.
 
 use axum::extract::{Request, State};
 use axum::middleware::Next;
@@ -20,6 +20,9 @@ pub async fn resolve(
     // Scripts, styles and metrics answer the same to everyone: no session lookup for
     // each of them.
     let path = request.uri().path();
+    if crate::http::api_tokens::takes_tokens(path) {
+        return crate::http::api_tokens::resolve(&services, request, next).await;
+    }
     let same_for_all = path.starts_with("/pkg/") || path == crate::http::handlers::metrics::PATH;
     let token = if same_for_all {
         None

@@ -36,6 +36,9 @@ fn limits(field: &str) -> (usize, Lines) {
 }
 
 pub async fn checked(request: Request, next: Next) -> Response {
+    if crate::http::api_tokens::takes_tokens(request.uri().path()) {
+        return api_checked(request, next).await;
+    }
     if *request.method() != Method::POST || !request.uri().path().starts_with("/api/") {
         return next.run(request).await;
     }
@@ -58,9 +61,45 @@ pub async fn checked(request: Request, next: Next) -> Response {
     next.run(Request::from_parts(parts, Body::from(bytes))).await
 }
 
+/// The same rule for the APIs: the path's segments, the query's fields, and the text
+/// fields of a JSON body (a CSV body is core's, cell by cell).
+async fn api_checked(request: Request, next: Next) -> Response {
+    let path_problem = request.uri().path().split('/').find_map(|segment| {
+        let decoded = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
+        check_text("the address", &decoded, 1000, Lines::One).err()
+    });
+    let query_problem = request.uri().query().and_then(|q| problem(q.as_bytes()));
+    if let Some(problem) = path_problem.or(query_problem) {
+        return (StatusCode::BAD_REQUEST, problem).into_response();
+    }
+    let json = request
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if !json {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = match axum::body::to_bytes(body, BODY_LIMIT).await {
+        Ok(bytes) => bytes,
+        Err(_) => return (StatusCode::PAYLOAD_TOO_LARGE, too_large()).into_response(),
+    };
+    if let Ok(serde_json::Value::Object(fields)) = serde_json::from_slice(&bytes) {
+        let text = fields.iter().filter_map(|(k, v)| v.as_str().map(|v| (std::borrow::Cow::Borrowed(k.as_str()), std::borrow::Cow::Borrowed(v))));
+        if let Some(problem) = fields_problem(text) {
+            return (StatusCode::BAD_REQUEST, problem).into_response();
+        }
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes))).await
+}
+
 /// What is wrong with the first bad field of a form body, in words.
 fn problem(body: &[u8]) -> Option<String> {
-    for (key, value) in form_urlencoded::parse(body) {
+    fields_problem(form_urlencoded::parse(body))
+}
+
+fn fields_problem<'a>(fields: impl Iterator<Item = (std::borrow::Cow<'a, str>, std::borrow::Cow<'a, str>)>) -> Option<String> {
+    for (key, value) in fields {
         if NOT_TEXT.contains(&key.as_ref()) {
             continue;
         }

@@ -3,6 +3,7 @@
 //! handlers that are not pages (`handlers/`).
 
 pub mod api_errors;
+pub mod api_tokens;
 pub mod caller;
 pub mod client_addr;
 pub mod cookies;

@@ -23,7 +23,7 @@ mod admitted;
 mod forward;
 mod idle_banner;
 pub mod notebook_host;
-mod pages;
+pub mod pages;
 
 use axum::extract::{Request, State};
 use axum::http::{header, Method, StatusCode};

@@ -1,0 +1,69 @@
+//! The APIs' rate limit (`tower_governor`): each token its own pace, and each client
+//! address its own for requests without a valid token. The address is the one the portal
+//! derives from `server.trusted_proxies` (never `X-Forwarded-For` from anyone else), and
+//! a made-up token counts against its sender's address, so inventing tokens gains nothing.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::Request;
+use slicehub_app::api::ssr::RequestAuth;
+use slicehub_core::auth::TokenCaller;
+use tower_governor::governor::GovernorConfigBuilder;
+use tower_governor::key_extractor::KeyExtractor;
+use tower_governor::{GovernorError, GovernorLayer};
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Caller {
+    Token(i64),
+    Address(IpAddr),
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct ByTokenOrAddress;
+
+impl KeyExtractor for ByTokenOrAddress {
+    type Key = Caller;
+
+    fn extract<T>(&self, request: &Request<T>) -> Result<Caller, GovernorError> {
+        if let Some(token) = request.extensions().get::<TokenCaller>() {
+            return Ok(Caller::Token(token.token_id));
+        }
+        request
+            .extensions()
+            .get::<RequestAuth>()
+            .map(|auth| Caller::Address(auth.address))
+            .ok_or(GovernorError::UnableToExtractKey)
+    }
+}
+
+pub type Layer = GovernorLayer<ByTokenOrAddress, governor::middleware::NoOpMiddleware<governor::clock::QuantaInstant>, Body>;
+
+pub fn layer(config: &slicehub_core::config::Config) -> Layer {
+    let per_minute = u64::from(config.server.api_requests_per_minute.max(1));
+    let governor = GovernorConfigBuilder::default()
+        .period(Duration::from_nanos(60_000_000_000 / per_minute))
+        .burst_size(config.server.api_burst.max(1))
+        .key_extractor(ByTokenOrAddress)
+        .finish()
+        .map(Arc::new)
+        .expect("a pace and a burst above zero");
+    // Callers not seen for a while are forgotten, so the table stays as small as the
+    // number of recent callers.
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        let limiter = Arc::downgrade(governor.limiter());
+        runtime.spawn(async move {
+            let mut every = tokio::time::interval(Duration::from_secs(60));
+            loop {
+                every.tick().await;
+                match limiter.upgrade() {
+                    Some(limiter) => limiter.retain_recent(),
+                    None => break,
+                }
+            }
+        });
+    }
+    GovernorLayer::new(governor)
+}

@@ -1,0 +1,92 @@
+//! JupyterHub's user and group models, made from accounts and course memberships, and who
+//! may see which of them.
+
+use serde_json::{json, Value};
+use slicehub_core::auth::{authorize, Action, Caller};
+use slicehub_core::sessions::GpuSession;
+use slicehub_core::store::{Role, User};
+use slicehub_core::{CoreError, CourseId, Services};
+
+pub const STUDENTS: &str = "nbgrader-";
+pub const INSTRUCTORS: &str = "formgrade-";
+
+pub fn group_name(code: &str, role: Role) -> String {
+    match role {
+        Role::Student => format!("{STUDENTS}{code}"),
+        Role::Instructor => format!("{INSTRUCTORS}{code}"),
+    }
+}
+
+/// A group's course code and the role it holds, from its name.
+pub fn group_parts(name: &str) -> Option<(&str, Role)> {
+    if let Some(code) = name.strip_prefix(STUDENTS) {
+        return Some((code, Role::Student));
+    }
+    name.strip_prefix(INSTRUCTORS).map(|code| (code, Role::Instructor))
+}
+
+fn iso(ms: i64) -> Value {
+    chrono::DateTime::from_timestamp_millis(ms).map_or(Value::Null, |t| Value::String(t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)))
+}
+
+/// Whether `caller` may see `user` here: themselves, administrators, and the instructors
+/// of a course `user` belongs to (nbgrader's formgrader reads its students' groups).
+pub async fn may_see(services: &Services, caller: &Caller, user: &User) -> Result<bool, CoreError> {
+    let Caller::User { id, .. } = caller else {
+        return Ok(false);
+    };
+    if *id == user.id || authorize(caller, &Action::ListUsers).is_ok() {
+        return Ok(true);
+    }
+    let theirs = services.store.memberships_of_user(user.id).await?;
+    Ok(theirs.iter().any(|(course, _)| authorize(caller, &Action::ManageRoster(*course)).is_ok()))
+}
+
+/// `user` as JupyterHub's user model, with only the groups of courses `caller` may see.
+pub async fn user_model(services: &Services, caller: &Caller, user: &User) -> Result<Value, CoreError> {
+    let own = matches!(caller, Caller::User { id, .. } if *id == user.id);
+    let mut groups = Vec::new();
+    for (course, role) in services.store.courses_of_user(user.id).await? {
+        if own || can_manage(caller, course.id) {
+            groups.push(group_name(&course.code, role));
+        }
+    }
+    groups.sort();
+    let sessions = services.store.gpu_sessions_of_user(user.id, 20).await?;
+    let live: Vec<&GpuSession> = sessions
+        .iter()
+        .filter(|s| s.kind == slicehub_core::sessions::SessionKind::Notebook && !s.state.is_final())
+        .collect();
+    let ready = live.iter().find(|s| s.state == slicehub_core::sessions::SessionState::Ready);
+    let server = ready.map(|s| Value::String(s.base_url()));
+    let pending = (ready.is_none() && !live.is_empty()).then_some("spawn");
+    let last_activity = sessions.first().map_or(Value::Null, |s| iso(s.requested_at_ms));
+    let servers = match live.first() {
+        Some(s) => json!({ "": {
+            "name": "",
+            "ready": s.state == slicehub_core::sessions::SessionState::Ready,
+            "pending": pending,
+            "url": s.base_url(),
+            "started": iso(s.requested_at_ms),
+            "user_options": { "course": s.course_code, "profile": s.profile, "image": s.image },
+        }}),
+        None => json!({}),
+    };
+    Ok(json!({
+        "kind": "user",
+        "name": user.username,
+        "admin": user.is_admin,
+        "groups": groups,
+        "roles": if user.is_admin { vec!["admin", "user"] } else { vec!["user"] },
+        "server": server,
+        "pending": pending,
+        "created": iso(user.created_at_ms),
+        "last_activity": last_activity,
+        "servers": servers,
+    }))
+}
+
+/// Administrators, and instructors for their own courses.
+pub fn can_manage(caller: &Caller, course: CourseId) -> bool {
+    authorize(caller, &Action::ManageRoster(course)).is_ok()
+}

@@ -1,0 +1,157 @@
+//! A person's notebook as JupyterHub's "server": start it (`user_options` name the course,
+//! profile and image; what is left out is the course's first choice), stop it, and follow
+//! its start as server-sent events.
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use futures_util::stream;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use slicehub_app::api::sessions;
+use slicehub_core::auth::{authorize, Action, Caller, Scope};
+use slicehub_core::sessions::{GpuSession, SessionKind, SessionState};
+use slicehub_core::store::User;
+
+use super::users::visible;
+use super::HubCaller;
+use crate::api_v1::answer::{ApiCaller, ApiError};
+use crate::serve::AppState;
+
+/// How long a progress stream follows a start.
+const FOLLOW_AT_MOST: Duration = Duration::from_secs(600);
+
+#[derive(Debug, Default, Deserialize)]
+pub struct UserOptions {
+    course: Option<String>,
+    profile: Option<String>,
+    image: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct StartBody {
+    #[serde(default)]
+    user_options: Option<UserOptions>,
+}
+
+async fn live_notebook(state: &AppState, user: &User) -> Result<Option<GpuSession>, ApiError> {
+    let sessions = state.services.store.gpu_sessions_of_user(user.id, 20).await?;
+    Ok(sessions.into_iter().find(|s| s.kind == SessionKind::Notebook && !s.state.is_final()))
+}
+
+fn only_own(caller: &Caller, user: &User) -> Result<(), ApiError> {
+    match caller {
+        Caller::User { id, .. } if *id == user.id => Ok(()),
+        _ => Err(ApiError::new(StatusCode::FORBIDDEN, "A notebook is started by its own person only.")),
+    }
+}
+
+pub async fn start(
+    State(state): State<AppState>,
+    HubCaller(caller): HubCaller,
+    Path(name): Path<String>,
+    body: Option<Json<StartBody>>,
+) -> Result<Response, ApiError> {
+    caller.needs(Scope::Sessions)?;
+    let user = visible(&state, &caller.auth.caller, &name).await?;
+    only_own(&caller.auth.caller, &user)?;
+    if live_notebook(&state, &user).await?.is_some() {
+        return Err(ApiError::new(StatusCode::BAD_REQUEST, format!("{} is already running.", user.username)));
+    }
+    let options = body.and_then(|Json(b)| b.user_options).unwrap_or_default();
+    let (course, profile, image) = chosen(&state, &caller, options).await?;
+    let Json(view) = caller.run(&state, sessions::start_session(course, profile, image, None)).await?;
+    let status = if view.state == SessionState::Ready { StatusCode::CREATED } else { StatusCode::ACCEPTED };
+    Ok((status, Json(json!({ "id": view.id, "state": view.state.as_str() }))).into_response())
+}
+
+/// The course, profile and image to start with: as named, else the one course the person
+/// belongs to, the course's first image, and its first profile.
+async fn chosen(state: &AppState, caller: &ApiCaller, options: UserOptions) -> Result<(slicehub_core::CourseId, String, String), ApiError> {
+    let Json(courses) = caller.run(state, sessions::launch_options()).await?;
+    let course = match options.course.as_deref() {
+        Some(code) => courses.iter().find(|c| c.code.eq_ignore_ascii_case(code)),
+        None if courses.len() == 1 => courses.first(),
+        None => {
+            return Err(ApiError::new(StatusCode::BAD_REQUEST, "Name the course in user_options: {\"course\": \"CODE\"}."));
+        }
+    }
+    .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, "There is no such course of yours."))?;
+    let profile = options
+        .profile
+        .or_else(|| course.profiles.first().map(|p| p.name.clone()))
+        .ok_or_else(|| ApiError::new(StatusCode::BAD_REQUEST, "The course allows no profile on this portal."))?;
+    let image = options
+        .image
+        .or_else(|| course.images.first().cloned())
+        .ok_or_else(|| ApiError::new(StatusCode::BAD_REQUEST, "The course allows no image."))?;
+    Ok((course.course_id, profile, image))
+}
+
+pub async fn stop(State(state): State<AppState>, HubCaller(caller): HubCaller, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
+    caller.needs(Scope::Sessions)?;
+    let user = visible(&state, &caller.auth.caller, &name).await?;
+    let Some(session) = live_notebook(&state, &user).await? else {
+        return Ok(StatusCode::NO_CONTENT);
+    };
+    let Json(()) = caller.run(&state, sessions::stop_session(session.id, None)).await?;
+    Ok(StatusCode::ACCEPTED)
+}
+
+fn progress_of(session: &GpuSession) -> (Value, bool) {
+    let over = match session.state {
+        SessionState::Ready => {
+            return (
+                json!({ "progress": 100, "ready": true, "message": "Server ready", "html_message": "Server ready", "url": format!("{}lab", session.base_url()) }),
+                true,
+            )
+        }
+        state if state.is_final() => {
+            return (json!({ "progress": 100, "failed": true, "message": format!("Spawn failed: {}", session.reason) }), true)
+        }
+        SessionState::Queued => (10, "Waiting for a free slice"),
+        _ => (50, "Starting the container"),
+    };
+    (json!({ "progress": over.0, "message": over.1 }), false)
+}
+
+/// The start of `name`'s notebook as JupyterHub's progress events, until it is ready or
+/// fails.
+pub async fn progress(State(state): State<AppState>, HubCaller(caller): HubCaller, Path(name): Path<String>) -> Result<Response, ApiError> {
+    caller.needs(Scope::Read)?;
+    let user = visible(&state, &caller.auth.caller, &name).await?;
+    let Some(session) = live_notebook(&state, &user).await? else {
+        return Err(ApiError::new(StatusCode::NOT_FOUND, format!("{} has no server starting or running.", user.username)));
+    };
+    let manage = Action::ManageSession { owner: session.user_id, course: session.course_id };
+    if authorize(&caller.auth.caller, &manage).is_err() {
+        return Err(ApiError::new(StatusCode::FORBIDDEN, "You may not follow this server."));
+    }
+    let (store, shutdown, id) = (state.services.store.clone(), state.shutdown.clone(), session.id.clone());
+    let until = tokio::time::Instant::now() + FOLLOW_AT_MOST;
+    let events = stream::unfold(false, move |over| {
+        let (store, shutdown, id) = (store.clone(), shutdown.clone(), id.clone());
+        async move {
+            if over || tokio::time::Instant::now() >= until || shutdown.is_cancelled() {
+                return None;
+            }
+            let (data, done) = match store.gpu_session(&id).await {
+                Ok(Some(session)) => progress_of(&session),
+                _ => (json!({ "progress": 100, "failed": true, "message": "The session cannot be read now." }), true),
+            };
+            if !done {
+                tokio::select! {
+                    () = tokio::time::sleep(Duration::from_secs(1)) => {}
+                    () = shutdown.cancelled() => {}
+                }
+            }
+            Some((Ok::<_, Infallible>(Event::default().data(data.to_string())), done))
+        }
+    });
+    Ok(Sse::new(events).keep_alive(KeepAlive::default()).into_response())
+}

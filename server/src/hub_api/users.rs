@@ -1,0 +1,106 @@
+//! `GET /hub/api/user`, `/hub/api/users`, `/hub/api/users/{name}`.
+
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use slicehub_core::auth::{authorize, Action, Caller, Scope};
+use slicehub_core::store::User;
+
+use super::model::{may_see, user_model};
+use super::HubCaller;
+use crate::api_v1::answer::ApiError;
+use crate::serve::AppState;
+
+/// The media type asking for `{items, _pagination}` instead of a bare list.
+const PAGINATION: &str = "application/jupyterhub-pagination+json";
+const DEFAULT_LIMIT: usize = 50;
+const MOST_LIMIT: usize = 200;
+
+/// The token's owner, with the scopes JupyterHub clients check (a notebook server lets in
+/// the holder of `access:servers!user=NAME`).
+pub async fn me(State(state): State<AppState>, HubCaller(caller): HubCaller) -> Result<Json<Value>, ApiError> {
+    caller.needs(Scope::Read)?;
+    let user = account(&state, &caller.auth.caller).await?;
+    let mut model = user_model(&state.services, &caller.auth.caller, &user).await?;
+    model["scopes"] = json!([
+        format!("read:users!user={}", user.username),
+        format!("access:servers!user={}", user.username),
+        "read:users:groups!user=".to_string() + &user.username,
+    ]);
+    Ok(Json(model))
+}
+
+/// The caller's own account.
+pub async fn account(state: &AppState, caller: &Caller) -> Result<User, ApiError> {
+    let Caller::User { id, .. } = caller else {
+        return Err(ApiError::new(StatusCode::FORBIDDEN, "Send a personal access token."));
+    };
+    state
+        .services
+        .store
+        .user_by_id(*id)
+        .await?
+        .ok_or_else(|| ApiError::new(StatusCode::FORBIDDEN, "Send a personal access token."))
+}
+
+/// The account named `name`, when the caller may see it; otherwise 404 as for no such
+/// account, so names cannot be tried out.
+pub async fn visible(state: &AppState, caller: &Caller, name: &str) -> Result<User, ApiError> {
+    let missing = || ApiError::new(StatusCode::NOT_FOUND, format!("There is no user {}.", slicehub_core::auth::validate::excerpt(name)));
+    if !slicehub_core::auth::validate::plausible_key(name) {
+        return Err(missing());
+    }
+    match state.services.store.user_by_username(name).await? {
+        Some(user) if may_see(&state.services, caller, &user).await? => Ok(user),
+        _ => Err(missing()),
+    }
+}
+
+pub async fn one(State(state): State<AppState>, HubCaller(caller): HubCaller, Path(name): Path<String>) -> Result<Json<Value>, ApiError> {
+    caller.needs(Scope::Read)?;
+    let user = visible(&state, &caller.auth.caller, &name).await?;
+    Ok(Json(user_model(&state.services, &caller.auth.caller, &user).await?))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Paging {
+    offset: Option<usize>,
+    limit: Option<usize>,
+}
+
+/// Every account (administrators), a page at a time when asked for with the pagination
+/// media type.
+pub async fn list(
+    State(state): State<AppState>,
+    HubCaller(caller): HubCaller,
+    headers: HeaderMap,
+    Query(paging): Query<Paging>,
+) -> Result<Response, ApiError> {
+    caller.needs(Scope::Read)?;
+    if authorize(&caller.auth.caller, &Action::ListUsers).is_err() {
+        return Err(ApiError::new(StatusCode::FORBIDDEN, "Only administrators may list every user."));
+    }
+    let paged = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains(PAGINATION));
+    let offset = paging.offset.unwrap_or(0);
+    let limit = paging.limit.unwrap_or(if paged { DEFAULT_LIMIT } else { MOST_LIMIT }).clamp(1, MOST_LIMIT);
+    let users = state.services.store.list_users().await?;
+    let total = users.len();
+    let mut items = Vec::new();
+    for user in users.iter().skip(offset).take(limit) {
+        items.push(user_model(&state.services, &caller.auth.caller, user).await?);
+    }
+    if !paged {
+        return Ok(Json(items).into_response());
+    }
+    let next = (offset + limit < total).then(|| {
+        json!({ "offset": offset + limit, "limit": limit, "url": format!("/hub/api/users?offset={}&limit={limit}", offset + limit) })
+    });
+    let body = json!({ "items": items, "_pagination": { "offset": offset, "limit": limit, "total": total, "next": next } });
+    Ok(Json(body).into_response())
+}
