@@ -2,6 +2,7 @@
 
 
 mod accounts;
+mod api_tokens;
 mod browser;
 mod course_policy;
 mod event_streams;

@@ -41,6 +41,30 @@ impl<S: Send + Sync> FromRequestParts<S> for HubCaller {
     }
 }
 
+/// Every route below, for `slicehub routes` (the authorization matrix decides each).
+pub const ROUTES: &[&str] = &[
+    "GET /hub/api",
+    "GET /hub/api/",
+    "GET /hub/api/user",
+    "GET /hub/api/users",
+    "GET /hub/api/users/{name}",
+    "POST /hub/api/users/{name}/server",
+    "DELETE /hub/api/users/{name}/server",
+    "GET /hub/api/users/{name}/server/progress",
+    "GET /hub/api/users/{name}/tokens",
+    "POST /hub/api/users/{name}/tokens",
+    "GET /hub/api/services",
+    "GET /hub/api/groups",
+    "GET /hub/api/groups/{name}",
+    "POST /hub/api/groups/{name}",
+    "POST /hub/api/groups/{name}/users",
+    "DELETE /hub/api/groups/{name}/users",
+    "GET /hub/home",
+    "GET /hub/spawn",
+    "GET /hub/spawn/{*rest}",
+    "GET /hub/logout",
+];
+
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/hub/api", get(version))

@@ -98,8 +98,11 @@ pub async fn list(
     if !paged {
         return Ok(Json(items).into_response());
     }
+    // An absolute URL, as JupyterHub gives it: clients (jupyterhub-idle-culler) request it
+    // as it is, and a bare path is no URL to them.
     let next = (offset + limit < total).then(|| {
-        json!({ "offset": offset + limit, "limit": limit, "url": format!("/hub/api/users?offset={}&limit={limit}", offset + limit) })
+        let url = format!("{}/hub/api/users?offset={}&limit={limit}", state.services.config.public_url(), offset + limit);
+        json!({ "offset": offset + limit, "limit": limit, "url": url })
     });
     let body = json!({ "items": items, "_pagination": { "offset": offset, "limit": limit, "total": total, "next": next } });
     Ok(Json(body).into_response())

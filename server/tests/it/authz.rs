@@ -205,6 +205,12 @@ const FUNCTIONS: &[(&str, &str, [u16; 6])] = &[
         [401, 403, 403, 403, 403, 200],
     ),
     ("read_gpus", "", [401, 403, 403, 403, 403, 200]),
+    // One's own tokens; a scope the account could never use is refused.
+    ("my_tokens", "", [401, 200, 200, 200, 200, 200]),
+    ("create_token", "name=t{n}&days=7&read=on", [401, 200, 200, 200, 200, 200]),
+    ("create_token", "name=t{n}&days=7&admin=on", [401, 403, 403, 403, 403, 200]),
+    ("create_token", "name=t{n}&days=7&course_manage=on", [401, 403, 403, 200, 200, 200]),
+    ("revoke_token", "id=999999", [401, 404, 404, 404, 404, 404]),
     ("launch_options", "", [401, 200, 200, 200, 200, 200]),
     ("my_sessions", "", [401, 200, 200, 200, 200, 200]),
     ("session_history", "page=0", [401, 200, 200, 200, 200, 200]),
@@ -237,6 +243,90 @@ const FUNCTIONS: &[(&str, &str, [u16; 6])] = &[
     ),
     // Last: it ends the caller's session.
     ("logout", "", [200, 200, 200, 200, 200, 200]),
+];
+
+/// The REST API, asked with each caller's token (anonymous: none). Tokens carry every
+/// scope their owner could use: students `read sessions`, instructors also
+/// `course:manage`, the administrator also `admin`. (method, path as the OpenAPI document
+/// writes it, the path asked, the body, expected status.) A scope a token lacks is 403
+/// before the guard is asked, so it tells nothing of the course either.
+const API: &[(&str, &str, &str, &str, [u16; 6])] = &[
+    ("GET", "/api/v1/openapi.json", "/api/v1/openapi.json", "", [200, 200, 200, 200, 200, 200]),
+    ("GET", "/api/v1/docs", "/api/v1/docs", "", [200, 200, 200, 200, 200, 200]),
+    ("GET", "/api/v1/me", "/api/v1/me", "", [401, 200, 200, 200, 200, 200]),
+    ("GET", "/api/v1/tokens", "/api/v1/tokens", "", [401, 200, 200, 200, 200, 200]),
+    ("DELETE", "/api/v1/tokens/{id}", "/api/v1/tokens/999999", "", [401, 404, 404, 404, 404, 404]),
+    ("GET", "/api/v1/sessions", "/api/v1/sessions", "", [401, 200, 200, 200, 200, 200]),
+    ("GET", "/api/v1/sessions/history", "/api/v1/sessions/history", "", [401, 200, 200, 200, 200, 200]),
+    ("GET", "/api/v1/sessions/events", "/api/v1/sessions/events", "", [401, 200, 200, 200, 200, 200]),
+    ("GET", "/api/v1/launch-options", "/api/v1/launch-options", "", [401, 200, 200, 200, 200, 200]),
+    // Alice's running job: hers to read; her instructor and admins read its logs and
+    // activity as on the pages; "one session" is one of the caller's own.
+    ("GET", "/api/v1/sessions/{id}", "/api/v1/sessions/{session}", "", [401, 200, 404, 404, 404, 404]),
+    ("GET", "/api/v1/sessions/{id}/logs", "/api/v1/sessions/{session}/logs", "", [401, 200, 404, 200, 404, 200]),
+    ("GET", "/api/v1/sessions/{id}/activity", "/api/v1/sessions/{session}/activity", "", [401, 200, 404, 200, 404, 200]),
+    // Past the guard the claim is refused: the image is not allowed. Bob learns nothing
+    // of CS-101, as on the pages.
+    ("POST", "/api/v1/sessions", "/api/v1/sessions", r#"{"course":"CS-101","profile":"1g.10gb","image":"not/allowed:1"}"#, [401, 400, 404, 400, 404, 400]),
+    ("DELETE", "/api/v1/sessions/{id}", "/api/v1/sessions/s-nosuchsession", "", [401, 404, 404, 404, 404, 404]),
+    ("POST", "/api/v1/sessions/{id}/keep", "/api/v1/sessions/s-nosuchsession/keep", "", [401, 404, 404, 404, 404, 404]),
+    ("GET", "/api/v1/courses", "/api/v1/courses", "", [401, 200, 200, 200, 200, 200]),
+    ("POST", "/api/v1/courses", "/api/v1/courses", r#"{"code":"NEW-{n}","title":"New"}"#, [401, 403, 403, 403, 403, 204]),
+    ("GET", "/api/v1/courses/{code}", "/api/v1/courses/CS-101", "", [401, 200, 404, 200, 404, 200]),
+    ("POST", "/api/v1/courses/{code}/roster/check", "/api/v1/courses/CS-101/roster/check", "{foreign_csv}", [401, 403, 403, 200, 404, 200]),
+    ("POST", "/api/v1/courses/{code}/roster", "/api/v1/courses/CS-101/roster", "{roster_csv}", [401, 403, 403, 200, 404, 200]),
+    ("DELETE", "/api/v1/courses/{code}/students/{username}", "/api/v1/courses/CS-101/students/bob", "", [401, 403, 403, 404, 404, 404]),
+    ("POST", "/api/v1/courses/{code}/students/{username}/password-reset", "/api/v1/courses/CS-101/students/bob/password-reset", "", [401, 403, 403, 404, 404, 404]),
+    ("POST", "/api/v1/courses/{code}/instructors", "/api/v1/courses/CS-101/instructors", r#"{"username":"ivy"}"#, [401, 403, 403, 403, 403, 204]),
+    ("GET", "/api/v1/courses/{code}/policy", "/api/v1/courses/CS-101/policy", "", [401, 403, 404, 200, 404, 200]),
+    // A refused save (the budget is negative) is a 400 naming the field; nothing is saved.
+    ("PUT", "/api/v1/courses/{code}/policy", "/api/v1/courses/CS-101/policy", r#"{"images":"a/b:1","profiles":"","max_minutes":"60","max_sessions":"1","max_slices":"2","internet":"on","quota_hours":"-1","period":"week","reset_day":"0","reset_time":"00:00","term_starts":"","term_ends":"","time_zone":"UTC"}"#, [401, 403, 403, 400, 404, 400]),
+    ("POST", "/api/v1/courses/{code}/extra-hours", "/api/v1/courses/CS-101/extra-hours", r#"{"username":"nobody","hours":"1","reason":"test"}"#, [401, 403, 403, 404, 404, 404]),
+    ("GET", "/api/v1/courses/{code}/class", "/api/v1/courses/CS-101/class", "", [401, 403, 404, 200, 404, 200]),
+    ("GET", "/api/v1/courses/{code}/usage.csv", "/api/v1/courses/CS-101/usage.csv", "", [401, 403, 404, 200, 404, 200]),
+    ("GET", "/api/v1/courses/{code}/bookings", "/api/v1/courses/CS-101/bookings", "", [401, 403, 404, 200, 404, 200]),
+    ("POST", "/api/v1/courses/{code}/bookings", "/api/v1/courses/CS-101/bookings", r#"{"profile":"1g.10gb","slices":"1","date":"2020-01-01","start":"10:00","end":"11:00","weeks":"1"}"#, [401, 403, 403, 400, 404, 400]),
+    ("DELETE", "/api/v1/courses/{code}/bookings/{id}", "/api/v1/courses/CS-101/bookings/999999", "", [401, 403, 403, 404, 404, 404]),
+    ("GET", "/api/v1/reports/usage", "/api/v1/reports/usage?period=week&group=user&course=CS-101", "", [401, 403, 403, 200, 403, 200]),
+    ("GET", "/api/v1/reports/usage.csv", "/api/v1/reports/usage.csv?period=week&group=user", "", [401, 403, 403, 200, 200, 200]),
+    ("GET", "/api/v1/users", "/api/v1/users", "", [401, 403, 403, 403, 403, 200]),
+    ("POST", "/api/v1/users", "/api/v1/users", r#"{"username":"new{n}","display_name":"New"}"#, [401, 403, 403, 403, 403, 201]),
+    ("POST", "/api/v1/users/{id}/password-reset", "/api/v1/users/{spare}/password-reset", "", [401, 403, 403, 403, 403, 200]),
+    ("PUT", "/api/v1/users/{id}/disabled", "/api/v1/users/{spare}/disabled", r#"{"disabled":false}"#, [401, 403, 403, 403, 403, 204]),
+    ("GET", "/api/v1/gpus", "/api/v1/gpus", "", [401, 403, 403, 403, 403, 200]),
+    ("PUT", "/api/v1/gpus/{index}/drained", "/api/v1/gpus/9/drained", r#"{"drained":true}"#, [401, 403, 403, 403, 403, 404]),
+    ("GET", "/api/v1/status", "/api/v1/status", "", [401, 200, 200, 200, 200, 200]),
+    ("GET", "/api/v1/admin/sessions", "/api/v1/admin/sessions", "", [401, 403, 403, 403, 403, 200]),
+    ("GET", "/api/v1/audit", "/api/v1/audit", "", [401, 403, 403, 403, 403, 200]),
+    ("GET", "/api/v1/audit.csv", "/api/v1/audit.csv", "", [401, 403, 403, 403, 403, 200]),
+];
+
+/// The JupyterHub-compatible API, with the same tokens (sent as `token …`). As
+/// JupyterHub does, no token is 403. A person another caller may not see is 404.
+const HUB: &[(&str, &str, &str, &str, [u16; 6])] = &[
+    ("GET", "/hub/api", "/hub/api", "", [200, 200, 200, 200, 200, 200]),
+    ("GET", "/hub/api/", "/hub/api/", "", [200, 200, 200, 200, 200, 200]),
+    ("GET", "/hub/api/services", "/hub/api/services", "", [200, 200, 200, 200, 200, 200]),
+    ("GET", "/hub/api/user", "/hub/api/user", "", [403, 200, 200, 200, 200, 200]),
+    ("GET", "/hub/api/users", "/hub/api/users", "", [403, 403, 403, 403, 403, 200]),
+    ("GET", "/hub/api/users/{name}", "/hub/api/users/alice", "", [403, 200, 404, 200, 404, 200]),
+    // Alice runs a job, not a notebook: nothing to follow or stop, for those who may see her.
+    ("GET", "/hub/api/users/{name}/server/progress", "/hub/api/users/alice/server/progress", "", [403, 404, 404, 404, 404, 404]),
+    ("DELETE", "/hub/api/users/{name}/server", "/hub/api/users/alice/server", "", [403, 204, 404, 204, 404, 204]),
+    // Only alice starts her notebook; past that, the image is refused.
+    ("POST", "/hub/api/users/{name}/server", "/hub/api/users/alice/server", r#"{"user_options":{"course":"CS-101","image":"not/allowed:1"}}"#, [403, 400, 404, 403, 404, 403]),
+    ("GET", "/hub/api/users/{name}/tokens", "/hub/api/users/alice/tokens", "", [403, 200, 404, 403, 404, 403]),
+    ("POST", "/hub/api/users/{name}/tokens", "/hub/api/users/alice/tokens", r#"{"note":"hub {n}","scopes":["read"]}"#, [403, 201, 404, 403, 404, 403]),
+    // Groups are the courses a caller manages: students see none.
+    ("GET", "/hub/api/groups", "/hub/api/groups", "", [403, 200, 200, 200, 200, 200]),
+    ("GET", "/hub/api/groups/{name}", "/hub/api/groups/nbgrader-CS-101", "", [403, 404, 404, 200, 404, 200]),
+    ("POST", "/hub/api/groups/{name}", "/hub/api/groups/nbgrader-CS-101", "", [403, 403, 403, 201, 404, 201]),
+    ("POST", "/hub/api/groups/{name}/users", "/hub/api/groups/nbgrader-CS-101/users", r#"{"users":["alice"]}"#, [403, 403, 403, 200, 404, 200]),
+    ("DELETE", "/hub/api/groups/{name}/users", "/hub/api/groups/nbgrader-CS-101/users", r#"{"users":["nobody"]}"#, [403, 403, 403, 400, 404, 400]),
+    ("GET", "/hub/home", "/hub/home", "", [303, 303, 303, 303, 303, 303]),
+    ("GET", "/hub/spawn", "/hub/spawn", "", [303, 303, 303, 303, 303, 303]),
+    ("GET", "/hub/spawn/{*rest}", "/hub/spawn/alice", "", [303, 303, 303, 303, 303, 303]),
+    ("GET", "/hub/logout", "/hub/logout", "", [303, 303, 303, 303, 303, 303]),
 ];
 
 /// The people, each with an email that is easy to search for, and which callers (in the
@@ -369,6 +459,11 @@ async fn raw(portal: &Portal, head: &str, body: &str) -> (u16, String) {
         .unwrap_or_else(|_| panic!("{head} did not finish"))
 }
 
+/// A client that shows redirects instead of following them.
+fn no_redirects() -> reqwest::Client {
+    reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap()
+}
+
 async fn json_of(portal: &Portal, cookie: &str, function: &str) -> serde_json::Value {
     let text = answer(portal, &Some(cookie.to_string()), function, "").await;
     serde_json::from_str(&text).unwrap_or_else(|_| panic!("{function}: {text}"))
@@ -420,6 +515,8 @@ async fn every_route_answers_each_caller_exactly_as_the_table_says() {
             ("SLICEHUB_SESSIONS_DEFAULT_IMAGE", BUSYBOX),
             ("SLICEHUB_SESSIONS_MEMORY_MIB_PER_MEMORY_SLICE", "128"),
             ("SLICEHUB_SESSIONS_MAX_PER_USER", "4"),
+            // The matrix sends a few hundred API calls from one address at once.
+            ("SLICEHUB_SERVER_API_BURST", "10000"),
         ],
     )
     .await;
@@ -463,6 +560,11 @@ async fn every_route_answers_each_caller_exactly_as_the_table_says() {
         served, decided,
         "endpoints served vs endpoints in the table"
     );
+    for (list, table) in [("api", API), ("hub", HUB)] {
+        let served: BTreeSet<String> = routes[list].as_array().unwrap().iter().map(|p| p.as_str().unwrap().to_string()).collect();
+        let decided: BTreeSet<String> = table.iter().map(|(m, p, ..)| format!("{m} {p}")).collect();
+        assert_eq!(served, decided, "{list} routes served vs those in the table");
+    }
 
     // Two courses; alice studies A, bob studies B, ivy teaches A, ian teaches B.
     for (user, name, email, _) in PEOPLE {
@@ -515,6 +617,29 @@ async fn every_route_answers_each_caller_exactly_as_the_table_says() {
         Some(signed_in(&portal, "ian", "ian-password-1").await),
         Some(signed_in(&portal, "admin", ADMIN_PASSWORD).await),
     ];
+
+    // Each caller's token with every scope the account could use.
+    let scopes: [&[&str]; 6] = [
+        &[],
+        &["read", "sessions"],
+        &["read", "sessions"],
+        &["read", "sessions", "course:manage"],
+        &["read", "sessions", "course:manage"],
+        &["read", "sessions", "course:manage", "admin"],
+    ];
+    let tokens: Vec<Option<String>> = ["", "alice", "bob", "ivy", "ian", "admin"]
+        .iter()
+        .zip(scopes)
+        .map(|(user, scopes)| {
+            (!user.is_empty()).then(|| {
+                let mut args = vec!["token", "create", user, "--name", "matrix"];
+                for scope in scopes {
+                    args.extend(["--scope", scope]);
+                }
+                portal.cli(&args, "").lines().next().unwrap_or_default().to_string()
+            })
+        })
+        .collect();
 
     // Alice holds a slice; the admin's board names her, her session and the devices.
     let session = running_job(&portal, cookies[1].as_deref().unwrap()).await;
@@ -767,6 +892,57 @@ async fn every_route_answers_each_caller_exactly_as_the_table_says() {
             );
         }
     }
+    // The REST API and the hub API with each caller's token: the statuses of the table,
+    // and nothing in any answer the caller may not see. The pages' login cookie opens
+    // neither.
+    let api_filled = |text: &str, n: usize| {
+        filled(text, n)
+            .replace("{session}", &session)
+            .replace("{roster_csv}", "username,display name,email\nalice,alice,\n")
+            .replace("{foreign_csv}", "username,display name,email\nalice,alice,\nbob,Bob,x@evil.example\nspare,Spare,\n")
+    };
+    for (kind, (method, _, path, body, expected)) in API.iter().map(|r| ("Bearer", r)).chain(HUB.iter().map(|r| ("token", r))) {
+        for (i, token) in tokens.iter().enumerate() {
+            n += 1;
+            let (path, body) = (api_filled(path, n), api_filled(body, n));
+            let mut request = no_redirects().request(method.parse().unwrap(), format!("{}{path}", portal.url));
+            if let Some(token) = token {
+                request = request.header("authorization", format!("{kind} {token}"));
+            }
+            if !body.is_empty() {
+                let csv = body.starts_with("username");
+                request = request.header("content-type", if csv { "text/csv" } else { "application/json" }).body(body);
+            }
+            let resp = request.send().await.unwrap();
+            let status = resp.status().as_u16();
+            let mut answer = body_of(resp).await;
+            // A refusal may repeat the id the caller sent; it must read exactly as for a
+            // session that does not exist.
+            if status == 404 && path.contains(&session) {
+                let nosuch = path.replace(&session, "s-nosuchsession");
+                let mut request = no_redirects().request(method.parse().unwrap(), format!("{}{nosuch}", portal.url));
+                if let Some(token) = token {
+                    request = request.header("authorization", format!("{kind} {token}"));
+                }
+                let other = body_of(request.send().await.unwrap()).await;
+                answer = answer.replace(&session, "s-nosuchsession");
+                if answer != other {
+                    check(format!("{method} {path} told apart from no session: {answer} vs {other}"), i, 0, 404, "");
+                }
+            }
+            check(format!("{method} {path}"), i, status, expected[i], &answer);
+        }
+    }
+    for (method, _, path, _, expected) in API.iter().filter(|r| r.0 == "GET") {
+        let path = api_filled(path, 0);
+        for (i, cookie) in cookies.iter().enumerate().skip(1).filter(|(i, _)| expected[*i] == 200) {
+            let resp = client().get(format!("{}{path}", portal.url)).header("cookie", cookie.as_deref().unwrap()).send().await.unwrap();
+            if !path.ends_with("openapi.json") && !path.ends_with("/docs") && resp.status() != 401 {
+                mismatches.push(format!("{method} {path} with {}'s login cookie: {}", CALLERS[i], resp.status()));
+            }
+        }
+    }
+
     // Every route however its path is spelled: a caller the table turns away is turned away
     // by every spelling too, and no spelling shows anyone what the table keeps from them.
     for (page, expected) in PAGES.iter().chain(ENDPOINTS) {

@@ -10,6 +10,7 @@ mod fuzz;
 mod gpu_inspect;
 mod header_sign_in;
 mod http;
+mod hub_api;
 mod install;
 mod ldap_sign_in;
 mod lti_launch;

@@ -7,6 +7,7 @@ use crate::api::sign_in::{my_sign_ins, AccountSignIns};
 use crate::components::badge::Badge;
 use crate::components::form::reset_on_success;
 use crate::components::message::{ErrorMessage, SuccessMessage};
+use crate::pages::auth::tokens::{Tokens, TokensCard};
 use crate::pages::auth::RequireUser;
 
 #[component]
@@ -14,6 +15,7 @@ pub fn AccountPage() -> impl IntoView {
     // Made here, not in `render` (which runs inside a suspended future): a resource made
     // there is disposed while the page still reads it.
     provide_context(SignIns(OnceResource::new(my_sign_ins())));
+    provide_context(Tokens::new());
     view! {
         <Title text="Account"/>
         <RequireUser render=|me| {
@@ -80,6 +82,7 @@ pub fn AccountPage() -> impl IntoView {
                             <button class="btn btn-primary" type="submit" disabled=move || change.pending().get()>"Change password"</button>
                         </ActionForm>
                     </section>
+                    {(!must_change).then(|| view! { <TokensCard/> })}
                 </div>
             }
             .into_any()

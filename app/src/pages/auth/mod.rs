@@ -1,5 +1,6 @@
 pub mod account;
 pub mod login;
+pub mod tokens;
 
 use leptos::prelude::*;
 use leptos_router::components::Redirect;
