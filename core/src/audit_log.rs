@@ -8,10 +8,11 @@ use crate::CoreError;
 const DAY_MS: i64 = 86_400_000;
 
 /// The kinds of action a filter may pick: the action prefix and its words.
-pub const AUDIT_KINDS: [(&str, &str); 9] = [
+pub const AUDIT_KINDS: [(&str, &str); 10] = [
     ("login", "Sign-ins and failed sign-ins"),
     ("user.", "Accounts: created, disabled, admin rights"),
     ("password.", "Password changes and resets"),
+    ("api_token.", "Personal access tokens made and revoked"),
     ("course.", "Courses, instructors and policies"),
     ("roster.", "Roster imports and removals"),
     ("quota.", "Extra slice-hours granted"),

@@ -70,7 +70,7 @@ async fn api_checked(request: Request, next: Next) -> Response {
     });
     let query_problem = request.uri().query().and_then(|q| problem(q.as_bytes()));
     if let Some(problem) = path_problem.or(query_problem) {
-        return (StatusCode::BAD_REQUEST, problem).into_response();
+        return crate::api_v1::ApiError::new(StatusCode::BAD_REQUEST, problem).into_response();
     }
     let json = request
         .headers()
@@ -82,12 +82,12 @@ async fn api_checked(request: Request, next: Next) -> Response {
     let (parts, body) = request.into_parts();
     let bytes = match axum::body::to_bytes(body, BODY_LIMIT).await {
         Ok(bytes) => bytes,
-        Err(_) => return (StatusCode::PAYLOAD_TOO_LARGE, too_large()).into_response(),
+        Err(_) => return crate::api_v1::ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, too_large()).into_response(),
     };
     if let Ok(serde_json::Value::Object(fields)) = serde_json::from_slice(&bytes) {
         let text = fields.iter().filter_map(|(k, v)| v.as_str().map(|v| (std::borrow::Cow::Borrowed(k.as_str()), std::borrow::Cow::Borrowed(v))));
         if let Some(problem) = fields_problem(text) {
-            return (StatusCode::BAD_REQUEST, problem).into_response();
+            return crate::api_v1::ApiError::new(StatusCode::BAD_REQUEST, problem).into_response();
         }
     }
     next.run(Request::from_parts(parts, Body::from(bytes))).await

@@ -52,7 +52,15 @@ pub async fn user_model(services: &Services, caller: &Caller, user: &User) -> Re
         }
     }
     groups.sort();
-    let sessions = services.store.gpu_sessions_of_user(user.id, 20).await?;
+    // Only sessions the caller may see: an instructor of one of the person's courses
+    // learns nothing of a notebook in another (its id, course or image).
+    let sessions: Vec<GpuSession> = services
+        .store
+        .gpu_sessions_of_user(user.id, 20)
+        .await?
+        .into_iter()
+        .filter(|s| may_manage(caller, s))
+        .collect();
     let live: Vec<&GpuSession> = sessions
         .iter()
         .filter(|s| s.kind == slicehub_core::sessions::SessionKind::Notebook && !s.state.is_final())
@@ -84,6 +92,12 @@ pub async fn user_model(services: &Services, caller: &Caller, user: &User) -> Re
         "last_activity": last_activity,
         "servers": servers,
     }))
+}
+
+/// Whether `caller` may see and stop `session`: its owner, its course's instructors,
+/// administrators.
+pub fn may_manage(caller: &Caller, session: &GpuSession) -> bool {
+    authorize(caller, &Action::ManageSession { owner: session.user_id, course: session.course_id }).is_ok()
 }
 
 /// Administrators, and instructors for their own courses.

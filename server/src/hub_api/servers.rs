@@ -14,10 +14,11 @@ use futures_util::stream;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use slicehub_app::api::sessions;
-use slicehub_core::auth::{authorize, Action, Caller, Scope};
+use slicehub_core::auth::{Caller, Scope};
 use slicehub_core::sessions::{GpuSession, SessionKind, SessionState};
 use slicehub_core::store::User;
 
+use super::model::may_manage;
 use super::users::visible;
 use super::HubCaller;
 use crate::api_v1::answer::{ApiCaller, ApiError};
@@ -39,9 +40,13 @@ pub struct StartBody {
     user_options: Option<UserOptions>,
 }
 
-async fn live_notebook(state: &AppState, user: &User) -> Result<Option<GpuSession>, ApiError> {
+/// `user`'s notebook that is starting or running, when `caller` may see it (its owner, its
+/// course's instructors, administrators): to anyone else it is no server at all.
+async fn live_notebook(state: &AppState, caller: &Caller, user: &User) -> Result<Option<GpuSession>, ApiError> {
     let sessions = state.services.store.gpu_sessions_of_user(user.id, 20).await?;
-    Ok(sessions.into_iter().find(|s| s.kind == SessionKind::Notebook && !s.state.is_final()))
+    Ok(sessions
+        .into_iter()
+        .find(|s| s.kind == SessionKind::Notebook && !s.state.is_final() && may_manage(caller, s)))
 }
 
 fn only_own(caller: &Caller, user: &User) -> Result<(), ApiError> {
@@ -60,7 +65,7 @@ pub async fn start(
     caller.needs(Scope::Sessions)?;
     let user = visible(&state, &caller.auth.caller, &name).await?;
     only_own(&caller.auth.caller, &user)?;
-    if live_notebook(&state, &user).await?.is_some() {
+    if live_notebook(&state, &caller.auth.caller, &user).await?.is_some() {
         return Err(ApiError::new(StatusCode::BAD_REQUEST, format!("{} is already running.", user.username)));
     }
     let options = body.and_then(|Json(b)| b.user_options).unwrap_or_default();
@@ -96,7 +101,7 @@ async fn chosen(state: &AppState, caller: &ApiCaller, options: UserOptions) -> R
 pub async fn stop(State(state): State<AppState>, HubCaller(caller): HubCaller, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
     caller.needs(Scope::Sessions)?;
     let user = visible(&state, &caller.auth.caller, &name).await?;
-    let Some(session) = live_notebook(&state, &user).await? else {
+    let Some(session) = live_notebook(&state, &caller.auth.caller, &user).await? else {
         return Ok(StatusCode::NO_CONTENT);
     };
     let Json(()) = caller.run(&state, sessions::stop_session(session.id, None)).await?;
@@ -125,13 +130,9 @@ fn progress_of(session: &GpuSession) -> (Value, bool) {
 pub async fn progress(State(state): State<AppState>, HubCaller(caller): HubCaller, Path(name): Path<String>) -> Result<Response, ApiError> {
     caller.needs(Scope::Read)?;
     let user = visible(&state, &caller.auth.caller, &name).await?;
-    let Some(session) = live_notebook(&state, &user).await? else {
+    let Some(session) = live_notebook(&state, &caller.auth.caller, &user).await? else {
         return Err(ApiError::new(StatusCode::NOT_FOUND, format!("{} has no server starting or running.", user.username)));
     };
-    let manage = Action::ManageSession { owner: session.user_id, course: session.course_id };
-    if authorize(&caller.auth.caller, &manage).is_err() {
-        return Err(ApiError::new(StatusCode::FORBIDDEN, "You may not follow this server."));
-    }
     let (store, shutdown, id) = (state.services.store.clone(), state.shutdown.clone(), session.id.clone());
     let until = tokio::time::Instant::now() + FOLLOW_AT_MOST;
     let events = stream::unfold(false, move |over| {

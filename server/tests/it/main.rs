@@ -3,6 +3,7 @@
 #[macro_use]
 mod common;
 
+mod api_v1;
 mod authz;
 mod backup;
 mod cli;
