@@ -72,6 +72,7 @@ pub fn router(services: Services, oidc: slicehub_sign_in::oidc::OidcProviders, s
         lti_syncing: crate::lms_roster::Syncing::default(),
     };
     let routes = generate_route_list(App);
+    let api_limit = crate::api_v1::rate_limit::layer(config);
     let notebook_hosts = proxy::notebook_host::Dispatch {
         access: services.notebooks.clone(),
         router: proxy::notebook_host::router(state.clone()),
@@ -92,8 +93,8 @@ pub fn router(services: Services, oidc: slicehub_sign_in::oidc::OidcProviders, s
         .route("/lti/launch", axum::routing::post(lti_launch::launch))
         .route("/lti/continue", get(lti_launch::continue_page).post(lti_launch::continue_launch))
         .route("/lti/jwks", get(lti_launch::jwks))
-        .nest(crate::api_v1::PREFIX, crate::api_v1::router(config))
-        .merge(crate::hub_api::router().layer(crate::api_v1::rate_limit::layer(config)))
+        .nest(crate::api_v1::PREFIX, crate::api_v1::router(api_limit.clone()))
+        .merge(crate::hub_api::router().layer(api_limit).layer(axum::middleware::from_fn(crate::api_v1::json_errors)))
         .nest_service("/pkg", site_assets(&config.server.site_root.join("pkg")))
         .leptos_routes_with_context(
             &state,

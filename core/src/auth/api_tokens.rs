@@ -95,6 +95,8 @@ pub struct TokenRequest {
     pub scopes: Vec<String>,
     /// One of [`API_TOKEN_DAYS`].
     pub days: u32,
+    /// The latest it may last (epoch ms): a token made by another token ends with it.
+    pub not_after_ms: Option<i64>,
 }
 
 /// A token made now: the secret, shown once, and its row.
@@ -110,11 +112,23 @@ pub struct TokenCaller {
     pub token_id: i64,
     pub caller: Caller,
     pub scopes: Vec<Scope>,
+    pub expires_at_ms: Option<i64>,
 }
 
 impl TokenCaller {
     pub fn allows(&self, scope: Scope) -> bool {
         self.scopes.contains(&scope)
+    }
+
+    /// The owner as the guard should see them for a use of `scope`: an administrator
+    /// reads as one with `read`, but changes anything as one only with `admin` (a
+    /// `course:manage` token of an administrator manages the courses they teach, no more).
+    pub fn caller_for(&self, scope: Scope) -> Caller {
+        let mut caller = self.caller.clone();
+        if let Caller::User { is_admin, .. } = &mut caller {
+            *is_admin &= scope == Scope::Read || self.allows(Scope::Admin);
+        }
+        caller
     }
 }
 
@@ -175,9 +189,11 @@ impl Authenticator {
                 "You hold {MAX_API_TOKENS} tokens already; revoke one you no longer use first."
             )));
         }
-        let made = self
-            .insert_token(*id, name, &scopes, now, Some(now + i64::from(request.days) * DAY_MS))
-            .await?;
+        let mut expires = now + i64::from(request.days) * DAY_MS;
+        if let Some(cap) = request.not_after_ms {
+            expires = expires.min(cap);
+        }
+        let made = self.insert_token(*id, name, &scopes, now, Some(expires)).await?;
         self.store
             .audit(username, "api_token.create", username, &format!("{name} ({})", made.row.scopes))
             .await?;
@@ -253,12 +269,16 @@ impl Authenticator {
             return Ok(None);
         }
         if token.last_used_at.is_none_or(|at| now - at >= TOUCH_EVERY_MS) {
-            self.store.touch_api_token(token.id, now, from).await?;
+            // A busy database does not turn a valid token away.
+            if let Err(e) = self.store.touch_api_token(token.id, now, from).await {
+                tracing::warn!(error = %e, "could not note a token's last use");
+            }
         }
         Ok(Some(TokenCaller {
             token_id: token.id,
             caller: caller_of(&self.store, &presented.user).await?,
             scopes: scopes_of(&token.scopes),
+            expires_at_ms: token.expires_at,
         }))
     }
 }

@@ -98,9 +98,13 @@ pub async fn reset_password(
     let password = one_time_password()?;
     let hash = hasher.hash(&password).await?;
     store.replace_password(user_id, &hash, true).await?;
-    store
-        .audit(actor, "password.reset", &user.username, "one-time password")
-        .await?;
+    // A reset is a recovery: whoever held the account may hold its tokens too.
+    let revoked = store.revoke_all_api_tokens(user_id, crate::store::now_ms()).await?;
+    let detail = match revoked {
+        0 => "one-time password".to_string(),
+        n => format!("one-time password; {n} API tokens revoked"),
+    };
+    store.audit(actor, "password.reset", &user.username, &detail).await?;
     Ok(password)
 }
 

@@ -101,9 +101,10 @@ impl Store {
         Ok(row.map(|r| PresentedToken { token: r.token, user: User::from(r.user) }))
     }
 
-    /// Marks one of the user's tokens revoked: its name, or None when the user has no such live token.
+    /// Marks one of the user's tokens revoked: its name, or None when the user has no such
+    /// live token. Event streams the token opened end (an access change).
     pub async fn revoke_api_token(&self, user_id: UserId, id: i64, now_ms: i64) -> Result<Option<String>, CoreError> {
-        Ok(sqlx::query_scalar(
+        let name: Option<String> = sqlx::query_scalar(
             "UPDATE api_tokens SET revoked_at = $3
              WHERE id = $1 AND user_id = $2 AND revoked_at IS NULL
              RETURNING name",
@@ -112,7 +113,25 @@ impl Store {
         .bind(user_id)
         .bind(now_ms)
         .fetch_optional(self.pool())
-        .await?)
+        .await?;
+        if name.is_some() {
+            self.access_changed();
+        }
+        Ok(name)
+    }
+
+    /// Revokes every live token of the user; how many.
+    pub async fn revoke_all_api_tokens(&self, user_id: UserId, now_ms: i64) -> Result<u64, CoreError> {
+        let revoked = sqlx::query("UPDATE api_tokens SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL")
+            .bind(user_id)
+            .bind(now_ms)
+            .execute(self.pool())
+            .await?
+            .rows_affected();
+        if revoked > 0 {
+            self.access_changed();
+        }
+        Ok(revoked)
     }
 
     pub async fn touch_api_token(&self, id: i64, now_ms: i64, from: &str) -> Result<(), CoreError> {

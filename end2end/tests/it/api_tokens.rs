@@ -76,7 +76,7 @@ async fn full_page(browser: &Browser, name: &str, width: u32) {
         .ok()
         .and_then(|v| v.as_u64())
         .unwrap_or(1400)
-        .clamp(400, 15000) as u32;
+        .clamp(400, 8000) as u32;
     browser.client.set_window_size(width, height + 150).await.expect("window size");
     tokio::time::sleep(Duration::from_millis(300)).await;
     browser.screenshot(&format!("{name}-full-{width}")).await;

@@ -15,7 +15,7 @@ use crate::serve::AppState;
 /// Who the token acts for, with their courses and roles.
 #[utoipa::path(get, path = "/me", tag = "account", security(("token" = ["read"])),
     responses((status = 200, body = Me), (status = "4XX", body = AppError)))]
-pub async fn me(State(state): State<AppState>, caller: ApiCaller) -> Answer<Me> {
+pub async fn me(State(state): State<AppState>, mut caller: ApiCaller) -> Answer<Me> {
     caller.needs(Scope::Read)?;
     let Json(me) = caller.run(&state, auth::current_user()).await?;
     me.map(Json).ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "Please log in."))
@@ -24,7 +24,7 @@ pub async fn me(State(state): State<AppState>, caller: ApiCaller) -> Answer<Me> 
 /// Your tokens (not their secrets), newest first. Tokens are made on the account page.
 #[utoipa::path(get, path = "/tokens", tag = "account", security(("token" = ["read"])),
     responses((status = 200, body = Vec<TokenView>), (status = "4XX", body = AppError)))]
-pub async fn list_tokens(State(state): State<AppState>, caller: ApiCaller) -> Answer<Vec<TokenView>> {
+pub async fn list_tokens(State(state): State<AppState>, mut caller: ApiCaller) -> Answer<Vec<TokenView>> {
     caller.needs(Scope::Read)?;
     let Json(overview) = caller.run(&state, tokens::my_tokens()).await?;
     Ok(Json(overview.tokens))

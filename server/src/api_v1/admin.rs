@@ -15,6 +15,7 @@ use super::answer::{done, Answer, ApiCaller, ApiError};
 use crate::serve::AppState;
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ReportQuery {
     /// `week`, `month`, `term` or `custom` (with `from` and `to`).
     #[serde(default)]
@@ -34,6 +35,7 @@ pub struct ReportQuery {
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct SessionFilter {
     #[serde(default)]
     course: String,
@@ -46,6 +48,7 @@ pub struct SessionFilter {
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct AuditQuery {
     /// Whose actions (a username).
     #[serde(default)]
@@ -92,7 +95,7 @@ pub struct Drained {
 /// The usage report the reports page shows, for the same choices.
 #[utoipa::path(get, path = "/reports/usage", tag = "reports", security(("token" = ["read"])), params(ReportQuery),
     responses((status = 200, body = ReportPageView), (status = "4XX", body = AppError)))]
-pub async fn usage(State(state): State<AppState>, caller: ApiCaller, Query(q): Query<ReportQuery>) -> Answer<ReportPageView> {
+pub async fn usage(State(state): State<AppState>, mut caller: ApiCaller, Query(q): Query<ReportQuery>) -> Answer<ReportPageView> {
     caller.needs(Scope::Read)?;
     caller.run(&state, reports::usage_report(q.period, q.from, q.to, q.group, q.course)).await
 }
@@ -102,7 +105,7 @@ pub async fn usage(State(state): State<AppState>, caller: ApiCaller, Query(q): Q
     responses((status = 200, content_type = "text/csv", body = String), (status = "4XX", body = AppError)))]
 pub async fn usage_csv(
     state: State<AppState>,
-    caller: ApiCaller,
+    mut caller: ApiCaller,
     query: Query<std::collections::HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
     caller.needs(Scope::Read)?;
@@ -112,7 +115,7 @@ pub async fn usage_csv(
 /// Every account (administrators).
 #[utoipa::path(get, path = "/users", tag = "admin", security(("token" = ["read"])),
     responses((status = 200, body = Vec<UserRow>), (status = "4XX", body = AppError)))]
-pub async fn users(State(state): State<AppState>, caller: ApiCaller) -> Answer<Vec<UserRow>> {
+pub async fn users(State(state): State<AppState>, mut caller: ApiCaller) -> Answer<Vec<UserRow>> {
     caller.needs(Scope::Read)?;
     caller.run(&state, admin::list_users()).await
 }
@@ -120,7 +123,7 @@ pub async fn users(State(state): State<AppState>, caller: ApiCaller) -> Answer<V
 /// Makes an account with a one-time password (administrators).
 #[utoipa::path(post, path = "/users", tag = "admin", security(("token" = ["admin"])), request_body = NewAccount,
     responses((status = 201, body = OneTimePassword), (status = "4XX", body = AppError)))]
-pub async fn add_user(State(state): State<AppState>, caller: ApiCaller, Json(new): Json<NewAccount>) -> Result<(StatusCode, Json<OneTimePassword>), ApiError> {
+pub async fn add_user(State(state): State<AppState>, mut caller: ApiCaller, Json(new): Json<NewAccount>) -> Result<(StatusCode, Json<OneTimePassword>), ApiError> {
     caller.needs(Scope::Admin)?;
     let admin_flag = new.admin.then(|| "on".to_string());
     let Json(made) = caller.run(&state, admin::add_account(new.username, new.display_name, new.email, admin_flag)).await?;
@@ -131,7 +134,7 @@ pub async fn add_user(State(state): State<AppState>, caller: ApiCaller, Json(new
 #[utoipa::path(post, path = "/users/{id}/password-reset", tag = "admin", security(("token" = ["admin"])),
     params(("id" = i64, Path)),
     responses((status = 200, body = OneTimePassword), (status = "4XX", body = AppError)))]
-pub async fn reset_password(State(state): State<AppState>, caller: ApiCaller, Path(id): Path<i64>) -> Answer<OneTimePassword> {
+pub async fn reset_password(State(state): State<AppState>, mut caller: ApiCaller, Path(id): Path<i64>) -> Answer<OneTimePassword> {
     caller.needs(Scope::Admin)?;
     caller.run(&state, admin::reset_account_password(UserId(id))).await
 }
@@ -140,7 +143,7 @@ pub async fn reset_password(State(state): State<AppState>, caller: ApiCaller, Pa
 #[utoipa::path(put, path = "/users/{id}/disabled", tag = "admin", security(("token" = ["admin"])),
     params(("id" = i64, Path)), request_body = Disabled,
     responses((status = 204, description = "Done"), (status = "4XX", body = AppError)))]
-pub async fn set_disabled(State(state): State<AppState>, caller: ApiCaller, Path(id): Path<i64>, Json(d): Json<Disabled>) -> Result<StatusCode, ApiError> {
+pub async fn set_disabled(State(state): State<AppState>, mut caller: ApiCaller, Path(id): Path<i64>, Json(d): Json<Disabled>) -> Result<StatusCode, ApiError> {
     caller.needs(Scope::Admin)?;
     done(caller.run(&state, admin::set_account_disabled(UserId(id), d.disabled)).await)
 }
@@ -148,7 +151,7 @@ pub async fn set_disabled(State(state): State<AppState>, caller: ApiCaller, Path
 /// The GPUs, their MIG layouts or shares, and who holds what (administrators).
 #[utoipa::path(get, path = "/gpus", tag = "admin", security(("token" = ["read"])),
     responses((status = 200, body = GpuBoard), (status = "4XX", body = AppError)))]
-pub async fn gpus(State(state): State<AppState>, caller: ApiCaller) -> Answer<GpuBoard> {
+pub async fn gpus(State(state): State<AppState>, mut caller: ApiCaller) -> Answer<GpuBoard> {
     caller.needs(Scope::Read)?;
     caller.run(&state, instance::read_gpus()).await
 }
@@ -157,7 +160,7 @@ pub async fn gpus(State(state): State<AppState>, caller: ApiCaller) -> Answer<Gp
 #[utoipa::path(put, path = "/gpus/{index}/drained", tag = "admin", security(("token" = ["admin"])),
     params(("index" = u32, Path)), request_body = Drained,
     responses((status = 204, description = "Done"), (status = "4XX", body = AppError)))]
-pub async fn drain(State(state): State<AppState>, caller: ApiCaller, Path(index): Path<u32>, Json(d): Json<Drained>) -> Result<StatusCode, ApiError> {
+pub async fn drain(State(state): State<AppState>, mut caller: ApiCaller, Path(index): Path<u32>, Json(d): Json<Drained>) -> Result<StatusCode, ApiError> {
     caller.needs(Scope::Admin)?;
     done(caller.run(&state, instance::set_gpu_drained(index, d.drained)).await)
 }
@@ -165,7 +168,7 @@ pub async fn drain(State(state): State<AppState>, caller: ApiCaller, Path(index)
 /// Whether the portal and its parts work, and how many slices are free.
 #[utoipa::path(get, path = "/status", tag = "admin", security(("token" = ["read"])),
     responses((status = 200, body = InstanceStatus), (status = "4XX", body = AppError)))]
-pub async fn status(State(state): State<AppState>, caller: ApiCaller) -> Answer<InstanceStatus> {
+pub async fn status(State(state): State<AppState>, mut caller: ApiCaller) -> Answer<InstanceStatus> {
     caller.needs(Scope::Read)?;
     caller.run(&state, instance::check_instance()).await
 }
@@ -173,7 +176,7 @@ pub async fn status(State(state): State<AppState>, caller: ApiCaller) -> Answer<
 /// Every course's live and recent sessions (administrators).
 #[utoipa::path(get, path = "/admin/sessions", tag = "admin", security(("token" = ["read"])), params(SessionFilter),
     responses((status = 200, body = Vec<OperationsRow>), (status = "4XX", body = AppError)))]
-pub async fn all_sessions(State(state): State<AppState>, caller: ApiCaller, Query(f): Query<SessionFilter>) -> Answer<Vec<OperationsRow>> {
+pub async fn all_sessions(State(state): State<AppState>, mut caller: ApiCaller, Query(f): Query<SessionFilter>) -> Answer<Vec<OperationsRow>> {
     caller.needs(Scope::Read)?;
     let Json(page) = caller.run(&state, operations::operations_sessions(f.course, f.user, f.gpu, f.state)).await?;
     match page.problem {
@@ -185,7 +188,7 @@ pub async fn all_sessions(State(state): State<AppState>, caller: ApiCaller, Quer
 /// The audit log, newest first, a page at a time (administrators).
 #[utoipa::path(get, path = "/audit", tag = "admin", security(("token" = ["read"])), params(AuditQuery),
     responses((status = 200, body = AuditPage), (status = "4XX", body = AppError)))]
-pub async fn audit_log(State(state): State<AppState>, caller: ApiCaller, Query(q): Query<AuditQuery>) -> Answer<AuditPage> {
+pub async fn audit_log(State(state): State<AppState>, mut caller: ApiCaller, Query(q): Query<AuditQuery>) -> Answer<AuditPage> {
     caller.needs(Scope::Read)?;
     let Json(page) = caller
         .run(&state, audit::audit_log(q.who, q.what, q.from, q.to, q.cursor.unwrap_or_default()))
@@ -201,7 +204,7 @@ pub async fn audit_log(State(state): State<AppState>, caller: ApiCaller, Query(q
     responses((status = 200, content_type = "text/csv", body = String), (status = "4XX", body = AppError)))]
 pub async fn audit_csv(
     state: State<AppState>,
-    caller: ApiCaller,
+    mut caller: ApiCaller,
     uri: axum::http::Uri,
     query: Query<std::collections::HashMap<String, String>>,
 ) -> Result<Response, ApiError> {

@@ -78,15 +78,14 @@ impl<S: Send + Sync> FromRequestParts<S> for ApiCaller {
 }
 
 impl ApiCaller {
-    /// Refuses unless the token has `scope` (the guard then decides as for the pages).
-    pub fn needs(&self, scope: Scope) -> Result<(), ApiError> {
-        match self.token.allows(scope) {
-            true => Ok(()),
-            false => Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                format!("This token lacks the {} scope.", scope.name()),
-            )),
+    /// Refuses unless the token has `scope` (the guard then decides as for the pages), and
+    /// from here on acts as the token may for that scope (`TokenCaller::caller_for`).
+    pub fn needs(&mut self, scope: Scope) -> Result<(), ApiError> {
+        if !self.token.allows(scope) {
+            return Err(ApiError::new(StatusCode::FORBIDDEN, format!("This token lacks the {} scope.", scope.name())));
         }
+        self.auth.caller = self.token.caller_for(scope);
+        Ok(())
     }
 
     /// Runs `call` (one of the pages' server functions) as this caller, with what the

@@ -99,7 +99,7 @@ pub struct Booked {
 /// The courses you belong to (every course, for administrators).
 #[utoipa::path(get, path = "/courses", tag = "courses", security(("token" = ["read"])),
     responses((status = 200, body = Vec<CourseSummary>), (status = "4XX", body = AppError)))]
-pub async fn list(State(state): State<AppState>, caller: ApiCaller) -> Answer<Vec<CourseSummary>> {
+pub async fn list(State(state): State<AppState>, mut caller: ApiCaller) -> Answer<Vec<CourseSummary>> {
     caller.needs(Scope::Read)?;
     caller.run(&state, courses::list_courses()).await
 }
@@ -107,7 +107,7 @@ pub async fn list(State(state): State<AppState>, caller: ApiCaller) -> Answer<Ve
 /// Makes a course (administrators).
 #[utoipa::path(post, path = "/courses", tag = "courses", security(("token" = ["admin"])), request_body = NewCourse,
     responses((status = 204, description = "Made"), (status = "4XX", body = AppError)))]
-pub async fn create(State(state): State<AppState>, caller: ApiCaller, Json(new): Json<NewCourse>) -> Result<StatusCode, ApiError> {
+pub async fn create(State(state): State<AppState>, mut caller: ApiCaller, Json(new): Json<NewCourse>) -> Result<StatusCode, ApiError> {
     caller.needs(Scope::Admin)?;
     done(caller.run(&state, courses::add_course(new.code, new.title)).await)
 }
@@ -116,7 +116,7 @@ pub async fn create(State(state): State<AppState>, caller: ApiCaller, Json(new):
 #[utoipa::path(get, path = "/courses/{code}", tag = "courses", security(("token" = ["read"])),
     params(("code" = String, Path)),
     responses((status = 200, body = CourseDetail), (status = "4XX", body = AppError)))]
-pub async fn one(State(state): State<AppState>, caller: ApiCaller, Path(code): Path<String>) -> Answer<CourseDetail> {
+pub async fn one(State(state): State<AppState>, mut caller: ApiCaller, Path(code): Path<String>) -> Answer<CourseDetail> {
     caller.needs(Scope::Read)?;
     caller.run(&state, courses::open_course(code)).await
 }
@@ -129,7 +129,7 @@ fn csv_base64(csv: &str) -> String {
 #[utoipa::path(post, path = "/courses/{code}/roster/check", tag = "courses", security(("token" = ["course:manage"])),
     params(("code" = String, Path)), request_body(content = String, content_type = "text/csv"),
     responses((status = 200, body = RosterPreviewView), (status = "4XX", body = AppError)))]
-pub async fn check_roster(State(state): State<AppState>, caller: ApiCaller, Path(code): Path<String>, csv: String) -> Answer<RosterPreviewView> {
+pub async fn check_roster(State(state): State<AppState>, mut caller: ApiCaller, Path(code): Path<String>, csv: String) -> Answer<RosterPreviewView> {
     caller.needs(Scope::CourseManage)?;
     caller.run(&state, courses::check_roster(code, csv_base64(&csv))).await
 }
@@ -139,16 +139,16 @@ pub async fn check_roster(State(state): State<AppState>, caller: ApiCaller, Path
 #[utoipa::path(post, path = "/courses/{code}/roster", tag = "courses", security(("token" = ["course:manage"])),
     params(("code" = String, Path)), request_body(content = String, content_type = "text/csv"),
     responses((status = 200, body = RosterAppliedView), (status = "4XX", body = AppError)))]
-pub async fn import_roster(State(state): State<AppState>, caller: ApiCaller, Path(code): Path<String>, csv: String) -> Answer<RosterAppliedView> {
+pub async fn import_roster(State(state): State<AppState>, mut caller: ApiCaller, Path(code): Path<String>, csv: String) -> Answer<RosterAppliedView> {
     caller.needs(Scope::CourseManage)?;
     caller.run(&state, courses::import_roster(code, csv_base64(&csv))).await
 }
 
-/// Takes a student off the course (their running sessions are not stopped).
+/// Takes a student off the course; their running sessions of the course stop.
 #[utoipa::path(delete, path = "/courses/{code}/students/{username}", tag = "courses", security(("token" = ["course:manage"])),
     params(("code" = String, Path), ("username" = String, Path)),
     responses((status = 204, description = "Dropped"), (status = "4XX", body = AppError)))]
-pub async fn drop_student(State(state): State<AppState>, caller: ApiCaller, Path((code, username)): Path<(String, String)>) -> Result<StatusCode, ApiError> {
+pub async fn drop_student(State(state): State<AppState>, mut caller: ApiCaller, Path((code, username)): Path<(String, String)>) -> Result<StatusCode, ApiError> {
     caller.needs(Scope::CourseManage)?;
     done(caller.run(&state, courses::drop_student(code, username)).await)
 }
@@ -157,7 +157,7 @@ pub async fn drop_student(State(state): State<AppState>, caller: ApiCaller, Path
 #[utoipa::path(post, path = "/courses/{code}/students/{username}/password-reset", tag = "courses", security(("token" = ["course:manage"])),
     params(("code" = String, Path), ("username" = String, Path)),
     responses((status = 200, body = OneTimePassword), (status = "4XX", body = AppError)))]
-pub async fn reset_student_password(State(state): State<AppState>, caller: ApiCaller, Path((code, username)): Path<(String, String)>) -> Answer<OneTimePassword> {
+pub async fn reset_student_password(State(state): State<AppState>, mut caller: ApiCaller, Path((code, username)): Path<(String, String)>) -> Answer<OneTimePassword> {
     caller.needs(Scope::CourseManage)?;
     caller.run(&state, courses::reset_student_password(code, username)).await
 }
@@ -166,7 +166,7 @@ pub async fn reset_student_password(State(state): State<AppState>, caller: ApiCa
 #[utoipa::path(post, path = "/courses/{code}/instructors", tag = "courses", security(("token" = ["admin"])),
     params(("code" = String, Path)), request_body = Username,
     responses((status = 204, description = "Made instructor"), (status = "4XX", body = AppError)))]
-pub async fn make_instructor(State(state): State<AppState>, caller: ApiCaller, Path(code): Path<String>, Json(who): Json<Username>) -> Result<StatusCode, ApiError> {
+pub async fn make_instructor(State(state): State<AppState>, mut caller: ApiCaller, Path(code): Path<String>, Json(who): Json<Username>) -> Result<StatusCode, ApiError> {
     caller.needs(Scope::Admin)?;
     done(caller.run(&state, courses::make_instructor(code, who.username)).await)
 }
@@ -175,7 +175,7 @@ pub async fn make_instructor(State(state): State<AppState>, caller: ApiCaller, P
 #[utoipa::path(get, path = "/courses/{code}/policy", tag = "courses", security(("token" = ["read"])),
     params(("code" = String, Path)),
     responses((status = 200, body = PolicyPageView), (status = "4XX", body = AppError)))]
-pub async fn get_policy(State(state): State<AppState>, caller: ApiCaller, Path(code): Path<String>) -> Answer<PolicyPageView> {
+pub async fn get_policy(State(state): State<AppState>, mut caller: ApiCaller, Path(code): Path<String>) -> Answer<PolicyPageView> {
     caller.needs(Scope::Read)?;
     caller.run(&state, policy::course_policy(code)).await
 }
@@ -185,7 +185,7 @@ pub async fn get_policy(State(state): State<AppState>, caller: ApiCaller, Path(c
 #[utoipa::path(put, path = "/courses/{code}/policy", tag = "courses", security(("token" = ["course:manage"])),
     params(("code" = String, Path)), request_body = PolicyFields,
     responses((status = 204, description = "Saved"), (status = "4XX", body = AppError)))]
-pub async fn put_policy(State(state): State<AppState>, caller: ApiCaller, Path(code): Path<String>, Json(p): Json<PolicyFields>) -> Result<StatusCode, ApiError> {
+pub async fn put_policy(State(state): State<AppState>, mut caller: ApiCaller, Path(code): Path<String>, Json(p): Json<PolicyFields>) -> Result<StatusCode, ApiError> {
     caller.needs(Scope::CourseManage)?;
     let Json(problems) = caller
         .run(
@@ -209,7 +209,7 @@ pub async fn put_policy(State(state): State<AppState>, caller: ApiCaller, Path(c
 #[utoipa::path(post, path = "/courses/{code}/extra-hours", tag = "courses", security(("token" = ["course:manage"])),
     params(("code" = String, Path)), request_body = ExtraHours,
     responses((status = 200, body = String), (status = "4XX", body = AppError)))]
-pub async fn extra_hours(State(state): State<AppState>, caller: ApiCaller, Path(code): Path<String>, Json(e): Json<ExtraHours>) -> Answer<String> {
+pub async fn extra_hours(State(state): State<AppState>, mut caller: ApiCaller, Path(code): Path<String>, Json(e): Json<ExtraHours>) -> Answer<String> {
     caller.needs(Scope::CourseManage)?;
     caller.run(&state, policy::grant_extra_hours(code, e.username, e.hours, e.reason)).await
 }
@@ -218,7 +218,7 @@ pub async fn extra_hours(State(state): State<AppState>, caller: ApiCaller, Path(
 #[utoipa::path(get, path = "/courses/{code}/class", tag = "courses", security(("token" = ["read"])),
     params(("code" = String, Path)),
     responses((status = 200, body = ClassPageView), (status = "4XX", body = AppError)))]
-pub async fn class_view(State(state): State<AppState>, caller: ApiCaller, Path(code): Path<String>) -> Answer<ClassPageView> {
+pub async fn class_view(State(state): State<AppState>, mut caller: ApiCaller, Path(code): Path<String>) -> Answer<ClassPageView> {
     caller.needs(Scope::Read)?;
     caller.run(&state, class::class_dashboard(code)).await
 }
@@ -227,7 +227,7 @@ pub async fn class_view(State(state): State<AppState>, caller: ApiCaller, Path(c
 #[utoipa::path(get, path = "/courses/{code}/usage.csv", tag = "courses", security(("token" = ["read"])),
     params(("code" = String, Path)),
     responses((status = 200, content_type = "text/csv", body = String), (status = "4XX", body = AppError)))]
-pub async fn usage_csv(state: State<AppState>, caller: ApiCaller, uri: axum::http::Uri, code: Path<String>) -> Result<Response, ApiError> {
+pub async fn usage_csv(state: State<AppState>, mut caller: ApiCaller, uri: axum::http::Uri, code: Path<String>) -> Result<Response, ApiError> {
     caller.needs(Scope::Read)?;
     Ok(crate::http::handlers::usage_csv::download(state, axum::Extension(caller.auth), uri, code).await)
 }
@@ -236,7 +236,7 @@ pub async fn usage_csv(state: State<AppState>, caller: ApiCaller, uri: axum::htt
 #[utoipa::path(get, path = "/courses/{code}/bookings", tag = "courses", security(("token" = ["read"])),
     params(("code" = String, Path)),
     responses((status = 200, body = BookingsPageView), (status = "4XX", body = AppError)))]
-pub async fn list_bookings(State(state): State<AppState>, caller: ApiCaller, Path(code): Path<String>) -> Answer<BookingsPageView> {
+pub async fn list_bookings(State(state): State<AppState>, mut caller: ApiCaller, Path(code): Path<String>) -> Answer<BookingsPageView> {
     caller.needs(Scope::Read)?;
     caller.run(&state, bookings::lab_bookings(code)).await
 }
@@ -245,7 +245,7 @@ pub async fn list_bookings(State(state): State<AppState>, caller: ApiCaller, Pat
 #[utoipa::path(post, path = "/courses/{code}/bookings", tag = "courses", security(("token" = ["course:manage"])),
     params(("code" = String, Path)), request_body = NewBooking,
     responses((status = 201, body = Booked), (status = "4XX", body = AppError)))]
-pub async fn book(State(state): State<AppState>, caller: ApiCaller, Path(code): Path<String>, Json(b): Json<NewBooking>) -> Result<Response, ApiError> {
+pub async fn book(State(state): State<AppState>, mut caller: ApiCaller, Path(code): Path<String>, Json(b): Json<NewBooking>) -> Result<Response, ApiError> {
     caller.needs(Scope::CourseManage)?;
     let Json(id) = caller
         .run(&state, bookings::book_lab(code, b.profile, b.slices, b.date, b.start, b.end, b.weeks, b.override_running))
@@ -257,7 +257,7 @@ pub async fn book(State(state): State<AppState>, caller: ApiCaller, Path(code): 
 #[utoipa::path(delete, path = "/courses/{code}/bookings/{id}", tag = "courses", security(("token" = ["course:manage"])),
     params(("code" = String, Path), ("id" = i64, Path)),
     responses((status = 204, description = "Cancelled"), (status = "4XX", body = AppError)))]
-pub async fn cancel_booking(State(state): State<AppState>, caller: ApiCaller, Path((code, id)): Path<(String, i64)>) -> Result<StatusCode, ApiError> {
+pub async fn cancel_booking(State(state): State<AppState>, mut caller: ApiCaller, Path((code, id)): Path<(String, i64)>) -> Result<StatusCode, ApiError> {
     caller.needs(Scope::CourseManage)?;
     done(caller.run(&state, bookings::cancel_lab_booking(code, id)).await)
 }

@@ -92,6 +92,15 @@ fn answers_of(op: &Operation) -> String {
         .join(" ")
 }
 
+/// Escaped text with its `code` spans set as code.
+fn prose(text: &str) -> String {
+    escape(text)
+        .split('`')
+        .enumerate()
+        .map(|(i, part)| if i % 2 == 1 { format!("<code>{part}</code>") } else { part.to_string() })
+        .collect()
+}
+
 pub fn render(doc: &OpenApi) -> String {
     let ops = operations(doc);
     let mut sections = String::new();
@@ -101,7 +110,7 @@ pub fn render(doc: &OpenApi) -> String {
             let what = [op.summary.as_deref(), op.description.as_deref()]
                 .into_iter()
                 .flatten()
-                .map(escape)
+                .map(prose)
                 .collect::<Vec<_>>()
                 .join(" ");
             let extra = [("Parameters", params_of(op)), ("Body", body_of(op)), ("Answers", answers_of(op))]
@@ -123,7 +132,7 @@ pub fn render(doc: &OpenApi) -> String {
              <div class=\"table-wrap\"><table class=\"table\"><thead><tr><th>Method</th><th>Path</th><th>Scope</th><th>What it does</th></tr></thead>\
              <tbody>{rows}</tbody></table></div></section>",
             name = escape(&tag.name),
-            desc = escape(tag.description.as_deref().unwrap_or("")),
+            desc = prose(tag.description.as_deref().unwrap_or("")),
         );
     }
     format!(
@@ -136,6 +145,6 @@ pub fn render(doc: &OpenApi) -> String {
          <a class=\"btn btn-secondary\" href=\"/account\">Make a token on your account page</a></p>\
          {sections}</main></body></html>",
         version = escape(&doc.info.version),
-        description = escape(doc.info.description.as_deref().unwrap_or("")),
+        description = prose(doc.info.description.as_deref().unwrap_or("")),
     )
 }

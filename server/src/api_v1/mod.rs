@@ -116,14 +116,15 @@ pub fn document() -> Document {
     doc
 }
 
-/// The routes under [`PREFIX`], rate-limited, with JSON errors whatever answered.
-pub fn router(config: &slicehub_core::config::Config) -> Router<AppState> {
+/// The routes under [`PREFIX`], rate-limited by `limit` (shared with the hub API), with
+/// JSON errors whatever answered.
+pub fn router(limit: rate_limit::Layer) -> Router<AppState> {
     let (routes, _) = documented().split_for_parts();
     let doc = document();
     let json: Arc<str> = doc.to_pretty_json().unwrap_or_default().into();
     let page: Arc<str> = docs_page::render(&doc).into();
     routes
-        .layer(rate_limit::layer(config))
+        .layer(limit)
         .route(OPENAPI_PATH, get(move || serve(json.clone(), "application/json")))
         .route(DOCS_PATH, get(move || serve(page.clone(), "text/html; charset=utf-8")))
         .fallback(|| async { ApiError::new(axum::http::StatusCode::NOT_FOUND, "There is no such API route; see /api/v1/docs.") })
@@ -136,7 +137,7 @@ async fn serve(body: Arc<str>, content_type: &'static str) -> Response {
 
 /// Refusals made outside the handlers (the CSV downloads' words, the rate limit, a body
 /// that is not JSON) answered in the API's JSON shape.
-async fn json_errors(request: Request, next: Next) -> Response {
+pub async fn json_errors(request: Request, next: Next) -> Response {
     let response = next.run(request).await;
     let status = response.status();
     let is_json = response

@@ -1,7 +1,8 @@
-//! The APIs' rate limit (`tower_governor`): each token its own pace, and each client
-//! address its own for requests without a valid token. The address is the one the portal
-//! derives from `server.trusted_proxies` (never `X-Forwarded-For` from anyone else), and
-//! a made-up token counts against its sender's address, so inventing tokens gains nothing.
+//! The APIs' rate limit (`tower_governor`), one for the REST and the hub API together:
+//! each person (whatever token of theirs is used) their own pace, and each client address
+//! its own for requests without a valid token. The address is the one the portal derives
+//! from `server.trusted_proxies` (never `X-Forwarded-For` from anyone else), and a made-up
+//! token counts against its sender's address, so inventing tokens gains nothing.
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -17,7 +18,7 @@ use tower_governor::{GovernorError, GovernorLayer};
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Caller {
-    Token(i64),
+    Person(slicehub_core::UserId),
     Address(IpAddr),
 }
 
@@ -28,8 +29,8 @@ impl KeyExtractor for ByTokenOrAddress {
     type Key = Caller;
 
     fn extract<T>(&self, request: &Request<T>) -> Result<Caller, GovernorError> {
-        if let Some(token) = request.extensions().get::<TokenCaller>() {
-            return Ok(Caller::Token(token.token_id));
+        if let Some(TokenCaller { caller: slicehub_core::auth::Caller::User { id, .. }, .. }) = request.extensions().get::<TokenCaller>() {
+            return Ok(Caller::Person(*id));
         }
         request
             .extensions()

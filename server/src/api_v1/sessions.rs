@@ -37,12 +37,14 @@ pub struct SessionPage {
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct PageQuery {
     /// From `next_cursor` of the page before; absent for the newest.
     cursor: Option<String>,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct StopQuery {
     /// Why, for the audit log and the owner.
     reason: Option<String>,
@@ -53,15 +55,16 @@ pub struct StopQuery {
 /// "at the latest" estimate.
 #[utoipa::path(get, path = "/sessions", tag = "sessions", security(("token" = ["read"])),
     responses((status = 200, body = Vec<SessionView>), (status = "4XX", body = AppError)))]
-pub async fn list(State(state): State<AppState>, caller: ApiCaller) -> Answer<Vec<SessionView>> {
+pub async fn list(State(state): State<AppState>, mut caller: ApiCaller) -> Answer<Vec<SessionView>> {
     caller.needs(Scope::Read)?;
     caller.run(&state, pages::my_sessions()).await
 }
 
-/// Ended and failed sessions, a page at a time.
+/// Ended and failed sessions, newest first, a page at a time. A session that ends while
+/// you page moves the pages by one: a session may be listed twice, never left out.
 #[utoipa::path(get, path = "/sessions/history", tag = "sessions", security(("token" = ["read"])), params(PageQuery),
     responses((status = 200, body = SessionPage), (status = "4XX", body = AppError)))]
-pub async fn history(State(state): State<AppState>, caller: ApiCaller, Query(q): Query<PageQuery>) -> Answer<SessionPage> {
+pub async fn history(State(state): State<AppState>, mut caller: ApiCaller, Query(q): Query<PageQuery>) -> Answer<SessionPage> {
     caller.needs(Scope::Read)?;
     let page = match q.cursor.as_deref().map(str::parse::<u32>) {
         None => 0,
@@ -69,15 +72,19 @@ pub async fn history(State(state): State<AppState>, caller: ApiCaller, Query(q):
         Some(Err(_)) => return Err(ApiError::new(StatusCode::BAD_REQUEST, "The cursor is not one this API gave.")),
     };
     let Json(found) = caller.run(&state, pages::session_history(page)).await?;
-    let next = (found.page + 1 < found.pages && found.page == page).then(|| (page + 1).to_string());
+    // The pages answer the last page for one past the end; the API answers nothing there.
+    if found.page != page {
+        return Ok(Json(SessionPage { items: Vec::new(), next_cursor: None }));
+    }
+    let next = (found.page + 1 < found.pages).then(|| (page + 1).to_string());
     Ok(Json(SessionPage { items: found.sessions, next_cursor: next }))
 }
 
-/// One of your sessions, or one you may manage (an instructor's student's).
+/// One of your own sessions.
 #[utoipa::path(get, path = "/sessions/{id}", tag = "sessions", security(("token" = ["read"])),
     params(("id" = String, Path, description = "The session's id, e.g. `s-…`")),
     responses((status = 200, body = SessionView), (status = "4XX", body = AppError)))]
-pub async fn one(State(state): State<AppState>, caller: ApiCaller, Path(id): Path<String>) -> Answer<SessionView> {
+pub async fn one(State(state): State<AppState>, mut caller: ApiCaller, Path(id): Path<String>) -> Answer<SessionView> {
     caller.needs(Scope::Read)?;
     let Json(mine) = caller.run(&state, pages::my_sessions()).await?;
     mine.into_iter()
@@ -89,7 +96,7 @@ pub async fn one(State(state): State<AppState>, caller: ApiCaller, Path(id): Pat
 /// Claims a slice in a course and starts the notebook or job: queued when none is free.
 #[utoipa::path(post, path = "/sessions", tag = "sessions", security(("token" = ["sessions"])), request_body = NewSession,
     responses((status = 201, body = SessionView), (status = "4XX", body = AppError)))]
-pub async fn start(State(state): State<AppState>, caller: ApiCaller, Json(new): Json<NewSession>) -> Result<Response, ApiError> {
+pub async fn start(State(state): State<AppState>, mut caller: ApiCaller, Json(new): Json<NewSession>) -> Result<Response, ApiError> {
     caller.needs(Scope::Sessions)?;
     let course = launchable_course(&state, &caller.auth.caller, &new.course).await?;
     let Json(view) = caller
@@ -115,7 +122,7 @@ async fn launchable_course(state: &AppState, caller: &Caller, code: &str) -> Res
 #[utoipa::path(delete, path = "/sessions/{id}", tag = "sessions", security(("token" = ["sessions"])),
     params(("id" = String, Path), StopQuery),
     responses((status = 204, description = "Stopping"), (status = "4XX", body = AppError)))]
-pub async fn stop(State(state): State<AppState>, caller: ApiCaller, Path(id): Path<String>, Query(q): Query<StopQuery>) -> Result<StatusCode, ApiError> {
+pub async fn stop(State(state): State<AppState>, mut caller: ApiCaller, Path(id): Path<String>, Query(q): Query<StopQuery>) -> Result<StatusCode, ApiError> {
     caller.needs(Scope::Sessions)?;
     done(caller.run(&state, pages::stop_session(id, q.reason)).await)
 }
@@ -124,7 +131,7 @@ pub async fn stop(State(state): State<AppState>, caller: ApiCaller, Path(id): Pa
 #[utoipa::path(post, path = "/sessions/{id}/keep", tag = "sessions", security(("token" = ["sessions"])),
     params(("id" = String, Path)),
     responses((status = 204, description = "Kept"), (status = "4XX", body = AppError)))]
-pub async fn keep(State(state): State<AppState>, caller: ApiCaller, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
+pub async fn keep(State(state): State<AppState>, mut caller: ApiCaller, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
     caller.needs(Scope::Sessions)?;
     done(caller.run(&state, pages::keep_session_running(id)).await)
 }
@@ -133,7 +140,7 @@ pub async fn keep(State(state): State<AppState>, caller: ApiCaller, Path(id): Pa
 #[utoipa::path(get, path = "/sessions/{id}/logs", tag = "sessions", security(("token" = ["read"])),
     params(("id" = String, Path)),
     responses((status = 200, content_type = "text/plain", body = String), (status = "4XX", body = AppError)))]
-pub async fn logs(State(state): State<AppState>, caller: ApiCaller, Path(id): Path<String>) -> Result<Response, ApiError> {
+pub async fn logs(State(state): State<AppState>, mut caller: ApiCaller, Path(id): Path<String>) -> Result<Response, ApiError> {
     caller.needs(Scope::Read)?;
     let Json(text) = caller.run(&state, pages::session_logs(id)).await?;
     Ok(([(axum::http::header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response())
@@ -143,7 +150,7 @@ pub async fn logs(State(state): State<AppState>, caller: ApiCaller, Path(id): Pa
 #[utoipa::path(get, path = "/sessions/{id}/activity", tag = "sessions", security(("token" = ["read"])),
     params(("id" = String, Path)),
     responses((status = 200, body = Vec<ActivityPoint>), (status = "4XX", body = AppError)))]
-pub async fn activity(State(state): State<AppState>, caller: ApiCaller, Path(id): Path<String>) -> Answer<Vec<ActivityPoint>> {
+pub async fn activity(State(state): State<AppState>, mut caller: ApiCaller, Path(id): Path<String>) -> Answer<Vec<ActivityPoint>> {
     caller.needs(Scope::Read)?;
     caller.run(&state, pages::slice_activity(id)).await
 }
@@ -153,7 +160,7 @@ pub async fn activity(State(state): State<AppState>, caller: ApiCaller, Path(id)
 /// stop).
 #[utoipa::path(get, path = "/sessions/events", tag = "sessions", security(("token" = ["read"])),
     responses((status = 200, content_type = "text/event-stream", body = String), (status = "4XX", body = AppError)))]
-pub async fn events(state: State<AppState>, caller: ApiCaller) -> Result<Response, ApiError> {
+pub async fn events(state: State<AppState>, mut caller: ApiCaller) -> Result<Response, ApiError> {
     caller.needs(Scope::Read)?;
     Ok(crate::http::handlers::session_events::events(state, axum::Extension(caller.auth)).await)
 }
@@ -162,7 +169,7 @@ pub async fn events(state: State<AppState>, caller: ApiCaller) -> Result<Respons
 /// the allowed images.
 #[utoipa::path(get, path = "/launch-options", tag = "sessions", security(("token" = ["read"])),
     responses((status = 200, body = Vec<LaunchCourse>), (status = "4XX", body = AppError)))]
-pub async fn launch_options(State(state): State<AppState>, caller: ApiCaller) -> Answer<Vec<LaunchCourse>> {
+pub async fn launch_options(State(state): State<AppState>, mut caller: ApiCaller) -> Answer<Vec<LaunchCourse>> {
     caller.needs(Scope::Read)?;
     caller.run(&state, pages::launch_options()).await
 }

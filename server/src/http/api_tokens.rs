@@ -1,8 +1,7 @@
 //! Who calls the APIs (`/api/v1/…` and the JupyterHub-compatible `/hub/api/…`): the
 //! personal access token in the `Authorization` header (`Bearer X`, or JupyterHub's
 //! `token X`), never a cookie. A browser's login therefore opens nothing here, and a page
-//! of another site cannot make a signed-in browser call the API. The one exception is the
-//! hub's OAuth authorization, a page a person's browser is sent to.
+//! of another site cannot make a signed-in browser call the API.
 
 use axum::extract::Request;
 use axum::http::header::AUTHORIZATION;
@@ -14,12 +13,8 @@ use slicehub_core::Services;
 
 use crate::http::client_addr;
 
-/// The hub's OAuth page, reached by a browser with its login cookie.
-pub const HUB_AUTHORIZE: &str = "/hub/api/oauth2/authorize";
-
 pub fn takes_tokens(path: &str) -> bool {
-    let api = path == "/api/v1" || path.starts_with("/api/v1/") || path == "/hub/api" || path.starts_with("/hub/api/");
-    api && path != HUB_AUTHORIZE
+    path == "/api/v1" || path.starts_with("/api/v1/") || path == "/hub/api" || path.starts_with("/hub/api/")
 }
 
 pub async fn resolve(services: &Services, mut request: Request, next: Next) -> Response {

@@ -72,10 +72,13 @@ async fn api_checked(request: Request, next: Next) -> Response {
     if let Some(problem) = path_problem.or(query_problem) {
         return crate::api_v1::ApiError::new(StatusCode::BAD_REQUEST, problem).into_response();
     }
+    // As axum's `Json` takes it: `application/json` or any `+json`, in any case.
     let json = request
         .headers()
         .get(axum::http::header::CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
+        .is_some_and(|kind| kind == "application/json" || (kind.starts_with("application/") && kind.ends_with("+json")));
     if !json {
         return next.run(request).await;
     }
@@ -84,13 +87,26 @@ async fn api_checked(request: Request, next: Next) -> Response {
         Ok(bytes) => bytes,
         Err(_) => return crate::api_v1::ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, too_large()).into_response(),
     };
-    if let Ok(serde_json::Value::Object(fields)) = serde_json::from_slice(&bytes) {
-        let text = fields.iter().filter_map(|(k, v)| v.as_str().map(|v| (std::borrow::Cow::Borrowed(k.as_str()), std::borrow::Cow::Borrowed(v))));
-        if let Some(problem) = fields_problem(text) {
+    if let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) {
+        let mut text = Vec::new();
+        strings_of("", &value, &mut text);
+        let fields = text.into_iter().map(|(k, v)| (std::borrow::Cow::Owned(k), std::borrow::Cow::Borrowed(v)));
+        if let Some(problem) = fields_problem(fields) {
             return crate::api_v1::ApiError::new(StatusCode::BAD_REQUEST, problem).into_response();
         }
     }
     next.run(Request::from_parts(parts, Body::from(bytes))).await
+}
+
+/// Every text in a JSON value with the name of the field it is in (a list's items take
+/// the list's name), however deep; `fields_problem` checks odd names themselves.
+fn strings_of<'a>(field: &str, value: &'a serde_json::Value, out: &mut Vec<(String, &'a str)>) {
+    match value {
+        serde_json::Value::String(text) => out.push((field.to_string(), text)),
+        serde_json::Value::Array(items) => items.iter().for_each(|item| strings_of(field, item, out)),
+        serde_json::Value::Object(fields) => fields.iter().for_each(|(name, item)| strings_of(name, item, out)),
+        _ => {}
+    }
 }
 
 /// What is wrong with the first bad field of a form body, in words.

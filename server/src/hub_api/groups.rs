@@ -22,6 +22,9 @@ use super::HubCaller;
 use crate::api_v1::answer::{ApiCaller, ApiError};
 use crate::serve::AppState;
 
+/// The most users one group call names (a roster import's size, well above a class).
+const MOST_AT_ONCE: usize = 2000;
+
 #[derive(Debug, Deserialize)]
 pub struct Members {
     #[serde(default)]
@@ -54,7 +57,7 @@ async fn group_model(state: &AppState, course: &Course, role: Role) -> Result<Va
     }))
 }
 
-pub async fn list(State(state): State<AppState>, HubCaller(caller): HubCaller) -> Result<Json<Vec<Value>>, ApiError> {
+pub async fn list(State(state): State<AppState>, HubCaller(mut caller): HubCaller) -> Result<Json<Vec<Value>>, ApiError> {
     caller.needs(Scope::Read)?;
     let mut out = Vec::new();
     for course in state.services.store.list_courses().await? {
@@ -67,14 +70,14 @@ pub async fn list(State(state): State<AppState>, HubCaller(caller): HubCaller) -
     Ok(Json(out))
 }
 
-pub async fn one(State(state): State<AppState>, HubCaller(caller): HubCaller, Path(name): Path<String>) -> Result<Json<Value>, ApiError> {
+pub async fn one(State(state): State<AppState>, HubCaller(mut caller): HubCaller, Path(name): Path<String>) -> Result<Json<Value>, ApiError> {
     caller.needs(Scope::Read)?;
     let (course, role) = managed(&state, &caller, &name).await?;
     Ok(Json(group_model(&state, &course, role).await?))
 }
 
 /// A course's group exists with the course: "making" it answers it as it is.
-pub async fn create(State(state): State<AppState>, HubCaller(caller): HubCaller, Path(name): Path<String>) -> Result<Response, ApiError> {
+pub async fn create(State(state): State<AppState>, HubCaller(mut caller): HubCaller, Path(name): Path<String>) -> Result<Response, ApiError> {
     caller.needs(Scope::CourseManage)?;
     let (course, role) = managed(&state, &caller, &name).await?;
     Ok((StatusCode::CREATED, Json(group_model(&state, &course, role).await?)).into_response())
@@ -83,6 +86,9 @@ pub async fn create(State(state): State<AppState>, HubCaller(caller): HubCaller,
 /// Usernames as given, each checked and existing: an unknown one refuses the whole call
 /// (JupyterHub's answer), so a group call never makes an account.
 async fn existing(state: &AppState, users: &[String]) -> Result<Vec<String>, ApiError> {
+    if users.len() > MOST_AT_ONCE {
+        return Err(ApiError::new(StatusCode::BAD_REQUEST, format!("Send at most {MOST_AT_ONCE} users at once.")));
+    }
     let mut names = Vec::new();
     for raw in users {
         let name = normalize_username(raw).map_err(|m| ApiError::new(StatusCode::BAD_REQUEST, m))?;
@@ -96,7 +102,7 @@ async fn existing(state: &AppState, users: &[String]) -> Result<Vec<String>, Api
 
 pub async fn add_users(
     State(state): State<AppState>,
-    HubCaller(caller): HubCaller,
+    HubCaller(mut caller): HubCaller,
     Path(name): Path<String>,
     Json(members): Json<Members>,
 ) -> Result<Json<Value>, ApiError> {
@@ -122,7 +128,7 @@ pub async fn add_users(
 
 pub async fn remove_users(
     State(state): State<AppState>,
-    HubCaller(caller): HubCaller,
+    HubCaller(mut caller): HubCaller,
     Path(name): Path<String>,
     Json(members): Json<Members>,
 ) -> Result<Json<Value>, ApiError> {
@@ -131,8 +137,12 @@ pub async fn remove_users(
     if role == Role::Instructor {
         return Err(ApiError::new(StatusCode::FORBIDDEN, "Instructors are not removed through groups."));
     }
+    // Taking out someone who is not in the group is done already (JupyterHub's answer).
+    let students = state.services.store.course_members(course.id).await?;
     for name in existing(&state, &members.users).await? {
-        let Json(()) = caller.run(&state, courses::drop_student(course.code.clone(), name)).await?;
+        if students.iter().any(|m| m.role == Role::Student && m.user.username == name) {
+            let Json(()) = caller.run(&state, courses::drop_student(course.code.clone(), name)).await?;
+        }
     }
     Ok(Json(group_model(&state, &course, role).await?))
 }

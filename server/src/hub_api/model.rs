@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 use slicehub_core::auth::{authorize, Action, Caller};
-use slicehub_core::sessions::GpuSession;
+use slicehub_core::sessions::{GpuSession, SessionKind, SessionState};
 use slicehub_core::store::{Role, User};
 use slicehub_core::{CoreError, CourseId, Services};
 
@@ -56,23 +56,20 @@ pub async fn user_model(services: &Services, caller: &Caller, user: &User) -> Re
     // learns nothing of a notebook in another (its id, course or image).
     let sessions: Vec<GpuSession> = services
         .store
-        .gpu_sessions_of_user(user.id, 20)
+        .gpu_sessions_of_user(user.id, 1)
         .await?
         .into_iter()
         .filter(|s| may_manage(caller, s))
         .collect();
-    let live: Vec<&GpuSession> = sessions
-        .iter()
-        .filter(|s| s.kind == slicehub_core::sessions::SessionKind::Notebook && !s.state.is_final())
-        .collect();
-    let ready = live.iter().find(|s| s.state == slicehub_core::sessions::SessionState::Ready);
+    let live = live_notebook(services, caller, user).await?;
+    let ready = live.as_ref().filter(|s| s.state == SessionState::Ready);
     let server = ready.map(|s| Value::String(s.base_url()));
-    let pending = (ready.is_none() && !live.is_empty()).then_some("spawn");
-    let last_activity = sessions.first().map_or(Value::Null, |s| iso(s.requested_at_ms));
-    let servers = match live.first() {
+    let pending = (ready.is_none() && live.is_some()).then_some("spawn");
+    let last_activity = sessions.first().map_or(Value::Null, |s| iso(s.updated_at_ms));
+    let servers = match &live {
         Some(s) => json!({ "": {
             "name": "",
-            "ready": s.state == slicehub_core::sessions::SessionState::Ready,
+            "ready": s.state == SessionState::Ready,
             "pending": pending,
             "url": s.base_url(),
             "started": iso(s.requested_at_ms),
@@ -98,6 +95,17 @@ pub async fn user_model(services: &Services, caller: &Caller, user: &User) -> Re
 /// administrators.
 pub fn may_manage(caller: &Caller, session: &GpuSession) -> bool {
     authorize(caller, &Action::ManageSession { owner: session.user_id, course: session.course_id }).is_ok()
+}
+
+/// `user`'s notebook that is starting or running, however many sessions came after it,
+/// when `caller` may see it (its owner, its course's instructors, administrators): to
+/// anyone else it is no server at all.
+pub async fn live_notebook(services: &Services, caller: &Caller, user: &User) -> Result<Option<GpuSession>, CoreError> {
+    let live: Vec<SessionState> = SessionState::ALL.into_iter().filter(|s| !s.is_final()).collect();
+    let sessions = services.store.gpu_sessions_in(&live).await?;
+    Ok(sessions
+        .into_iter()
+        .find(|s| s.user_id == user.id && s.kind == SessionKind::Notebook && may_manage(caller, s)))
 }
 
 /// Administrators, and instructors for their own courses.

@@ -15,10 +15,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use slicehub_app::api::sessions;
 use slicehub_core::auth::{Caller, Scope};
-use slicehub_core::sessions::{GpuSession, SessionKind, SessionState};
+use slicehub_core::sessions::{GpuSession, SessionState};
 use slicehub_core::store::User;
 
-use super::model::may_manage;
 use super::users::visible;
 use super::HubCaller;
 use crate::api_v1::answer::{ApiCaller, ApiError};
@@ -34,19 +33,21 @@ pub struct UserOptions {
     image: Option<String>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-pub struct StartBody {
-    #[serde(default)]
-    user_options: Option<UserOptions>,
+/// JupyterHub takes the body as the options, or `{"user_options": {...}}`.
+fn options_of(body: Option<Json<Value>>) -> Result<UserOptions, ApiError> {
+    let Some(Json(mut body)) = body else {
+        return Ok(UserOptions::default());
+    };
+    if let Some(nested) = body.get_mut("user_options") {
+        body = nested.take();
+    }
+    serde_json::from_value(body).map_err(|_| {
+        ApiError::new(StatusCode::BAD_REQUEST, "user_options are {\"course\": \"CODE\", \"profile\": \"…\", \"image\": \"…\"}, each text.")
+    })
 }
 
-/// `user`'s notebook that is starting or running, when `caller` may see it (its owner, its
-/// course's instructors, administrators): to anyone else it is no server at all.
 async fn live_notebook(state: &AppState, caller: &Caller, user: &User) -> Result<Option<GpuSession>, ApiError> {
-    let sessions = state.services.store.gpu_sessions_of_user(user.id, 20).await?;
-    Ok(sessions
-        .into_iter()
-        .find(|s| s.kind == SessionKind::Notebook && !s.state.is_final() && may_manage(caller, s)))
+    Ok(super::model::live_notebook(&state.services, caller, user).await?)
 }
 
 fn only_own(caller: &Caller, user: &User) -> Result<(), ApiError> {
@@ -58,9 +59,9 @@ fn only_own(caller: &Caller, user: &User) -> Result<(), ApiError> {
 
 pub async fn start(
     State(state): State<AppState>,
-    HubCaller(caller): HubCaller,
+    HubCaller(mut caller): HubCaller,
     Path(name): Path<String>,
-    body: Option<Json<StartBody>>,
+    body: Option<Json<Value>>,
 ) -> Result<Response, ApiError> {
     caller.needs(Scope::Sessions)?;
     let user = visible(&state, &caller.auth.caller, &name).await?;
@@ -68,7 +69,7 @@ pub async fn start(
     if live_notebook(&state, &caller.auth.caller, &user).await?.is_some() {
         return Err(ApiError::new(StatusCode::BAD_REQUEST, format!("{} is already running.", user.username)));
     }
-    let options = body.and_then(|Json(b)| b.user_options).unwrap_or_default();
+    let options = options_of(body)?;
     let (course, profile, image) = chosen(&state, &caller, options).await?;
     let Json(view) = caller.run(&state, sessions::start_session(course, profile, image, None)).await?;
     let status = if view.state == SessionState::Ready { StatusCode::CREATED } else { StatusCode::ACCEPTED };
@@ -98,7 +99,7 @@ async fn chosen(state: &AppState, caller: &ApiCaller, options: UserOptions) -> R
     Ok((course.course_id, profile, image))
 }
 
-pub async fn stop(State(state): State<AppState>, HubCaller(caller): HubCaller, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
+pub async fn stop(State(state): State<AppState>, HubCaller(mut caller): HubCaller, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
     caller.needs(Scope::Sessions)?;
     let user = visible(&state, &caller.auth.caller, &name).await?;
     let Some(session) = live_notebook(&state, &caller.auth.caller, &user).await? else {
@@ -127,7 +128,7 @@ fn progress_of(session: &GpuSession) -> (Value, bool) {
 
 /// The start of `name`'s notebook as JupyterHub's progress events, until it is ready or
 /// fails.
-pub async fn progress(State(state): State<AppState>, HubCaller(caller): HubCaller, Path(name): Path<String>) -> Result<Response, ApiError> {
+pub async fn progress(State(state): State<AppState>, HubCaller(mut caller): HubCaller, Path(name): Path<String>) -> Result<Response, ApiError> {
     caller.needs(Scope::Read)?;
     let user = visible(&state, &caller.auth.caller, &name).await?;
     let Some(session) = live_notebook(&state, &caller.auth.caller, &user).await? else {

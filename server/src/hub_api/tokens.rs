@@ -7,7 +7,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use slicehub_app::api::tokens::TokenView;
+use slicehub_core::store::ApiTokenRow;
 use slicehub_core::auth::{Scope, TokenRequest, API_TOKEN_DAYS};
 
 use super::users::visible;
@@ -18,42 +18,49 @@ use crate::serve::AppState;
 #[derive(Debug, Default, Deserialize)]
 pub struct NewToken {
     note: Option<String>,
-    /// Seconds; rounded up to the portal's lifetimes (7, 30, 90 or 365 days).
+    /// Seconds; rounded up to the portal's lifetimes (7, 30, 90 or 365 days; longer is
+    /// 365, none is 30), and never past the expiry of the token that asks.
     expires_in: Option<u64>,
     /// The portal's scope names (`read`, `sessions`, …); others are refused.
     scopes: Option<Vec<String>>,
 }
 
-fn model(t: &TokenView) -> Value {
+fn iso(ms: Option<i64>) -> Value {
+    ms.and_then(chrono::DateTime::from_timestamp_millis)
+        .map_or(Value::Null, |t| Value::String(t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)))
+}
+
+fn model(t: &ApiTokenRow) -> Value {
     json!({
         "kind": "api_token",
         "id": format!("a{}", t.id),
         "note": t.name,
-        "scopes": t.scopes,
-        "created": t.created,
-        "expires_at": t.expires,
-        "last_activity": t.last_used,
+        "scopes": t.scopes.split_whitespace().collect::<Vec<_>>(),
+        "created": iso(Some(t.created_at)),
+        "expires_at": iso(t.expires_at),
+        "last_activity": iso(t.last_used_at),
     })
 }
 
-async fn own(state: &AppState, caller: &super::super::api_v1::answer::ApiCaller, name: &str) -> Result<(), ApiError> {
+/// The caller's own account, when `name` is theirs.
+async fn own(state: &AppState, caller: &crate::api_v1::answer::ApiCaller, name: &str) -> Result<slicehub_core::UserId, ApiError> {
     let user = visible(state, &caller.auth.caller, name).await?;
     match &caller.auth.caller {
-        slicehub_core::auth::Caller::User { id, .. } if *id == user.id => Ok(()),
+        slicehub_core::auth::Caller::User { id, .. } if *id == user.id => Ok(user.id),
         _ => Err(ApiError::new(StatusCode::FORBIDDEN, "Tokens are their owner's only.")),
     }
 }
 
-pub async fn list(State(state): State<AppState>, HubCaller(caller): HubCaller, Path(name): Path<String>) -> Result<Json<Value>, ApiError> {
+pub async fn list(State(state): State<AppState>, HubCaller(mut caller): HubCaller, Path(name): Path<String>) -> Result<Json<Value>, ApiError> {
     caller.needs(Scope::Read)?;
-    own(&state, &caller, &name).await?;
-    let Json(overview) = caller.run(&state, slicehub_app::api::tokens::my_tokens()).await?;
-    Ok(Json(json!({ "api_tokens": overview.tokens.iter().map(model).collect::<Vec<_>>() })))
+    let user = own(&state, &caller, &name).await?;
+    let rows = state.services.auth.api_tokens_of(user).await?;
+    Ok(Json(json!({ "api_tokens": rows.iter().map(model).collect::<Vec<_>>() })))
 }
 
 pub async fn create(
     State(state): State<AppState>,
-    HubCaller(caller): HubCaller,
+    HubCaller(mut caller): HubCaller,
     Path(name): Path<String>,
     body: Option<Json<NewToken>>,
 ) -> Result<Response, ApiError> {
@@ -73,10 +80,15 @@ pub async fn create(
         None => 30,
         Some(seconds) => API_TOKEN_DAYS.into_iter().find(|d| u64::from(*d) * 86_400 >= seconds).unwrap_or(365),
     };
-    let request = TokenRequest { name: new.note.unwrap_or_else(|| "made through the hub API".into()), scopes, days };
+    let request = TokenRequest {
+        name: new.note.unwrap_or_else(|| "made through the hub API".into()),
+        scopes,
+        days,
+        // A token made by a token ends no later than it.
+        not_after_ms: caller.token.expires_at_ms,
+    };
     let made = state.services.auth.create_api_token(&caller.auth.caller, &request).await?;
-    let view = slicehub_app::api::tokens::ssr::token_view(made.row);
-    let mut answer = model(&view);
+    let mut answer = model(&made.row);
     answer["token"] = Value::String(made.secret);
     Ok((StatusCode::CREATED, Json(answer)).into_response())
 }

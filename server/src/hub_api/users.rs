@@ -21,15 +21,16 @@ const MOST_LIMIT: usize = 200;
 
 /// The token's owner, with the scopes JupyterHub clients check (a notebook server lets in
 /// the holder of `access:servers!user=NAME`).
-pub async fn me(State(state): State<AppState>, HubCaller(caller): HubCaller) -> Result<Json<Value>, ApiError> {
+pub async fn me(State(state): State<AppState>, HubCaller(mut caller): HubCaller) -> Result<Json<Value>, ApiError> {
     caller.needs(Scope::Read)?;
     let user = account(&state, &caller.auth.caller).await?;
     let mut model = user_model(&state.services, &caller.auth.caller, &user).await?;
-    model["scopes"] = json!([
-        format!("read:users!user={}", user.username),
-        format!("access:servers!user={}", user.username),
-        "read:users:groups!user=".to_string() + &user.username,
-    ]);
+    let name = &user.username;
+    let mut scopes = vec![format!("read:users!user={name}"), format!("read:users:groups!user={name}")];
+    if caller.token.allows(Scope::Sessions) {
+        scopes.extend([format!("servers!user={name}"), format!("access:servers!user={name}")]);
+    }
+    model["scopes"] = json!(scopes);
     Ok(Json(model))
 }
 
@@ -59,7 +60,7 @@ pub async fn visible(state: &AppState, caller: &Caller, name: &str) -> Result<Us
     }
 }
 
-pub async fn one(State(state): State<AppState>, HubCaller(caller): HubCaller, Path(name): Path<String>) -> Result<Json<Value>, ApiError> {
+pub async fn one(State(state): State<AppState>, HubCaller(mut caller): HubCaller, Path(name): Path<String>) -> Result<Json<Value>, ApiError> {
     caller.needs(Scope::Read)?;
     let user = visible(&state, &caller.auth.caller, &name).await?;
     Ok(Json(user_model(&state.services, &caller.auth.caller, &user).await?))
@@ -75,7 +76,7 @@ pub struct Paging {
 /// media type.
 pub async fn list(
     State(state): State<AppState>,
-    HubCaller(caller): HubCaller,
+    HubCaller(mut caller): HubCaller,
     headers: HeaderMap,
     Query(paging): Query<Paging>,
 ) -> Result<Response, ApiError> {

@@ -94,6 +94,30 @@ async fn a_token_acts_for_its_owner_only_within_its_scopes_until_it_ends() {
         let (_, courses) = call(&portal, Method::GET, "/courses", &admin_read, None).await;
         assert!(!courses.to_string().contains("X-1"), "{courses}");
 
+        // An administrator's token changes things as an administrator only with `admin`:
+        // with `course:manage` alone it manages what its owner teaches (nothing here).
+        let admin_courses = token(&portal, "admin", &["read", "course:manage"]);
+        let csv = "username,display name\nalice,alice\n";
+        let resp = client()
+            .post(format!("{}/api/v1/courses/CS-101/roster", portal.url))
+            .bearer_auth(&admin_courses)
+            .header("content-type", "text/csv")
+            .body(csv)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 404, "{}", resp.text().await.unwrap());
+        let resp = client()
+            .post(format!("{}/hub/api/groups/formgrade-CS-101/users", portal.url))
+            .header("authorization", format!("token {admin_courses}"))
+            .json(&json!({"users": ["alice"]}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 404, "{}", resp.text().await.unwrap());
+        let (_, course) = call(&portal, Method::GET, "/courses/CS-101", &admin_read, None).await;
+        assert!(!course.to_string().contains("alice"), "alice was made neither student nor instructor: {course}");
+
         // Made, used and revoked: each is audited, and the last use shows where from.
         let (_, listed) = call(&portal, Method::GET, "/tokens", &read, None).await;
         let mine = &listed.as_array().unwrap()[0];
@@ -126,6 +150,13 @@ async fn a_token_acts_for_its_owner_only_within_its_scopes_until_it_ends() {
         assert_eq!(call(&portal, Method::GET, "/me", &fresh, None).await.0, 200);
         portal.cli(&["user", "disable", "alice"], "");
         assert_eq!(call(&portal, Method::GET, "/me", &fresh, None).await.0, 401, "a disabled account's token");
+        portal.cli(&["user", "enable", "alice"], "");
+        tokio::time::sleep(Duration::from_millis(2100)).await;
+        assert_eq!(call(&portal, Method::GET, "/me", &fresh, None).await.0, 200, "enabled again");
+
+        // A password reset by an administrator is a recovery: every token of the account ends.
+        portal.cli(&["user", "passwd", "alice"], "");
+        assert_eq!(call(&portal, Method::GET, "/me", &fresh, None).await.0, 401, "a token from before the reset");
         store.close().await;
     })
     .await;

@@ -12,13 +12,13 @@
 //!
 //! And the attacks: another student's token learns nothing of alice's account, cannot stop
 //! or start her server or make tokens for her, and no token makes a token with more scopes
-//! than its own.
+//! than its own; an instructor sees and stops only the servers of their own course.
 //!
 //! Needs the Python clients in `target/hub-venv`
 //! (`python3 -m venv target/hub-venv && target/hub-venv/bin/pip install jupyterhub==6.1.1
 //! nbgrader==0.9.6 openapi-python-client==0.29.1`; no network at test time), and for the
-//! tests that run a job the Docker engine and `slicehub/busybox:offline`
-//! (docker/offline/busybox.sh).
+//! tests that run a session the Docker engine and `slicehub/busybox:offline`
+//! (docker/offline/busybox.sh); a notebook image that never answers is made from it here.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -68,6 +68,11 @@ fn email(user: &str) -> String {
 }
 
 async fn classroom(database: Option<&str>) -> Classroom {
+    classroom_with(database, &[]).await
+}
+
+/// [`classroom`] with these further `SLICEHUB_*` settings.
+async fn classroom_with(database: Option<&str>, extra: &[(&str, &str)]) -> Classroom {
     let mut env = vec![
         ("SLICEHUB_ADMIN_PASSWORD", "admin-password-1"),
         ("SLICEHUB_GPU_BACKEND", "simulated"),
@@ -78,6 +83,7 @@ async fn classroom(database: Option<&str>) -> Classroom {
     if let Some(url) = database {
         env.push(("SLICEHUB_DATABASE_URL", url));
     }
+    env.extend_from_slice(extra);
     let portal = Portal::start(BIN.as_ref(), &env).await;
     for user in ["alice", "bob", "carol", "ivy", "ian"] {
         portal.cli(
@@ -91,20 +97,8 @@ async fn classroom(database: Option<&str>) -> Classroom {
     portal.cli(&["course", "instructor", "ML-202", "ian"], "");
     portal.cli(&["course", "policy", "CS-101", "--images", BUSYBOX], "");
     let admin = token(&portal, "admin", &["read", "course:manage", "admin"]);
-    for (course, student) in [("CS-101", "alice"), ("ML-202", "bob")] {
-        let csv = format!("username,display_name\n{student},{student}\n");
-        let resp = reqwest::Client::new()
-            .post(format!("{}/api/v1/courses/{course}/roster", portal.url))
-            .bearer_auth(&admin)
-            .header("content-type", "text/csv")
-            .body(csv)
-            .send()
-            .await
-            .unwrap();
-        let status = resp.status();
-        let text = resp.text().await.unwrap();
-        assert!(status == 200 && text.contains("\"enrolled\":1"), "enrolling {student}: {status} {text}");
-    }
+    enrol(&portal, &admin, "CS-101", "alice").await;
+    enrol(&portal, &admin, "ML-202", "bob").await;
     Classroom {
         ivy: token(&portal, "ivy", &["read", "course:manage"]),
         ian: token(&portal, "ian", &["read", "course:manage"]),
@@ -113,6 +107,22 @@ async fn classroom(database: Option<&str>) -> Classroom {
         admin,
         portal,
     }
+}
+
+/// Enrols `student` in `course` with an administrator's roster import (REST, a CSV body).
+async fn enrol(portal: &Portal, admin: &str, course: &str, student: &str) {
+    let csv = format!("username,display_name\n{student},{student}\n");
+    let resp = reqwest::Client::new()
+        .post(format!("{}/api/v1/courses/{course}/roster", portal.url))
+        .bearer_auth(admin)
+        .header("content-type", "text/csv")
+        .body(csv)
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status();
+    let text = resp.text().await.unwrap();
+    assert!(status == 200 && text.contains("\"enrolled\":1"), "enrolling {student} in {course}: {status} {text}");
 }
 
 /// A new 30-day token of `user` with these scopes, made with the CLI (which prints the
@@ -200,18 +210,47 @@ async fn token_ids(portal: &Portal, token: &str) -> Vec<i64> {
     tokens.as_array().unwrap().iter().map(|t| t["id"].as_i64().unwrap()).collect()
 }
 
-/// Starts a long busybox job for the owner of `token` in CS-101 through the REST API, with
-/// a profile the launch options offer, and waits until it runs.
-async fn running_job(room: &Classroom, token: &str) -> String {
+/// Starts a session for the owner of `token` through the REST API (a job with `command`,
+/// else a notebook), with the first profile the launch options offer in `course`; its id.
+async fn start_session(room: &Classroom, token: &str, course: &str, image: &str, command: Option<&str>) -> String {
     let options = get_json(&room.portal, "/api/v1/launch-options", token).await;
-    let course = options.as_array().unwrap().iter().find(|c| c["code"] == "CS-101").expect("CS-101 offered");
-    let profile = course["profiles"][0]["name"].as_str().expect("a profile").to_string();
-    let new = json!({ "course": "CS-101", "profile": profile, "image": BUSYBOX, "command": "sleep 600" });
+    let offered = options.as_array().unwrap().iter().find(|c| c["code"] == course);
+    let profile = offered.unwrap_or_else(|| panic!("{course} not offered: {options}"))["profiles"][0]["name"].clone();
+    let new = json!({ "course": course, "profile": profile, "image": image, "command": command });
     let reply = send(&room.portal, "POST", "/api/v1/sessions", Some(token), Some(new)).await;
-    assert_eq!(reply.status, 201, "starting a job: {}", reply.body);
-    let id = reply.json()["id"].as_str().unwrap().to_string();
+    assert_eq!(reply.status, 201, "starting a session in {course}: {}", reply.body);
+    reply.json()["id"].as_str().unwrap().to_string()
+}
+
+/// Starts a long busybox job in CS-101 for the owner of `token` and waits until it runs.
+async fn running_job(room: &Classroom, token: &str) -> String {
+    let id = start_session(room, token, "CS-101", BUSYBOX, Some("sleep 600")).await;
     assert_eq!(session_state_within(room, token, &id, &["ready"], Duration::from_secs(60)).await, "ready");
     id
+}
+
+/// `slicehub/busybox:offline` with a `slicehub-notebook` that never answers: a notebook of
+/// it stays `starting` (a JupyterHub server pending) until the portal gives up on it
+/// (`sessions.ready_timeout_seconds`, 180 s). Made here, without a registry, when missing.
+const SILENT_NOTEBOOK: &str = "slicehub/busybox:hub-api-silent-notebook";
+
+fn silent_notebook_image() -> &'static str {
+    let docker = |args: &[&str]| {
+        let out = Command::new("docker").args(args).output().expect("docker runs");
+        (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+    };
+    if docker(&["image", "inspect", SILENT_NOTEBOOK]).0 {
+        return SILENT_NOTEBOOK;
+    }
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    let name = format!("slicehub-hub-api-test-{}-{nanos}", std::process::id());
+    let script = r#"printf '#!/bin/sh\nexec sleep 600\n' > /bin/slicehub-notebook && chmod 755 /bin/slicehub-notebook"#;
+    let made = docker(&["run", "--name", &name, "--user", "0:0", BUSYBOX, "sh", "-c", script]);
+    assert!(made.0, "cannot make {SILENT_NOTEBOOK} from {BUSYBOX}: {}", made.1);
+    let committed = docker(&["commit", "--change", "USER 1000:100", "--change", r#"CMD ["sh"]"#, &name, SILENT_NOTEBOOK]);
+    docker(&["rm", &name]);
+    assert!(committed.0, "cannot commit {SILENT_NOTEBOOK}: {}", committed.1);
+    SILENT_NOTEBOOK
 }
 
 /// The state of session `id` once it is one of `wanted`, read by its owner through
@@ -395,6 +434,10 @@ async fn nbgrader_groups(database: Option<&str>) {
     assert_eq!(role_in(&room, "CS-101", "carol").await.0, None);
     assert_eq!(group_users(&room, "nbgrader-CS-101").await, ["alice"]);
     assert_eq!(nbgrader.call(&room.admin, "admin", "get_student_courses", &["carol"]), Ok(json!([])));
+    // Taking her out again is done already, as on JupyterHub: 200 and the group as it is.
+    let carol = json!({ "users": ["carol"] });
+    let again = send(&room.portal, "DELETE", "/hub/api/groups/nbgrader-CS-101/users", Some(&room.admin), Some(carol)).await;
+    assert_eq!((again.status, again.json()["users"].clone()), (200, json!(["alice"])), "{}", again.body);
 
     // A student sees no groups and changes none, whether through nbgrader or by hand.
     let listed = send(&room.portal, "GET", "/hub/api/groups", Some(&room.alice), None).await;
@@ -543,7 +586,6 @@ print(json.dumps({
 #[tokio::test]
 async fn a_client_generated_from_the_openapi_document_lists_and_stops_a_session() {
     let room = classroom(None).await;
-    let session = running_job(&room, &room.alice).await;
     let here = tempfile::tempdir().unwrap();
 
     // The document is for everyone; the generator works offline from the file.
@@ -562,6 +604,8 @@ async fn a_client_generated_from_the_openapi_document_lists_and_stops_a_session(
         assert!(generated.exists(), "the generated client has no {endpoint}:\n{printed}");
     }
 
+    // alice runs a job; her script finds it and stops it.
+    let session = running_job(&room, &room.alice).await;
     let base = format!("{}/api/v1", room.portal.url);
     let out = python(GENERATED_CLIENT, &[&base, &room.alice, &made_up_token()], here.path());
     let result: Value = serde_json::from_str(out.trim()).unwrap_or_else(|_| panic!("{out}"));
@@ -659,5 +703,45 @@ async fn attacks(database: Option<&str>) {
 
     let stopped = send(portal, "DELETE", &format!("/api/v1/sessions/{session}"), Some(&room.alice), None).await;
     assert_eq!(stopped.status, 204, "{}", stopped.body);
+    session_state_within(&room, &room.alice, &session, &["ended"], Duration::from_secs(60)).await;
+}
+
+/// alice studies both courses and starts a notebook in ML-202: ian, who teaches it, sees
+/// her server starting; ivy, who teaches her only CS-101, learns nothing of it (not its
+/// id, course or image), and can neither stop nor follow it. alice stops it herself.
+#[tokio::test]
+async fn an_instructor_sees_and_stops_only_the_servers_of_their_own_course() {
+    let image = silent_notebook_image();
+    let room = classroom_with(None, &[("SLICEHUB_SESSIONS_IMAGES", image)]).await;
+    let portal = &room.portal;
+    enrol(portal, &room.admin, "ML-202", "alice").await;
+    portal.cli(&["course", "policy", "ML-202", "--images", image], "");
+    let session = start_session(&room, &room.alice, "ML-202", image, None).await;
+    session_state_within(&room, &room.alice, &session, &["starting"], Duration::from_secs(60)).await;
+
+    let ians = get_json(portal, "/hub/api/users/alice", &room.ian).await;
+    assert_eq!(ians["groups"], json!(["nbgrader-ML-202"]), "{ians}");
+    assert_eq!(ians["pending"], "spawn", "{ians}");
+    assert!(ians["servers"][""]["url"].as_str().is_some_and(|u| u.contains(&session)), "{ians}");
+
+    let ivys = send(portal, "GET", "/hub/api/users/alice", Some(&room.ivy), None).await;
+    assert_eq!(ivys.status, 200, "{}", ivys.body);
+    assert_eq!(ivys.json()["groups"], json!(["nbgrader-CS-101"]), "{}", ivys.body);
+    assert_eq!((ivys.json()["servers"].clone(), ivys.json()["pending"].clone()), (json!({}), Value::Null), "{}", ivys.body);
+    let ivy = token(portal, "ivy", &["read", "sessions"]);
+    let stop = send(portal, "DELETE", "/hub/api/users/alice/server", Some(&ivy), None).await;
+    assert_eq!(stop.status, 204, "nothing of hers ivy may stop: {}", stop.body);
+    let progress = send(portal, "GET", "/hub/api/users/alice/server/progress", Some(&ivy), None).await;
+    assert_eq!(progress.status, 404, "{}", progress.body);
+    for (what, reply) in [("GET", &ivys), ("DELETE server", &stop), ("GET progress", &progress)] {
+        for secret in [session.as_str(), "ML-202", image] {
+            assert!(!reply.body.contains(secret), "{what} shows ivy {secret}: {}", reply.body);
+        }
+    }
+    assert_eq!(get_json(portal, &format!("/api/v1/sessions/{session}"), &room.alice).await["state"], "starting");
+
+    // Her own stop, JupyterHub's way: accepted, and the notebook ends.
+    let stop = send(portal, "DELETE", "/hub/api/users/alice/server", Some(&room.alice), None).await;
+    assert_eq!(stop.status, 202, "{}", stop.body);
     session_state_within(&room, &room.alice, &session, &["ended"], Duration::from_secs(60)).await;
 }

@@ -6,6 +6,7 @@ use leptos::prelude::*;
 
 use crate::api::tokens::{CreateToken, RevokeToken, TokensOverview};
 use crate::components::confirm::ConfirmButton;
+use crate::components::form::reset_on_success;
 use crate::components::message::ErrorMessage;
 use crate::error::AppError;
 
@@ -56,11 +57,10 @@ pub fn TokensCard() -> impl IntoView {
             </p>
             <Suspense fallback=|| ()>
                 {move || list.get().map(|r| match r {
-                    Ok(overview) => view! { <TokenForm overview=overview.clone() create=create/> <TokenList overview=overview revoke=revoke/> }.into_any(),
+                    Ok(overview) => view! { <TokenForm overview=overview.clone() create=create/> {made} <TokenList overview=overview revoke=revoke/> }.into_any(),
                     Err(e) => view! { <ErrorMessage text=crate::api::message(&e)/> }.into_any(),
                 })}
             </Suspense>
-            {made}
             {revoke_error}
         </section>
     }
@@ -68,6 +68,8 @@ pub fn TokensCard() -> impl IntoView {
 
 #[component]
 fn TokenForm(overview: TokensOverview, create: ServerAction<CreateToken>) -> impl IntoView {
+    let form = NodeRef::<leptos::html::Form>::new();
+    reset_on_success(form, move || matches!(create.value().get(), Some(Ok(_))));
     let scopes = overview
         .scopes
         .into_iter()
@@ -82,7 +84,7 @@ fn TokenForm(overview: TokensOverview, create: ServerAction<CreateToken>) -> imp
         })
         .collect_view();
     view! {
-        <ActionForm action=create attr:class="form token-form">
+        <ActionForm action=create node_ref=form attr:class="form token-form">
             <label>"What it is for"
                 <input type="text" name="name" maxlength="60" required placeholder="nightly usage export"/>
             </label>
