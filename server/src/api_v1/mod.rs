@@ -45,7 +45,8 @@ pub const DOCS_PATH: &str = "/docs";
             for every read, `sessions` to start and stop GPU sessions, `course:manage` for \
             rosters, policy and bookings of courses you teach, `admin` for accounts, courses \
             and GPUs. Errors are `{\"status\": N, \"message\": \"…\"}` with the pages' words. \
-            Lists that grow answer a page at a time: pass `next_cursor` back as `cursor`."
+            The session history and the audit log answer a page at a time: pass `next_cursor` \
+            back as `cursor`."
     ),
     modifiers(&TokenScheme),
     tags(
@@ -121,7 +122,7 @@ pub fn document() -> Document {
 pub fn router(limit: rate_limit::Layer) -> Router<AppState> {
     let (routes, _) = documented().split_for_parts();
     let doc = document();
-    let json: Arc<str> = doc.to_pretty_json().unwrap_or_default().into();
+    let json: Arc<str> = served_json(&doc).into();
     let page: Arc<str> = docs_page::render(&doc).into();
     routes
         .layer(limit)
@@ -129,6 +130,45 @@ pub fn router(limit: rate_limit::Layer) -> Router<AppState> {
         .route(DOCS_PATH, get(move || serve(page.clone(), "text/html; charset=utf-8")))
         .fallback(|| async { ApiError::new(axum::http::StatusCode::NOT_FOUND, "There is no such API route; see /api/v1/docs.") })
         .layer(axum::middleware::from_fn(json_errors))
+}
+
+/// The document as served: every answer described (OpenAPI requires it; utoipa leaves
+/// out the empty ones) and tuple lists open-ended (`items: {}`, not `false`), which
+/// client generators read.
+fn served_json(doc: &Document) -> String {
+    let mut value = serde_json::to_value(doc).unwrap_or_default();
+    if let Some(paths) = value.get_mut("paths").and_then(|p| p.as_object_mut()) {
+        for operation in paths.values_mut().filter_map(|item| item.as_object_mut()).flat_map(|item| item.values_mut()) {
+            let Some(responses) = operation.get_mut("responses").and_then(|r| r.as_object_mut()) else {
+                continue;
+            };
+            for (status, response) in responses.iter_mut() {
+                if let Some(response) = response.as_object_mut() {
+                    let words = match status.as_str() {
+                        "4XX" => "Refused: the words say why",
+                        s if s.starts_with('2') => "Done",
+                        _ => "An answer",
+                    };
+                    response.entry("description").or_insert_with(|| serde_json::Value::String(words.into()));
+                }
+            }
+        }
+    }
+    open_tuple_items(&mut value);
+    serde_json::to_string_pretty(&value).unwrap_or_default()
+}
+
+fn open_tuple_items(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(fields) => {
+            if fields.get("items") == Some(&serde_json::Value::Bool(false)) {
+                fields.insert("items".into(), serde_json::json!({}));
+            }
+            fields.values_mut().for_each(open_tuple_items);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(open_tuple_items),
+        _ => {}
+    }
 }
 
 async fn serve(body: Arc<str>, content_type: &'static str) -> Response {
