@@ -46,6 +46,8 @@ pub struct AppState {
     pub lti_http: reqwest::Client,
     /// Courses whose LMS roster is being read in the background now.
     pub lti_syncing: crate::lms_roster::Syncing,
+    /// Event streams each person holds open through the APIs.
+    pub api_streams: crate::api_v1::streams::PerPerson,
 }
 
 pub fn router(services: Services, oidc: slicehub_sign_in::oidc::OidcProviders, shutdown: CancellationToken) -> Router {
@@ -70,6 +72,7 @@ pub fn router(services: Services, oidc: slicehub_sign_in::oidc::OidcProviders, s
         lti_keys: Arc::default(),
         lti_http: slicehub_sign_in::oidc::http_client().unwrap_or_default(),
         lti_syncing: crate::lms_roster::Syncing::default(),
+        api_streams: crate::api_v1::streams::PerPerson::default(),
     };
     let routes = generate_route_list(App);
     let api_limit = crate::api_v1::rate_limit::layer(config);
@@ -122,6 +125,10 @@ pub fn router(services: Services, oidc: slicehub_sign_in::oidc::OidcProviders, s
         .layer(axum::middleware::from_fn_with_state(
             services.clone(),
             caller::resolve,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            crate::api_v1::rate_limit::AddressGate::new(config),
+            crate::api_v1::rate_limit::address_gate,
         ))
         .layer(axum::middleware::from_fn(csrf::same_origin_only))
         .layer(security_headers::layer())

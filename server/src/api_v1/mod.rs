@@ -11,6 +11,7 @@ mod courses;
 mod docs_page;
 pub mod rate_limit;
 mod sessions;
+pub mod streams;
 
 use std::sync::Arc;
 

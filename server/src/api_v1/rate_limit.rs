@@ -68,3 +68,61 @@ pub fn layer(config: &slicehub_core::config::Config) -> Layer {
     }
     GovernorLayer::new(governor)
 }
+
+/// A pace per client address for every API request, asked before its token is looked
+/// up, so a flood of made-up tokens costs the database nothing past it. Ten times a
+/// person's pace: several people behind one address still fit.
+#[derive(Clone)]
+pub struct AddressGate {
+    limiter: Arc<governor::DefaultKeyedRateLimiter<IpAddr>>,
+    trusted: slicehub_core::config::TrustedProxies,
+}
+
+impl AddressGate {
+    pub fn new(config: &slicehub_core::config::Config) -> AddressGate {
+        let per_minute = u64::from(config.server.api_requests_per_minute.max(1)) * 10;
+        let burst = std::num::NonZeroU32::new(config.server.api_burst.max(1).saturating_mul(10)).unwrap_or(std::num::NonZeroU32::MIN);
+        let quota = governor::Quota::with_period(Duration::from_nanos(60_000_000_000 / per_minute))
+            .unwrap_or_else(|| governor::Quota::per_second(std::num::NonZeroU32::MIN))
+            .allow_burst(burst);
+        let limiter = Arc::new(governor::RateLimiter::keyed(quota));
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let weak = Arc::downgrade(&limiter);
+            runtime.spawn(async move {
+                let mut every = tokio::time::interval(Duration::from_secs(60));
+                loop {
+                    every.tick().await;
+                    match weak.upgrade() {
+                        Some(limiter) => limiter.retain_recent(),
+                        None => break,
+                    }
+                }
+            });
+        }
+        AddressGate { limiter, trusted: config.server.trusted_proxies.clone() }
+    }
+}
+
+pub async fn address_gate(
+    axum::extract::State(gate): axum::extract::State<AddressGate>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    if !crate::http::api_tokens::takes_tokens(request.uri().path()) {
+        return next.run(request).await;
+    }
+    let address = crate::http::client_addr::of_request(&request, &gate.trusted);
+    match gate.limiter.check_key(&address) {
+        Ok(()) => next.run(request).await,
+        Err(_) => {
+            let mut answer = super::ApiError::new(
+                axum::http::StatusCode::TOO_MANY_REQUESTS,
+                "Too many requests from this address; wait a moment and try again.",
+            )
+            .into_response();
+            answer.headers_mut().insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from_static("1"));
+            answer
+        }
+    }
+}

@@ -162,7 +162,12 @@ pub async fn activity(State(state): State<AppState>, mut caller: ApiCaller, Path
     responses((status = 200, content_type = "text/event-stream", body = String), (status = "4XX", body = AppError)))]
 pub async fn events(state: State<AppState>, mut caller: ApiCaller) -> Result<Response, ApiError> {
     caller.needs(Scope::Read)?;
-    Ok(crate::http::handlers::session_events::events(state, axum::Extension(caller.auth)).await)
+    let Caller::User { id, .. } = caller.auth.caller else {
+        return Err(ApiError::new(StatusCode::UNAUTHORIZED, "Please log in."));
+    };
+    let streams = state.api_streams.clone();
+    let answer = crate::http::handlers::session_events::events(state, axum::Extension(caller.auth)).await;
+    streams.counted(id, answer)
 }
 
 /// The courses you may launch in, with each allowed profile, how many are free now, and

@@ -155,5 +155,8 @@ pub async fn progress(State(state): State<AppState>, HubCaller(mut caller): HubC
             Some((Ok::<_, Infallible>(Event::default().data(data.to_string())), done))
         }
     });
-    Ok(Sse::new(events).keep_alive(KeepAlive::default()).into_response())
+    let Caller::User { id: person, .. } = caller.auth.caller else {
+        return Err(ApiError::new(StatusCode::FORBIDDEN, "Send a personal access token."));
+    };
+    state.api_streams.counted(person, Sse::new(events).keep_alive(KeepAlive::default()).into_response())
 }

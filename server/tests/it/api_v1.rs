@@ -365,3 +365,56 @@ async fn the_cli_drives_a_remote_portal_with_a_token_file() {
     assert!(!ok && refused.contains("personal access token"), "{refused}");
     tokio::time::sleep(Duration::from_millis(10)).await;
 }
+
+#[tokio::test]
+async fn one_address_is_paced_before_its_tokens_are_looked_up_and_streams_are_capped() {
+    let portal = portal(None, &[("SLICEHUB_SERVER_API_REQUESTS_PER_MINUTE", "6"), ("SLICEHUB_SERVER_API_BURST", "3")]).await;
+    // Eleven people on one address, each within their own pace (3 at once): together
+    // they pass the address's (30 at once), and the rest are refused for the address.
+    let mut tokens = Vec::new();
+    for n in 0..11 {
+        let name = format!("p{n}");
+        portal.cli(&["user", "add", &name, "--password-stdin"], "person-password-1\n");
+        tokens.push(token(&portal, &name, &["read"]));
+    }
+    let mut refused_for_the_address = 0;
+    for token in &tokens {
+        for _ in 0..3 {
+            let (status, body) = call(&portal, Method::GET, "/me", token, None).await;
+            match status.as_u16() {
+                200 => {}
+                429 => {
+                    assert!(body["message"].as_str().unwrap().contains("from this address"), "{body}");
+                    refused_for_the_address += 1;
+                }
+                other => panic!("{other}: {body}"),
+            }
+        }
+    }
+    assert_eq!(refused_for_the_address, 3, "33 asked, 30 let through");
+
+    // Event streams: one person holds at most 8 open through the API at once.
+    let portal = self::portal(None, &[]).await;
+    let alices = token(&portal, "alice", &["read"]);
+    let open = || client().get(format!("{}/api/v1/sessions/events", portal.url)).bearer_auth(&alices).send();
+    let mut streams = Vec::new();
+    for _ in 0..8 {
+        let resp = open().await.unwrap();
+        assert_eq!(resp.status(), 200);
+        streams.push(resp);
+    }
+    let refused = open().await.unwrap();
+    assert_eq!(refused.status(), 429);
+    let words: Value = refused.json().await.unwrap();
+    assert!(words["message"].as_str().unwrap().contains("event streams open"), "{words}");
+    drop(streams.pop());
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let resp = open().await.unwrap();
+        if resp.status() == 200 {
+            break;
+        }
+        assert!(std::time::Instant::now() < until, "a closed stream's place was never freed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
