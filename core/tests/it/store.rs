@@ -156,7 +156,7 @@ async fn migrations_are_idempotent_and_versioned(store: Store) {
         .await
         .unwrap()
         .expect("a migration is recorded");
-    assert!(version.starts_with("18 "), "{version}");
+    assert!(version.starts_with("19 "), "{version}");
     store.ping().await.unwrap();
 }
 
@@ -377,7 +377,7 @@ async fn a_database_of_an_earlier_main_upgrades(fresh: common::Fresh, kind: &str
 
     fresh.store.migrate().await.expect("today's binary upgrades the earlier database");
     fresh.store.migrate().await.expect("and again, changing nothing");
-    assert!(fresh.store.schema_version().await.unwrap().unwrap().starts_with("18 "));
+    assert!(fresh.store.schema_version().await.unwrap().unwrap().starts_with("19 "));
     let old = fresh.store.gpu_session("s-old").await.unwrap().expect("the earlier session is kept");
     assert_eq!(old.profile, "1g.10gb");
     assert!(fresh.store.user_by_username("old-ann").await.unwrap().is_some());
