@@ -1,7 +1,8 @@
 //! What following sessions costs the portal:
 //! - status reads: 16 keep-alive clients asking `my_sessions` for 30 students (each with a
 //!   running job) as fast as they can for 5 s; reads per second, and the portal's CPU per
-//!   read and reads per CPU-second (one core);
+//!   read and reads per CPU-second (one core); then the same list through the REST API
+//!   (`GET /api/v1/sessions` with each student's token), against the page's read;
 //! - 30 notebooks started at once with 30 "browsers" following over server-sent events as
 //!   the sessions page does (one read when it opens, then the list each event brings); the portal's
 //!   CPU seconds per spawn, and the wall time against 30 bare `docker run`s of the same
@@ -114,23 +115,30 @@ enum Request {
     StatusRead,
     /// The cheapest request through the same middleware and login: a cached health report.
     Health,
+    /// The sessions list through the REST API, with a personal access token.
+    ApiRead,
 }
 
 /// 16 keep-alive clients send `request` as fast as they can for 5 s, each as one student
 /// after another: requests per second, and the portal's CPU per request in µs.
-async fn hammer(portal: &Arc<Portal>, cookies: &Arc<Vec<String>>, client: &reqwest::Client, request: Request) -> (f64, f64) {
+async fn hammer(portal: &Arc<Portal>, cookies: &Arc<Vec<String>>, tokens: &Arc<Vec<String>>, client: &reqwest::Client, request: Request) -> (f64, f64) {
     let count = Arc::new(AtomicU64::new(0));
     let until = Instant::now() + Duration::from_secs(5);
     let cpu_before = cpu_seconds(portal.pid());
     let workers: Vec<_> = (0..16)
         .map(|w| {
-            let (portal, cookies, client, count) = (portal.clone(), cookies.clone(), client.clone(), count.clone());
+            let (portal, cookies, tokens, client, count) = (portal.clone(), cookies.clone(), tokens.clone(), client.clone(), count.clone());
             tokio::spawn(async move {
                 let mut i = w;
                 while Instant::now() < until {
                     let cookie = &cookies[i % STUDENTS];
                     match request {
                         Request::StatusRead => assert_eq!(first_state(&portal, &client, cookie).await, "ready"),
+                        Request::ApiRead => {
+                            let resp = client.get(format!("{}/api/v1/sessions", portal.url)).bearer_auth(&tokens[i % STUDENTS]).send().await.unwrap();
+                            let list: serde_json::Value = resp.json().await.unwrap();
+                            assert_eq!(list[0]["state"], "ready", "{list}");
+                        }
                         Request::Health => {
                             let resp = client.get(format!("{}/healthz", portal.url)).header("cookie", cookie).send().await.unwrap();
                             assert!(resp.status().is_success());
@@ -161,6 +169,8 @@ async fn main() {
                 ("SLICEHUB_GPU_SIMULATED", "8 x H100-80GB"),
                 ("SLICEHUB_LOG_LEVEL", "warn"),
                 ("SLICEHUB_SESSIONS_IMAGES", BUSYBOX),
+                ("SLICEHUB_SERVER_API_REQUESTS_PER_MINUTE", "60000"),
+                ("SLICEHUB_SERVER_API_BURST", "10000"),
             ],
     )
     .await;
@@ -182,12 +192,24 @@ async fn main() {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
-    let (per_second, micros) = hammer(&portal, &cookies, &client, Request::StatusRead).await;
+    // Each student's token, for the REST API's read (paced far above what 16 clients ask).
+    let tokens: Arc<Vec<String>> = Arc::new(
+        names
+            .iter()
+            .map(|n| portal.cli(&["token", "create", n, "--name", "bench", "--scope", "read"], "").lines().next().unwrap_or_default().to_string())
+            .collect(),
+    );
+    let (per_second, micros) = hammer(&portal, &cookies, &tokens, &client, Request::StatusRead).await;
     println!(
         "status reads (my_sessions), 16 clients, 5 s: {per_second:.0} reads/s; portal CPU {micros:.0} µs per read, {:.0} reads per CPU-second",
         1e6 / micros
     );
-    let (per_second, floor) = hammer(&portal, &cookies, &client, Request::Health).await;
+    let (api_per_second, api_micros) = hammer(&portal, &cookies, &tokens, &client, Request::ApiRead).await;
+    println!(
+        "the same list through the REST API (GET /api/v1/sessions, a token each), 16 clients, 5 s: {api_per_second:.0} reads/s; portal CPU {api_micros:.0} µs per read ({:+.0} µs against the page's read)",
+        api_micros - micros
+    );
+    let (per_second, floor) = hammer(&portal, &cookies, &tokens, &client, Request::Health).await;
     println!(
         "control: GET /healthz with the same logins, 16 clients, 5 s: {per_second:.0} requests/s; portal CPU {floor:.0} µs per request (the status read costs {:.0} µs more)",
         micros - floor

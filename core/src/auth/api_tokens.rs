@@ -254,15 +254,22 @@ impl Authenticator {
     }
 
     /// Who a presented token acts for, or None when it is unknown, revoked, expired, or
-    /// its account is disabled.
+    /// its account is disabled. Resolved a moment ago (`callers::FRESH_MS`, no access
+    /// change since: a revoke is one) it is answered from memory.
     pub async fn token_caller(&self, secret: &str, from: &str) -> Result<Option<TokenCaller>, CoreError> {
         if !secret.starts_with(API_TOKEN_PREFIX) || secret.len() != API_TOKEN_LEN {
             return Ok(None);
         }
+        let changes = self.store.access_changes();
+        let now = self.clock.now_ms();
+        if let Some(known) = self.token_callers.get(secret, changes, now) {
+            if known.expires_at_ms.is_none_or(|at| now < at) {
+                return Ok(Some(known));
+            }
+        }
         let Some(presented) = self.store.api_token_by_sha256(&token_sha256(secret)).await? else {
             return Ok(None);
         };
-        let now = self.clock.now_ms();
         let token = &presented.token;
         let expired = token.expires_at.is_some_and(|at| now >= at);
         if token.revoked_at.is_some() || expired || presented.user.disabled {
@@ -274,12 +281,14 @@ impl Authenticator {
                 tracing::warn!(error = %e, "could not note a token's last use");
             }
         }
-        Ok(Some(TokenCaller {
+        let resolved = TokenCaller {
             token_id: token.id,
             caller: caller_of(&self.store, &presented.user).await?,
             scopes: scopes_of(&token.scopes),
             expires_at_ms: token.expires_at,
-        }))
+        };
+        self.token_callers.put(secret, changes, now, &resolved);
+        Ok(Some(resolved))
     }
 }
 

@@ -26,6 +26,8 @@ pub struct Authenticator {
     pub(super) policy: LoginPolicy,
     pub(super) clock: Arc<dyn Clock>,
     pub(super) callers: super::callers::RecentCallers,
+    /// API tokens resolved a moment ago, by the same rule as login sessions.
+    pub(super) token_callers: super::callers::RecentCallers<super::api_tokens::TokenCaller>,
     /// Checks the form's names and passwords that no local password matches (LDAP).
     pub(super) directory: Option<Arc<dyn super::external::PasswordDirectory>>,
 }
@@ -80,6 +82,7 @@ impl Authenticator {
             policy,
             clock,
             callers: Default::default(),
+            token_callers: Default::default(),
             directory: None,
         }
     }
