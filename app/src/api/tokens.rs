@@ -75,7 +75,7 @@ pub async fn create_token(
     let scopes = picked.into_iter().filter(|(_, on)| on.is_some()).map(|(s, _)| s.to_string()).collect();
     let made = services()?
         .auth
-        .create_api_token(&caller, &TokenRequest { name, scopes, days, not_after_ms: None })
+        .create_api_token(&caller, &TokenRequest { name, scopes, days, made_by: None })
         .await?;
     Ok(MadeToken { secret: made.secret, token: ssr::token_view(made.row) })
 }

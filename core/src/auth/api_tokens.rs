@@ -95,8 +95,9 @@ pub struct TokenRequest {
     pub scopes: Vec<String>,
     /// One of [`API_TOKEN_DAYS`].
     pub days: u32,
-    /// The latest it may last (epoch ms): a token made by another token ends with it.
-    pub not_after_ms: Option<i64>,
+    /// The token that asks for this one: the new token lasts no longer, and is revoked
+    /// with it. Tokens made this way make no others.
+    pub made_by: Option<TokenCaller>,
 }
 
 /// A token made now: the secret, shown once, and its row.
@@ -113,6 +114,8 @@ pub struct TokenCaller {
     pub caller: Caller,
     pub scopes: Vec<Scope>,
     pub expires_at_ms: Option<i64>,
+    /// Made by another token (through the hub API).
+    pub made_by_token: bool,
 }
 
 impl TokenCaller {
@@ -190,10 +193,14 @@ impl Authenticator {
             )));
         }
         let mut expires = now + i64::from(request.days) * DAY_MS;
-        if let Some(cap) = request.not_after_ms {
-            expires = expires.min(cap);
+        if let Some(maker) = &request.made_by {
+            if maker.made_by_token {
+                return Err(CoreError::NoPermission("A token made by a token cannot make tokens.".into()));
+            }
+            expires = maker.expires_at_ms.map_or(expires, |cap| expires.min(cap));
         }
-        let made = self.insert_token(*id, name, &scopes, now, Some(expires)).await?;
+        let parent = request.made_by.as_ref().map(|m| m.token_id);
+        let made = self.insert_token(*id, name, &scopes, now, Some(expires), parent).await?;
         self.store
             .audit(username, "api_token.create", username, &format!("{name} ({})", made.row.scopes))
             .await?;
@@ -207,6 +214,7 @@ impl Authenticator {
         scopes: &[Scope],
         now: i64,
         expires_at_ms: Option<i64>,
+        parent_id: Option<i64>,
     ) -> Result<NewToken, CoreError> {
         let secret = new_secret()?;
         let scopes = scopes_text(scopes);
@@ -219,6 +227,7 @@ impl Authenticator {
                 scopes: &scopes,
                 now_ms: now,
                 expires_at_ms,
+                parent_id,
             })
             .await?;
         let row = ApiTokenRow {
@@ -231,6 +240,7 @@ impl Authenticator {
             last_used_at: None,
             last_used_from: None,
             revoked_at: None,
+            parent_id,
         };
         Ok(NewToken { secret, row })
     }
@@ -286,6 +296,7 @@ impl Authenticator {
             caller: caller_of(&self.store, &presented.user).await?,
             scopes: scopes_of(&token.scopes),
             expires_at_ms: token.expires_at,
+            made_by_token: token.parent_id.is_some(),
         };
         self.token_callers.put(secret, changes, now, &resolved);
         Ok(Some(resolved))

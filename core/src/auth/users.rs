@@ -97,9 +97,10 @@ pub async fn reset_password(
     let user = existing(store, user_id).await?;
     let password = one_time_password()?;
     let hash = hasher.hash(&password).await?;
-    store.replace_password(user_id, &hash, true).await?;
-    // A reset is a recovery: whoever held the account may hold its tokens too.
+    // A reset is a recovery: whoever held the account may hold its tokens too. They end
+    // first, so a reset that fails half-way has still taken them.
     let revoked = store.revoke_all_api_tokens(user_id, crate::store::now_ms()).await?;
+    store.replace_password(user_id, &hash, true).await?;
     let detail = match revoked {
         0 => "one-time password".to_string(),
         n => format!("one-time password; {n} API tokens revoked"),

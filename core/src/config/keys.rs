@@ -88,7 +88,7 @@ pub static KEYS: &[KeySpec] = &[
         key: "server.api_requests_per_minute",
         default: "600",
         expected: "a whole number from 1 to 60000",
-        doc: "How many requests each token may make to the REST and JupyterHub APIs a minute (each client address, for requests without a valid token); more are answered 429.",
+        doc: "How many requests each person may make to the REST and JupyterHub APIs a minute, whichever of their tokens they use (each client address, for requests without a valid token; every address also has ten times this before any token is looked up); more are answered 429.",
         apply: |c, v| {
             c.server.api_requests_per_minute = v.trim().parse().ok().filter(|n| (1..=60_000).contains(n)).ok_or(())?;
             Ok(())
@@ -98,7 +98,7 @@ pub static KEYS: &[KeySpec] = &[
         key: "server.api_burst",
         default: "100",
         expected: "a whole number from 1 to 10000",
-        doc: "How many API requests a token or address may send at once before `server.api_requests_per_minute` paces them.",
+        doc: "How many API requests a person or address may send at once before `server.api_requests_per_minute` paces them.",
         apply: |c, v| {
             c.server.api_burst = v.trim().parse().ok().filter(|n| (1..=10_000).contains(n)).ok_or(())?;
             Ok(())

@@ -19,6 +19,8 @@ pub struct ApiTokenRow {
     pub last_used_at: Option<i64>,
     pub last_used_from: Option<String>,
     pub revoked_at: Option<i64>,
+    /// The token that made this one, if a token did.
+    pub parent_id: Option<i64>,
 }
 
 /// A token with the account it acts for, as a request presents it.
@@ -36,7 +38,7 @@ struct PresentedColumns {
     user: UserColumns,
 }
 
-const TOKEN_COLUMNS: &str = "t.id AS token_id, t.user_id, t.name, t.scopes, t.created_at AS token_created_at, t.expires_at, t.last_used_at, t.last_used_from, t.revoked_at";
+const TOKEN_COLUMNS: &str = "t.id AS token_id, t.user_id, t.name, t.scopes, t.created_at AS token_created_at, t.expires_at, t.last_used_at, t.last_used_from, t.revoked_at, t.parent_id";
 
 /// What a new token row holds.
 pub struct NewApiToken<'a> {
@@ -46,13 +48,14 @@ pub struct NewApiToken<'a> {
     pub scopes: &'a str,
     pub now_ms: i64,
     pub expires_at_ms: Option<i64>,
+    pub parent_id: Option<i64>,
 }
 
 impl Store {
     pub async fn insert_api_token(&self, new: &NewApiToken<'_>) -> Result<i64, CoreError> {
         let id: i64 = sqlx::query_scalar(
-            "INSERT INTO api_tokens (user_id, name, token_sha256, scopes, created_at, expires_at)
-             VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+            "INSERT INTO api_tokens (user_id, name, token_sha256, scopes, created_at, expires_at, parent_id)
+             VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
         )
         .bind(new.user_id)
         .bind(new.name)
@@ -60,6 +63,7 @@ impl Store {
         .bind(new.scopes)
         .bind(new.now_ms)
         .bind(new.expires_at_ms)
+        .bind(new.parent_id)
         .fetch_one(self.pool())
         .await?;
         Ok(id)
@@ -101,9 +105,16 @@ impl Store {
         Ok(row.map(|r| PresentedToken { token: r.token, user: User::from(r.user) }))
     }
 
-    /// Marks one of the user's tokens revoked: its name, or None when the user has no such
-    /// live token. Event streams the token opened end (an access change).
+    /// Marks one of the user's tokens revoked, and the tokens it made: its name, or None
+    /// when the user has no such live token. Cached callers of them are forgotten and
+    /// open event streams end at their next event (an access change).
     pub async fn revoke_api_token(&self, user_id: UserId, id: i64, now_ms: i64) -> Result<Option<String>, CoreError> {
+        sqlx::query("UPDATE api_tokens SET revoked_at = $3 WHERE parent_id = $1 AND user_id = $2 AND revoked_at IS NULL")
+            .bind(id)
+            .bind(user_id)
+            .bind(now_ms)
+            .execute(self.pool())
+            .await?;
         let name: Option<String> = sqlx::query_scalar(
             "UPDATE api_tokens SET revoked_at = $3
              WHERE id = $1 AND user_id = $2 AND revoked_at IS NULL

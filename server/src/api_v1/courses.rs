@@ -32,9 +32,9 @@ pub struct Username {
 /// A course's policy, each field as the policy page's form takes it (text).
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct PolicyFields {
-    /// Allowed images, one per line.
+    /// Allowed images, separated by commas.
     images: String,
-    /// Allowed profiles, one per line; empty allows every profile.
+    /// Allowed profiles, separated by commas; empty allows every profile.
     profiles: String,
     max_minutes: String,
     max_sessions: String,

@@ -112,16 +112,22 @@ pub async fn address_gate(
     if !crate::http::api_tokens::takes_tokens(request.uri().path()) {
         return next.run(request).await;
     }
-    let address = crate::http::client_addr::of_request(&request, &gate.trusted);
+    // An IPv6 client holds a whole /64: it is one address here.
+    let address = match crate::http::client_addr::of_request(&request, &gate.trusted) {
+        IpAddr::V6(v6) => IpAddr::V6(std::net::Ipv6Addr::from(u128::from(v6) & !((1u128 << 64) - 1))),
+        v4 => v4,
+    };
     match gate.limiter.check_key(&address) {
         Ok(()) => next.run(request).await,
-        Err(_) => {
+        Err(not_until) => {
+            use governor::clock::Clock as _;
+            let wait = not_until.wait_time_from(governor::clock::DefaultClock::default().now()).as_secs().max(1);
             let mut answer = super::ApiError::new(
                 axum::http::StatusCode::TOO_MANY_REQUESTS,
                 "Too many requests from this address; wait a moment and try again.",
             )
             .into_response();
-            answer.headers_mut().insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from_static("1"));
+            answer.headers_mut().insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from(wait));
             answer
         }
     }

@@ -17,7 +17,7 @@ pub async fn run(config: &Config, command: TokenCommand) -> Result<(), CliError>
             let user = account(&store, &username).await?;
             let caller = caller_of(&store, &user).await?;
             let scopes = scopes.iter().flat_map(|s| s.split(',')).map(|s| s.trim().to_string()).collect();
-            let made = auth.create_api_token(&caller, &TokenRequest { name, scopes, days, not_after_ms: None }).await?;
+            let made = auth.create_api_token(&caller, &TokenRequest { name, scopes, days, made_by: None }).await?;
             // The secret alone on standard output, for `> token-file`.
             println!("{}", made.secret);
             eprintln!("token {} for {username}: {} (shown once)", made.row.id, made.row.scopes);

@@ -63,6 +63,7 @@ pub const ROUTES: &[&str] = &[
     "GET /hub/spawn",
     "GET /hub/spawn/{*rest}",
     "GET /hub/logout",
+    "ANY /hub/api/{*rest}",
 ];
 
 pub fn router() -> Router<AppState> {
@@ -83,6 +84,7 @@ pub fn router() -> Router<AppState> {
         .route("/hub/spawn", get(|| async { Redirect::to("/sessions") }))
         .route("/hub/spawn/{*rest}", get(|| async { Redirect::to("/sessions") }))
         .route("/hub/logout", get(|| async { Redirect::to("/account") }))
+        .route("/hub/api/{*rest}", axum::routing::any(|| async { ApiError::new(StatusCode::NOT_FOUND, "SliceHub does not answer this JupyterHub route; see the README's compatibility table.") }))
 }
 
 /// `GET /hub/api/`: the version, in the body and the header clients check.

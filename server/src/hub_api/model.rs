@@ -43,7 +43,8 @@ pub async fn may_see(services: &Services, caller: &Caller, user: &User) -> Resul
 }
 
 /// `user` as JupyterHub's user model, with only the groups of courses `caller` may see.
-pub async fn user_model(services: &Services, caller: &Caller, user: &User) -> Result<Value, CoreError> {
+/// `live` is every session that has not ended ([`live_sessions`]), read once per answer.
+pub async fn user_model(services: &Services, caller: &Caller, user: &User, live: &[GpuSession]) -> Result<Value, CoreError> {
     let own = matches!(caller, Caller::User { id, .. } if *id == user.id);
     let mut groups = Vec::new();
     for (course, role) in services.store.courses_of_user(user.id).await? {
@@ -61,7 +62,7 @@ pub async fn user_model(services: &Services, caller: &Caller, user: &User) -> Re
         .into_iter()
         .filter(|s| may_manage(caller, s))
         .collect();
-    let live = live_notebook(services, caller, user).await?;
+    let live = live_notebook(live, caller, user);
     let ready = live.as_ref().filter(|s| s.state == SessionState::Ready);
     let server = ready.map(|s| Value::String(s.base_url()));
     let pending = (ready.is_none() && live.is_some()).then_some("spawn");
@@ -100,12 +101,16 @@ pub fn may_manage(caller: &Caller, session: &GpuSession) -> bool {
 /// `user`'s notebook that is starting or running, however many sessions came after it,
 /// when `caller` may see it (its owner, its course's instructors, administrators): to
 /// anyone else it is no server at all.
-pub async fn live_notebook(services: &Services, caller: &Caller, user: &User) -> Result<Option<GpuSession>, CoreError> {
+pub fn live_notebook(live: &[GpuSession], caller: &Caller, user: &User) -> Option<GpuSession> {
+    live.iter()
+        .find(|s| s.user_id == user.id && s.kind == SessionKind::Notebook && may_manage(caller, s))
+        .cloned()
+}
+
+/// Every session that has not ended.
+pub async fn live_sessions(services: &Services) -> Result<Vec<GpuSession>, CoreError> {
     let live: Vec<SessionState> = SessionState::ALL.into_iter().filter(|s| !s.is_final()).collect();
-    let sessions = services.store.gpu_sessions_in(&live).await?;
-    Ok(sessions
-        .into_iter()
-        .find(|s| s.user_id == user.id && s.kind == SessionKind::Notebook && may_manage(caller, s)))
+    services.store.gpu_sessions_in(&live).await
 }
 
 /// Administrators, and instructors for their own courses.

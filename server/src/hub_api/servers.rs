@@ -33,13 +33,19 @@ pub struct UserOptions {
     image: Option<String>,
 }
 
-/// JupyterHub takes the body as the options, or `{"user_options": {...}}`.
-fn options_of(body: Option<Json<Value>>) -> Result<UserOptions, ApiError> {
-    let Some(Json(mut body)) = body else {
-        return Ok(UserOptions::default());
+/// JupyterHub takes the body as the options, or `{"user_options": {...}}`; no body (of
+/// whatever type), `null` or `{}` is no options.
+fn options_of(body: &[u8]) -> Result<UserOptions, ApiError> {
+    let mut body: Value = match body.iter().all(u8::is_ascii_whitespace) {
+        true => Value::Null,
+        false => serde_json::from_slice(body)
+            .map_err(|_| ApiError::new(StatusCode::BAD_REQUEST, "The body is not JSON."))?,
     };
     if let Some(nested) = body.get_mut("user_options") {
         body = nested.take();
+    }
+    if body.is_null() {
+        return Ok(UserOptions::default());
     }
     serde_json::from_value(body).map_err(|_| {
         ApiError::new(StatusCode::BAD_REQUEST, "user_options are {\"course\": \"CODE\", \"profile\": \"…\", \"image\": \"…\"}, each text.")
@@ -47,7 +53,8 @@ fn options_of(body: Option<Json<Value>>) -> Result<UserOptions, ApiError> {
 }
 
 async fn live_notebook(state: &AppState, caller: &Caller, user: &User) -> Result<Option<GpuSession>, ApiError> {
-    Ok(super::model::live_notebook(&state.services, caller, user).await?)
+    let live = super::model::live_sessions(&state.services).await?;
+    Ok(super::model::live_notebook(&live, caller, user))
 }
 
 fn only_own(caller: &Caller, user: &User) -> Result<(), ApiError> {
@@ -61,7 +68,7 @@ pub async fn start(
     State(state): State<AppState>,
     HubCaller(mut caller): HubCaller,
     Path(name): Path<String>,
-    body: Option<Json<Value>>,
+    body: axum::body::Bytes,
 ) -> Result<Response, ApiError> {
     caller.needs(Scope::Sessions)?;
     let user = visible(&state, &caller.auth.caller, &name).await?;
@@ -69,7 +76,7 @@ pub async fn start(
     if live_notebook(&state, &caller.auth.caller, &user).await?.is_some() {
         return Err(ApiError::new(StatusCode::BAD_REQUEST, format!("{} is already running.", user.username)));
     }
-    let options = options_of(body)?;
+    let options = options_of(&body)?;
     let (course, profile, image) = chosen(&state, &caller, options).await?;
     let Json(view) = caller.run(&state, sessions::start_session(course, profile, image, None)).await?;
     let status = if view.state == SessionState::Ready { StatusCode::CREATED } else { StatusCode::ACCEPTED };
@@ -135,11 +142,15 @@ pub async fn progress(State(state): State<AppState>, HubCaller(mut caller): HubC
         return Err(ApiError::new(StatusCode::NOT_FOUND, format!("{} has no server starting or running.", user.username)));
     };
     let (store, shutdown, id) = (state.services.store.clone(), state.shutdown.clone(), session.id.clone());
+    // A revoke, a disabled account or a role change ends the stream: the caller is asked
+    // again when they reconnect.
+    let access = store.access_changes();
     let until = tokio::time::Instant::now() + FOLLOW_AT_MOST;
     let events = stream::unfold(false, move |over| {
         let (store, shutdown, id) = (store.clone(), shutdown.clone(), id.clone());
         async move {
-            if over || tokio::time::Instant::now() >= until || shutdown.is_cancelled() {
+            let changed = store.access_changes() != access;
+            if over || changed || tokio::time::Instant::now() >= until || shutdown.is_cancelled() {
                 return None;
             }
             let (data, done) = match store.gpu_session(&id).await {

@@ -62,11 +62,17 @@ pub async fn create(
     State(state): State<AppState>,
     HubCaller(mut caller): HubCaller,
     Path(name): Path<String>,
-    body: Option<Json<NewToken>>,
+    body: axum::body::Bytes,
 ) -> Result<Response, ApiError> {
     caller.needs(Scope::Read)?;
     own(&state, &caller, &name).await?;
-    let new = body.map(|Json(b)| b).unwrap_or_default();
+    // No body, of whatever type, or `null` asks for the defaults, as in JupyterHub.
+    let new: NewToken = match body.iter().all(u8::is_ascii_whitespace) {
+        true => NewToken::default(),
+        false => serde_json::from_slice::<Option<NewToken>>(&body)
+            .map_err(|_| ApiError::new(StatusCode::BAD_REQUEST, "The body is {\"note\", \"expires_in\", \"scopes\"}, each optional."))?
+            .unwrap_or_default(),
+    };
     let scopes = new.scopes.unwrap_or_else(|| caller.token.scopes.iter().map(|s| s.name().to_string()).collect());
     for scope in &scopes {
         if !Scope::parse(scope).is_some_and(|s| caller.token.allows(s)) {
@@ -84,8 +90,7 @@ pub async fn create(
         name: new.note.unwrap_or_else(|| "made through the hub API".into()),
         scopes,
         days,
-        // A token made by a token ends no later than it.
-        not_after_ms: caller.token.expires_at_ms,
+        made_by: Some(caller.token.clone()),
     };
     let made = state.services.auth.create_api_token(&caller.auth.caller, &request).await?;
     let mut answer = model(&made.row);

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use slicehub_core::auth::{authorize, Action, Caller, Scope};
 use slicehub_core::store::User;
 
-use super::model::{may_see, user_model};
+use super::model::{live_sessions, may_see, user_model};
 use super::HubCaller;
 use crate::api_v1::answer::ApiError;
 use crate::serve::AppState;
@@ -24,7 +24,8 @@ const MOST_LIMIT: usize = 200;
 pub async fn me(State(state): State<AppState>, HubCaller(mut caller): HubCaller) -> Result<Json<Value>, ApiError> {
     caller.needs(Scope::Read)?;
     let user = account(&state, &caller.auth.caller).await?;
-    let mut model = user_model(&state.services, &caller.auth.caller, &user).await?;
+    let live = live_sessions(&state.services).await?;
+    let mut model = user_model(&state.services, &caller.auth.caller, &user, &live).await?;
     let name = &user.username;
     let mut scopes = vec![format!("read:users!user={name}"), format!("read:users:groups!user={name}")];
     if caller.token.allows(Scope::Sessions) {
@@ -63,7 +64,8 @@ pub async fn visible(state: &AppState, caller: &Caller, name: &str) -> Result<Us
 pub async fn one(State(state): State<AppState>, HubCaller(mut caller): HubCaller, Path(name): Path<String>) -> Result<Json<Value>, ApiError> {
     caller.needs(Scope::Read)?;
     let user = visible(&state, &caller.auth.caller, &name).await?;
-    Ok(Json(user_model(&state.services, &caller.auth.caller, &user).await?))
+    let live = live_sessions(&state.services).await?;
+    Ok(Json(user_model(&state.services, &caller.auth.caller, &user, &live).await?))
 }
 
 #[derive(Debug, Deserialize)]
@@ -92,18 +94,20 @@ pub async fn list(
     let limit = paging.limit.unwrap_or(if paged { DEFAULT_LIMIT } else { MOST_LIMIT }).clamp(1, MOST_LIMIT);
     let users = state.services.store.list_users().await?;
     let total = users.len();
+    let live = live_sessions(&state.services).await?;
     let mut items = Vec::new();
     for user in users.iter().skip(offset).take(limit) {
-        items.push(user_model(&state.services, &caller.auth.caller, user).await?);
+        items.push(user_model(&state.services, &caller.auth.caller, user, &live).await?);
     }
     if !paged {
         return Ok(Json(items).into_response());
     }
     // An absolute URL, as JupyterHub gives it: clients (jupyterhub-idle-culler) request it
     // as it is, and a bare path is no URL to them.
-    let next = (offset + limit < total).then(|| {
-        let url = format!("{}/hub/api/users?offset={}&limit={limit}", state.services.config.public_url(), offset + limit);
-        json!({ "offset": offset + limit, "limit": limit, "url": url })
+    let after = offset.saturating_add(limit);
+    let next = (after < total).then(|| {
+        let url = format!("{}/hub/api/users?offset={after}&limit={limit}", state.services.config.public_url());
+        json!({ "offset": after, "limit": limit, "url": url })
     });
     let body = json!({ "items": items, "_pagination": { "offset": offset, "limit": limit, "total": total, "next": next } });
     Ok(Json(body).into_response())

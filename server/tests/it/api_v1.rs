@@ -424,3 +424,39 @@ async fn one_address_is_paced_before_its_tokens_are_looked_up_and_streams_are_ca
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+#[tokio::test]
+async fn a_token_made_by_a_token_ends_with_it_and_makes_none() {
+    on_sqlite_then_postgres(|database| async move {
+        let portal = portal(database, &[]).await;
+        let parent = token(&portal, "alice", &["read", "sessions"]);
+        let mint = |maker: String, body: Option<&'static str>| {
+            let url = format!("{}/hub/api/users/alice/tokens", portal.url);
+            async move {
+                let mut request = client().post(url).header("authorization", format!("token {maker}"));
+                if let Some(body) = body {
+                    request = request.header("content-type", "application/json").body(body);
+                }
+                let resp = request.send().await.unwrap();
+                (resp.status().as_u16(), resp.json::<Value>().await.unwrap())
+            }
+        };
+        // As in JupyterHub, no body (here without a JSON type at all) asks for the defaults:
+        // the maker's scopes.
+        let (status, child) = mint(parent.clone(), None).await;
+        assert_eq!(status, 201, "{child}");
+        assert_eq!(child["scopes"], json!(["read", "sessions"]));
+        let child = child["token"].as_str().unwrap().to_string();
+        assert_eq!(call(&portal, Method::GET, "/me", &child, None).await.0, 200);
+        let (status, refused) = mint(child.clone(), Some("null")).await;
+        assert_eq!(status, 403, "a made token makes no tokens: {refused}");
+
+        // Revoking the maker ends what it made, at once.
+        let (_, listed) = call(&portal, Method::GET, "/tokens", &parent, None).await;
+        let parent_id = listed.as_array().unwrap().iter().find(|t| t["name"] == "test").unwrap()["id"].as_i64().unwrap();
+        let (status, _) = call(&portal, Method::DELETE, &format!("/tokens/{parent_id}"), &parent, None).await;
+        assert_eq!(status, 204);
+        assert_eq!(call(&portal, Method::GET, "/me", &child, None).await.0, 401, "the made token ended with its maker");
+    })
+    .await;
+}

@@ -327,6 +327,8 @@ const HUB: &[(&str, &str, &str, &str, [u16; 6])] = &[
     ("GET", "/hub/spawn", "/hub/spawn", "", [303, 303, 303, 303, 303, 303]),
     ("GET", "/hub/spawn/{*rest}", "/hub/spawn/alice", "", [303, 303, 303, 303, 303, 303]),
     ("GET", "/hub/logout", "/hub/logout", "", [303, 303, 303, 303, 303, 303]),
+    // Whatever else JupyterHub answers, SliceHub does not: a JSON 404 for everyone.
+    ("ANY", "/hub/api/{*rest}", "/hub/api/proxy", "", [404, 404, 404, 404, 404, 404]),
 ];
 
 /// The people, each with an email that is easy to search for, and which callers (in the
