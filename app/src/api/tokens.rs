@@ -91,12 +91,7 @@ pub async fn revoke_token(id: i64) -> Result<(), AppError> {
 #[cfg(feature = "ssr")]
 pub mod ssr {
     use super::TokenView;
-
-    fn day_of(ms: i64) -> String {
-        chrono::DateTime::from_timestamp_millis(ms)
-            .map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string())
-            .unwrap_or_default()
-    }
+    use crate::components::time::utc_text as day_of;
 
     pub fn token_view(row: slicehub_core::store::ApiTokenRow) -> TokenView {
         TokenView {

@@ -113,7 +113,10 @@ fn documented() -> OpenApiRouter<AppState> {
 
 /// The OpenAPI document as served.
 pub fn document() -> Document {
-    let (_, mut doc) = documented().split_for_parts();
+    served(documented().split_for_parts().1)
+}
+
+fn served(mut doc: Document) -> Document {
     doc.servers = Some(vec![Server::new(PREFIX)]);
     doc
 }
@@ -121,8 +124,8 @@ pub fn document() -> Document {
 /// The routes under [`PREFIX`], rate-limited by `limit` (shared with the hub API), with
 /// JSON errors whatever answered.
 pub fn router(limit: rate_limit::Layer) -> Router<AppState> {
-    let (routes, _) = documented().split_for_parts();
-    let doc = document();
+    let (routes, doc) = documented().split_for_parts();
+    let doc = served(doc);
     let json: Arc<str> = served_json(&doc).into();
     let page: Arc<str> = docs_page::render(&doc).into();
     routes

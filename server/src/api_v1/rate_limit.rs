@@ -23,9 +23,9 @@ pub enum Caller {
 }
 
 #[derive(Debug, Clone, Copy)]
-pub struct ByTokenOrAddress;
+pub struct ByPersonOrAddress;
 
-impl KeyExtractor for ByTokenOrAddress {
+impl KeyExtractor for ByPersonOrAddress {
     type Key = Caller;
 
     fn extract<T>(&self, request: &Request<T>) -> Result<Caller, GovernorError> {
@@ -40,33 +40,40 @@ impl KeyExtractor for ByTokenOrAddress {
     }
 }
 
-pub type Layer = GovernorLayer<ByTokenOrAddress, governor::middleware::NoOpMiddleware<governor::clock::QuantaInstant>, Body>;
+pub type Layer = GovernorLayer<ByPersonOrAddress, governor::middleware::NoOpMiddleware<governor::clock::QuantaInstant>, Body>;
 
 pub fn layer(config: &slicehub_core::config::Config) -> Layer {
-    let per_minute = u64::from(config.server.api_requests_per_minute.max(1));
     let governor = GovernorConfigBuilder::default()
-        .period(Duration::from_nanos(60_000_000_000 / per_minute))
+        .period(period_of(config.server.api_requests_per_minute))
         .burst_size(config.server.api_burst.max(1))
-        .key_extractor(ByTokenOrAddress)
+        .key_extractor(ByPersonOrAddress)
         .finish()
         .map(Arc::new)
         .expect("a pace and a burst above zero");
-    // Callers not seen for a while are forgotten, so the table stays as small as the
-    // number of recent callers.
+    let limiter = Arc::downgrade(governor.limiter());
+    forget_quiet_callers(move || limiter.upgrade().map(|l| l.retain_recent()).is_some());
+    GovernorLayer::new(governor)
+}
+
+/// The time between two requests at `per_minute` a minute.
+fn period_of(per_minute: u32) -> Duration {
+    Duration::from_nanos(60_000_000_000 / u64::from(per_minute.max(1)))
+}
+
+/// Every minute, callers not seen for a while are forgotten (`forget` answers false once
+/// its limiter is gone), so a limiter's table stays as small as its recent callers.
+fn forget_quiet_callers(forget: impl Fn() -> bool + Send + 'static) {
     if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-        let limiter = Arc::downgrade(governor.limiter());
         runtime.spawn(async move {
             let mut every = tokio::time::interval(Duration::from_secs(60));
             loop {
                 every.tick().await;
-                match limiter.upgrade() {
-                    Some(limiter) => limiter.retain_recent(),
-                    None => break,
+                if !forget() {
+                    break;
                 }
             }
         });
     }
-    GovernorLayer::new(governor)
 }
 
 /// A pace per client address for every API request, asked before its token is looked
@@ -80,25 +87,14 @@ pub struct AddressGate {
 
 impl AddressGate {
     pub fn new(config: &slicehub_core::config::Config) -> AddressGate {
-        let per_minute = u64::from(config.server.api_requests_per_minute.max(1)) * 10;
+        let per_minute = config.server.api_requests_per_minute.saturating_mul(10);
         let burst = std::num::NonZeroU32::new(config.server.api_burst.max(1).saturating_mul(10)).unwrap_or(std::num::NonZeroU32::MIN);
-        let quota = governor::Quota::with_period(Duration::from_nanos(60_000_000_000 / per_minute))
+        let quota = governor::Quota::with_period(period_of(per_minute))
             .unwrap_or_else(|| governor::Quota::per_second(std::num::NonZeroU32::MIN))
             .allow_burst(burst);
         let limiter = Arc::new(governor::RateLimiter::keyed(quota));
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            let weak = Arc::downgrade(&limiter);
-            runtime.spawn(async move {
-                let mut every = tokio::time::interval(Duration::from_secs(60));
-                loop {
-                    every.tick().await;
-                    match weak.upgrade() {
-                        Some(limiter) => limiter.retain_recent(),
-                        None => break,
-                    }
-                }
-            });
-        }
+        let weak = Arc::downgrade(&limiter);
+        forget_quiet_callers(move || weak.upgrade().map(|l| l.retain_recent()).is_some());
         AddressGate { limiter, trusted: config.server.trusted_proxies.clone() }
     }
 }

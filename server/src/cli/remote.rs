@@ -13,7 +13,11 @@ use crate::error::CliError;
 pub fn run(url: &str, token_file: &Path, command: Command) -> Result<(), CliError> {
     let token = std::fs::read_to_string(token_file)
         .map_err(|e| CliError::Io(format!("cannot read the token file {}: {e}", token_file.display())))?;
-    let api = Api { base: format!("{}/api/v1", url.trim_end_matches('/')), token: token.trim().to_string() };
+    let client = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(60))
+        .build()
+        .map_err(|e| CliError::Io(e.to_string()))?;
+    let api = Api { base: format!("{}/api/v1", url.trim_end_matches('/')), token: token.trim().to_string(), client };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -46,15 +50,12 @@ pub fn run(url: &str, token_file: &Path, command: Command) -> Result<(), CliErro
 struct Api {
     base: String,
     token: String,
+    client: reqwest::Client,
 }
 
 impl Api {
     async fn call(&self, method: Method, path: &str, body: Option<Value>) -> Result<Value, CliError> {
-        let client = reqwest::Client::builder()
-            .timeout(std::time::Duration::from_secs(60))
-            .build()
-            .map_err(|e| CliError::Io(e.to_string()))?;
-        let mut request = client.request(method, format!("{}{path}", self.base)).bearer_auth(&self.token);
+        let mut request = self.client.request(method, format!("{}{path}", self.base)).bearer_auth(&self.token);
         if let Some(body) = body {
             request = request.json(&body);
         }

@@ -25,8 +25,9 @@ pub fn group_parts(name: &str) -> Option<(&str, Role)> {
     name.strip_prefix(INSTRUCTORS).map(|code| (code, Role::Instructor))
 }
 
-fn iso(ms: i64) -> Value {
-    chrono::DateTime::from_timestamp_millis(ms).map_or(Value::Null, |t| Value::String(t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)))
+/// A time as JupyterHub's models give it: ISO 8601, or null.
+pub fn iso(ms: impl Into<Option<i64>>) -> Value {
+    ms.into().map_or(Value::Null, |ms| Value::String(slicehub_core::clock::iso_utc(ms)))
 }
 
 /// Whether `caller` may see `user` here: themselves, administrators, and the instructors

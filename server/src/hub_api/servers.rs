@@ -18,7 +18,7 @@ use slicehub_core::auth::{Caller, Scope};
 use slicehub_core::sessions::{GpuSession, SessionState};
 use slicehub_core::store::User;
 
-use super::users::visible;
+use super::users::{only_own, visible};
 use super::HubCaller;
 use crate::api_v1::answer::{ApiCaller, ApiError};
 use crate::serve::AppState;
@@ -57,12 +57,6 @@ async fn live_notebook(state: &AppState, caller: &Caller, user: &User) -> Result
     Ok(super::model::live_notebook(&live, caller, user))
 }
 
-fn only_own(caller: &Caller, user: &User) -> Result<(), ApiError> {
-    match caller {
-        Caller::User { id, .. } if *id == user.id => Ok(()),
-        _ => Err(ApiError::new(StatusCode::FORBIDDEN, "A notebook is started by its own person only.")),
-    }
-}
 
 pub async fn start(
     State(state): State<AppState>,
@@ -72,7 +66,7 @@ pub async fn start(
 ) -> Result<Response, ApiError> {
     caller.needs(Scope::Sessions)?;
     let user = visible(&state, &caller.auth.caller, &name).await?;
-    only_own(&caller.auth.caller, &user)?;
+    only_own(&caller.auth.caller, &user, "A notebook is started by its own person only.")?;
     if live_notebook(&state, &caller.auth.caller, &user).await?.is_some() {
         return Err(ApiError::new(StatusCode::BAD_REQUEST, format!("{} is already running.", user.username)));
     }

@@ -10,7 +10,8 @@ use serde_json::{json, Value};
 use slicehub_core::store::ApiTokenRow;
 use slicehub_core::auth::{Scope, TokenRequest, API_TOKEN_DAYS};
 
-use super::users::visible;
+use super::model::iso;
+use super::users::{only_own, visible};
 use super::HubCaller;
 use crate::api_v1::answer::ApiError;
 use crate::serve::AppState;
@@ -25,18 +26,13 @@ pub struct NewToken {
     scopes: Option<Vec<String>>,
 }
 
-fn iso(ms: Option<i64>) -> Value {
-    ms.and_then(chrono::DateTime::from_timestamp_millis)
-        .map_or(Value::Null, |t| Value::String(t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)))
-}
-
 fn model(t: &ApiTokenRow) -> Value {
     json!({
         "kind": "api_token",
         "id": format!("a{}", t.id),
         "note": t.name,
         "scopes": t.scopes.split_whitespace().collect::<Vec<_>>(),
-        "created": iso(Some(t.created_at)),
+        "created": iso(t.created_at),
         "expires_at": iso(t.expires_at),
         "last_activity": iso(t.last_used_at),
     })
@@ -45,10 +41,8 @@ fn model(t: &ApiTokenRow) -> Value {
 /// The caller's own account, when `name` is theirs.
 async fn own(state: &AppState, caller: &crate::api_v1::answer::ApiCaller, name: &str) -> Result<slicehub_core::UserId, ApiError> {
     let user = visible(state, &caller.auth.caller, name).await?;
-    match &caller.auth.caller {
-        slicehub_core::auth::Caller::User { id, .. } if *id == user.id => Ok(user.id),
-        _ => Err(ApiError::new(StatusCode::FORBIDDEN, "Tokens are their owner's only.")),
-    }
+    only_own(&caller.auth.caller, &user, "Tokens are their owner's only.")?;
+    Ok(user.id)
 }
 
 pub async fn list(State(state): State<AppState>, HubCaller(mut caller): HubCaller, Path(name): Path<String>) -> Result<Json<Value>, ApiError> {

@@ -48,6 +48,14 @@ pub async fn account(state: &AppState, caller: &Caller) -> Result<User, ApiError
         .ok_or_else(|| ApiError::new(StatusCode::FORBIDDEN, "Send a personal access token."))
 }
 
+/// Refuses with `words` unless `user` is the caller.
+pub fn only_own(caller: &Caller, user: &User, words: &str) -> Result<(), ApiError> {
+    match caller {
+        Caller::User { id, .. } if *id == user.id => Ok(()),
+        _ => Err(ApiError::new(StatusCode::FORBIDDEN, words)),
+    }
+}
+
 /// The account named `name`, when the caller may see it; otherwise 404 as for no such
 /// account, so names cannot be tried out.
 pub async fn visible(state: &AppState, caller: &Caller, name: &str) -> Result<User, ApiError> {
